@@ -1,0 +1,37 @@
+"""LSP protocol names of deepseek-ls, defined once (mirrored in
+`vscode-client/src/protocol.ts` and `nvim/lua/deepseek/protocol.lua`;
+documented in `docs/protocol.md`)."""
+
+# workspace/executeCommand ids. Each takes ONE JSON object argument.
+CMD_ASK = "deepseek.ask"
+CMD_PLAN = "deepseek.plan"
+CMD_RUN_STEP = "deepseek.runStep"
+CMD_SKIP_STEP = "deepseek.skipStep"
+CMD_REVISE_PLAN = "deepseek.revisePlan"
+CMD_SHOW_PLAN = "deepseek.showPlan"
+CMD_ACCEPT_HUNK = "deepseek.acceptHunk"
+CMD_REJECT_HUNK = "deepseek.rejectHunk"
+CMD_ACCEPT_FILE = "deepseek.acceptFile"
+CMD_REJECT_FILE = "deepseek.rejectFile"
+CMD_ACCEPT_ALL = "deepseek.acceptAll"
+CMD_REJECT_ALL = "deepseek.rejectAll"
+CMD_APPROVE = "deepseek.approve"
+CMD_DENY = "deepseek.deny"
+CMD_EXPLAIN_ROUTING = "deepseek.explainRouting"
+CMD_SESSIONS = "deepseek.sessions"
+CMD_RESUME = "deepseek.resume"
+CMD_CANCEL = "deepseek.cancel"
+CMD_UNDO = "deepseek.undo"
+
+ALL_COMMANDS = [v for k, v in dict(globals()).items() if k.startswith("CMD_")]
+
+# Custom requests (client -> server).
+REQ_HUNKS = "deepseek/hunks"
+REQ_PENDING_APPROVALS = "deepseek/pendingApprovals"
+REQ_PLAN = "deepseek/plan"
+REQ_STATUS = "deepseek/status"
+
+# Custom notifications (server -> client).
+NOTIFY_STREAM = "deepseek/stream"
+NOTIFY_STATUS = "deepseek/status"
+NOTIFY_HUNKS_CHANGED = "deepseek/hunksChanged"

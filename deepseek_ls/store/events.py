@@ -1,0 +1,260 @@
+"""Event kinds: the vocabulary of the append-only log.
+
+Every line of `events.jsonl` is an `Event` envelope ``{seq_no, ts, session_id,
+kind, payload}``. `kind` is versioned (``Name@v1``) and names a payload model
+below; payloads are validated once, when appended. Payload models name the
+fields the projections and replay rely on and allow extra fields, so a service
+can record more detail without a schema change.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SessionState = Literal[
+    "Idle",
+    "Planning",
+    "ExecutingStep",
+    "AwaitingApproval",
+    "AwaitingUserInput",
+    "Verifying",
+    "Completed",
+    "Paused",
+    "Failed",
+]
+
+
+class Payload(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class SessionCreated(Payload):
+    workspace_root: str
+    mode: str = "agent"
+    baseline_commit: str | None = None
+    prompt: str | None = None
+
+
+class SessionStateChanged(Payload):
+    from_state: SessionState
+    to_state: SessionState
+    reason: str = ""
+
+
+class TurnAdded(Payload):
+    role: Literal["user", "assistant", "tool", "system"]
+    content: str = ""
+    reasoning_content: str | None = None
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    agent_role: str | None = None
+
+
+class PlanCreated(Payload):
+    plan: dict[str, Any]
+
+
+class PlanRevised(Payload):
+    plan: dict[str, Any]
+    previous_version: int
+    feedback: str = ""
+
+
+class StepMarked(Payload):
+    plan_id: str
+    step_id: str
+    status: Literal["pending", "running", "done", "failed", "skipped"]
+    reason: str = ""
+
+
+class RouterDecision(Payload):
+    decision_id: str
+    unit: str  # the LLM call unit, e.g. "planner" / "executor:step-3"
+    role: str
+    features: dict[str, float]
+    weights: dict[str, float]
+    contributions: dict[str, float]
+    score: float
+    threshold: float
+    reason_codes: list[str]
+    profile: str
+    model: str
+    escalation: bool = False
+
+
+class RouterEscalation(Payload):
+    decision_id: str
+    from_profile: str
+    to_profile: str
+    reason_codes: list[str]
+
+
+class LLMCall(Payload):
+    call_id: str
+    role: str
+    profile: str
+    model: str
+    request_hash: str
+    chunks: list[Any] = Field(default_factory=list)
+    response: dict[str, Any] = Field(default_factory=dict)
+    usage: dict[str, Any] = Field(default_factory=dict)
+    ttft_ms: float | None = None
+    total_ms: float | None = None
+    retries: int = 0
+    error: str | None = None
+
+
+class ToolProposed(Payload):
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+
+
+class ToolApproved(Payload):
+    call_id: str
+    tool: str
+    answer: str
+    by: str = "user"
+
+
+class ToolResult(Payload):
+    call_id: str
+    tool: str
+    ok: bool
+    value: Any = None
+    error: str | None = None
+
+
+class PolicyDecision(Payload):
+    subject: str
+    allowed: bool
+    rule: str
+    reason: str = ""
+
+
+class PatchStaged(Payload):
+    patch_id: str
+    files: list[str]
+    hunks: list[dict[str, Any]]
+    diff: str = ""
+
+
+class PatchApplied(Payload):
+    patch_id: str
+    hunk_ids: list[str]
+    files: list[str]
+    via: str = "disk"  # "disk" | "workspace/applyEdit"
+    checkpoint_id: str | None = None
+
+
+class PatchRejected(Payload):
+    patch_id: str
+    hunk_ids: list[str]
+    reason: str = ""
+
+
+class PatchConflict(Payload):
+    patch_id: str
+    file: str
+    reason: str
+    hunk_ids: list[str] = Field(default_factory=list)
+
+
+class CheckpointRestored(Payload):
+    checkpoint_id: str
+    files: list[str]
+
+
+class VerificationRun(Payload):
+    command: str
+    exit_code: int | None
+    ok: bool
+    output: str = ""
+    duration_ms: float | None = None
+    fingerprint: str | None = None
+
+
+class FailureClassified(Payload):
+    failure_class: Literal[
+        "PatchMismatch", "MechanicalVerifyFailure", "RepeatedVerifyFailure", "DesignMismatch"
+    ]
+    detail: str = ""
+
+
+class ApprovalRequested(Payload):
+    request_id: str
+    kind: str
+    title: str
+    detail: str = ""
+
+
+class ApprovalResolved(Payload):
+    request_id: str
+    answer: str
+
+
+class UserQuestionAsked(Payload):
+    question: str
+    choices: list[str] | None = None
+
+
+class UserQuestionAnswered(Payload):
+    answer: str | None
+    cancelled: bool = False
+
+
+KINDS: dict[str, type[Payload]] = {
+    f"{model.__name__}@v1": model
+    for model in (
+        SessionCreated,
+        SessionStateChanged,
+        TurnAdded,
+        PlanCreated,
+        PlanRevised,
+        StepMarked,
+        RouterDecision,
+        RouterEscalation,
+        LLMCall,
+        ToolProposed,
+        ToolApproved,
+        ToolResult,
+        PolicyDecision,
+        PatchStaged,
+        PatchApplied,
+        PatchRejected,
+        PatchConflict,
+        CheckpointRestored,
+        VerificationRun,
+        FailureClassified,
+        ApprovalRequested,
+        ApprovalResolved,
+        UserQuestionAsked,
+        UserQuestionAnswered,
+    )
+}
+
+
+class UnknownEventKind(ValueError):
+    pass
+
+
+def validate_payload(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """Validate `payload` against `kind`'s model; return the JSON-ready dict."""
+    model = KINDS.get(kind)
+    if model is None:
+        raise UnknownEventKind(f"unknown event kind {kind!r}; known: {sorted(KINDS)}")
+    return model.model_validate(payload).model_dump(mode="json")
+
+
+class Event(BaseModel):
+    """The envelope of one line of `events.jsonl`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seq_no: int = Field(ge=1)
+    ts: str
+    session_id: str
+    kind: str
+    payload: dict[str, Any]

@@ -1,0 +1,84 @@
+"""The single port through which the core talks to a person.
+
+The agent and the tool host never print, prompt or send LSP messages. They call
+a `UIPort`; the CLI implements it on a terminal, the language server with LSP
+(`window/showMessageRequest`, `deepseek/stream`, `$/progress`), tests with a
+scripted port. Keep this small: every method here is something every adapter
+must be able to do.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+ApprovalKind = Literal["patch.apply", "bash.run", "plan.execute", "scope.grow"]
+ApprovalAnswer = Literal["allow_once", "always_allow", "deny"]
+
+
+class ApprovalRequest(BaseModel):
+    """What the agent wants to do, named exactly (command line, files and hunks)."""
+
+    request_id: str
+    kind: ApprovalKind
+    title: str
+    detail: str = ""
+    command: str | None = None
+    files: list[str] = Field(default_factory=list)
+    hunk_ids: list[str] = Field(default_factory=list)
+    patch_id: str | None = None
+    session_id: str | None = None
+
+
+class ApprovalDecision(BaseModel):
+    request_id: str
+    answer: ApprovalAnswer
+    reason: str = ""
+
+    @property
+    def allowed(self) -> bool:
+        return self.answer != "deny"
+
+
+StreamChannel = Literal["content", "reasoning", "status"]
+
+
+class UIPort(Protocol):
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
+        """Block until the person answers (or the adapter's policy answers for them)."""
+
+    async def ask_user(self, question: str, choices: list[str] | None = None) -> str | None:
+        """A clarifying question; None means the person cancelled."""
+
+    def stream(self, channel: StreamChannel, text: str, *, session_id: str | None = None) -> None:
+        """Streamed model output or status text, as it arrives."""
+
+    def progress(self, token: str, message: str, percentage: int | None = None, *, done: bool = False) -> None:
+        """Long work: index build, LLM calls, verification."""
+
+
+class AutoApproveUI:
+    """A non-interactive port: answers approvals with a fixed answer, prints nothing.
+
+    Used by `autopilot` (within the allowlist) and by tests that do not exercise
+    approvals.
+    """
+
+    def __init__(self, answer: ApprovalAnswer = "allow_once") -> None:
+        self.answer: ApprovalAnswer = answer
+        self.approvals: list[ApprovalRequest] = []
+        self.streamed: list[tuple[str, str]] = []
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.approvals.append(request)
+        return ApprovalDecision(request_id=request.request_id, answer=self.answer)
+
+    async def ask_user(self, question: str, choices: list[str] | None = None) -> str | None:
+        return None
+
+    def stream(self, channel: StreamChannel, text: str, *, session_id: str | None = None) -> None:
+        self.streamed.append((channel, text))
+
+    def progress(self, token: str, message: str, percentage: int | None = None, *, done: bool = False) -> None:
+        return None
