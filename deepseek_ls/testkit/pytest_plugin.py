@@ -1,0 +1,1 @@
+"""pytest fixtures for the fake DeepSeek server (filled in by the LLM issue)."""
