@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from deepseek_ls import __version__
@@ -65,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("deepseek-ls: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `deepseek-ls ... | head`: the reader left; not an error of ours.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except SystemExit:
         raise
     except Exception as error:  # noqa: BLE001 - the CLI's last line of defence

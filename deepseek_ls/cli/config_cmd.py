@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+from typing import Any
 
-from deepseek_ls.cli.common import add_command, not_available
+import tomli_w
+
+from deepseek_ls.cli.common import CliContext, add_command, exit_with, print_json, resolve_context
+from deepseek_ls.config import ConfigError, flatten, load_config
+from deepseek_ls.config_models import Config
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -12,12 +22,98 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         subparsers,
         "config",
         help="show, edit or locate the configuration",
-        description="The effective configuration: defaults < user < workspace < environment < --config < flags.",
+        description=(
+            "The effective configuration. Layers, later wins: defaults < user config < workspace\n"
+            ".deepseek/config.toml < environment (DEEPSEEK_BASE_URL, DEEPSEEK_LS_<SECTION>__<KEY>)\n"
+            "< --config PATH < --profile NAME. See docs/configuration.md."
+        ),
     )
     actions = config.add_subparsers(dest="config_command", metavar="ACTION", title="actions")
-    add_command(actions, "show", help="print the effective config and where each value came from",
-                handler=not_available("config show", 2))
-    add_command(actions, "edit", help="open the workspace config in $EDITOR (created with defaults)",
-                handler=not_available("config edit", 2))
-    add_command(actions, "path", help="print the user and workspace config paths",
-                handler=not_available("config path", 2))
+    add_command(
+        actions,
+        "show",
+        help="print the effective config and where each value came from (API key masked)",
+        handler=_show,
+    )
+    add_command(
+        actions,
+        "edit",
+        help="open the workspace config in $EDITOR (created with commented defaults)",
+        handler=_edit,
+    )
+    add_command(actions, "path", help="print the user and workspace config paths", handler=_path)
+
+
+def _show(args: argparse.Namespace) -> int:
+    ctx = resolve_context(args, create_state=False)
+    loaded = ctx.loaded_config
+    values = flatten(loaded.config.model_dump(mode="json"))
+    if args.json:
+        print_json(
+            {
+                "workspace": ctx.root,
+                "profile": loaded.profile,
+                "api_key": {"env": loaded.config.llm.api_key_env, "status": loaded.api_key_display()},
+                "config": loaded.config.model_dump(mode="json"),
+                "sources": loaded.sources,
+            }
+        )
+        return 0
+    print(f"# workspace: {ctx.root}")
+    print(f"# api key ({loaded.config.llm.api_key_env}): {loaded.api_key_display()}")
+    rendered = {key: json.dumps(value, ensure_ascii=False) for key, value in values.items()}
+    width = min(56, max(len(f"{k} = {v}") for k, v in rendered.items()))
+    for key, text in rendered.items():
+        line = f"{key} = {text}"
+        print(f"{line:<{width}}  # {loaded.sources.get(key, 'default')}")
+    return 0
+
+
+def _path(args: argparse.Namespace) -> int:
+    ctx = resolve_context(args, create_state=False)
+    loaded = ctx.loaded_config
+    paths = {"user": loaded.user_path, "workspace": loaded.workspace_path}
+    if args.json:
+        print_json({name: {"path": p, "exists": p.is_file()} for name, p in paths.items()})
+        return 0
+    for name, path in paths.items():
+        print(f"{name}: {path}{'' if path.is_file() else '  (not created)'}")
+    return 0
+
+
+def _edit(args: argparse.Namespace) -> int:
+    ctx: CliContext = resolve_context(args, create_state=True)
+    path = ctx.loaded_config.workspace_path
+    if not path.exists():
+        path.write_text(commented_defaults(), encoding="utf-8")
+        print(f"created {path}", file=sys.stderr)
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    result = subprocess.run([*shlex.split(editor), str(path)])
+    if result.returncode != 0:
+        exit_with(f"editor {editor!r} exited with {result.returncode}; {path} left as it is")
+    try:
+        load_config(ctx.root)
+    except ConfigError as error:
+        # The file is kept as edited: the user fixes it and runs `config edit` again.
+        exit_with(error)
+    print(f"{path}: valid", file=sys.stderr)
+    return 0
+
+
+def commented_defaults() -> str:
+    """The default config as TOML with every line commented out, for a new workspace config."""
+    body = tomli_w.dumps(_drop_none(Config().model_dump(mode="json")))
+    lines = [
+        "# deepseek-ls workspace configuration. Uncomment and change what you need;",
+        "# see docs/configuration.md. Values here override your user config.",
+        "",
+    ]
+    lines += [f"# {line}" if line.strip() else "" for line in body.splitlines()]
+    return "\n".join(lines) + "\n"
+
+
+def _drop_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+    return value
+

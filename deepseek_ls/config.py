@@ -1,0 +1,288 @@
+"""Load the effective configuration from its layers and remember where each value came from.
+
+Layers, later wins:
+
+1. defaults (``config_models.py``)
+2. user config: ``<platform config dir>/deepseek-ls/config.toml``
+   (``$DEEPSEEK_LS_USER_CONFIG`` points elsewhere, e.g. in tests)
+3. workspace config: ``<root>/.deepseek/config.toml``
+4. environment: ``DEEPSEEK_BASE_URL`` (→ ``llm.base_url``) and
+   ``DEEPSEEK_LS_<SECTION>__<KEY>[__<KEY>...]`` (e.g. ``DEEPSEEK_LS_ROUTER__THRESHOLD_HIGH=0.8``);
+   values are read as TOML values when they parse (numbers, booleans, lists), else as strings
+5. ``--config PATH``
+6. command-line overrides (dotted keys), then ``--profile NAME``
+
+``--profile NAME`` makes the named model profile the ``fast`` one for this run:
+every call that would use the default profile uses NAME instead, while the
+router can still escalate to ``max_think``.
+
+A bad value or an unknown key raises `ConfigError` naming the file (or variable),
+the dotted key and the reason. The API key itself is never part of `Config`: it is
+read from the environment variable named by ``llm.api_key_env``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import platformdirs
+from pydantic import BaseModel, ValidationError
+
+from deepseek_ls.config_models import Config
+from deepseek_ls.workspace import STATE_DIR_NAME
+
+ENV_PREFIX = "DEEPSEEK_LS_"
+ENV_USER_CONFIG = "DEEPSEEK_LS_USER_CONFIG"
+DEFAULT_SOURCE = "default"
+
+
+class ConfigError(Exception):
+    """A configuration layer is unreadable or holds a bad value / unknown key."""
+
+    exit_code = 2
+
+    def __init__(self, file: str, key: str, reason: str) -> None:
+        self.file = file
+        self.key = key
+        self.reason = reason
+        where = f"{file}: {key}" if key else file
+        super().__init__(f"config error in {where}: {reason}")
+
+    @property
+    def user_message(self) -> str:
+        return str(self)
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One source of settings: a label for `sources` and its (nested) values."""
+
+    label: str
+    values: dict[str, Any]
+
+
+@dataclass
+class LoadedConfig:
+    config: Config
+    # dotted key (e.g. "router.threshold_high") -> where its effective value came from
+    sources: dict[str, str]
+    profile: str | None = None
+    user_path: Path | None = None
+    workspace_path: Path | None = None
+    api_key: str | None = field(default=None, repr=False)
+
+    def api_key_display(self) -> str:
+        return mask_secret(self.api_key)
+
+
+def mask_secret(value: str | None) -> str:
+    """Say whether a secret is set, showing at most its last 4 characters."""
+    if not value:
+        return "not set"
+    if len(value) < 12:
+        return "set"
+    return f"set (...{value[-4:]})"
+
+
+def user_config_path(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get(ENV_USER_CONFIG):
+        return Path(env[ENV_USER_CONFIG]).expanduser()
+    return Path(platformdirs.user_config_dir("deepseek-ls")) / "config.toml"
+
+
+def workspace_config_path(workspace: Path) -> Path:
+    return workspace / STATE_DIR_NAME / "config.toml"
+
+
+def load_config(
+    workspace: Path,
+    *,
+    config_path: Path | None = None,
+    profile: str | None = None,
+    cli_overrides: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] = os.environ,
+) -> LoadedConfig:
+    """Merge every layer into a validated `Config`; raise `ConfigError` on the first bad one."""
+    user_path = user_config_path(env)
+    ws_path = workspace_config_path(workspace)
+    layers: list[Layer] = []
+    for path in (user_path, ws_path):
+        if path.is_file():
+            layers.append(_toml_layer(path))
+    layers.extend(_env_layers(env))
+    if config_path is not None:
+        if not config_path.is_file():
+            raise ConfigError(str(config_path), "", "file not found (given with --config)")
+        layers.append(_toml_layer(config_path))
+    if cli_overrides:
+        layers.append(Layer("command line", _expand_dotted(cli_overrides)))
+
+    merged: dict[str, Any] = {}
+    sources = {key: DEFAULT_SOURCE for key in _leaf_keys(Config().model_dump())}
+    config = Config()
+    for layer in layers:
+        merged = _deep_merge(merged, layer.values)
+        layer_keys = _leaf_keys(layer.values)
+        sources.update({key: layer.label for key in layer_keys})
+        config = _validate(merged, layer, sources)
+    _credit_legacy_aliases(config, sources)
+    if profile:
+        config = _select_profile(config, profile, sources)
+    # One entry per effective leaf (e.g. a new profile's unset fields are defaults).
+    effective = {key: sources.get(key, DEFAULT_SOURCE) for key in _leaf_keys(config.model_dump())}
+    return LoadedConfig(
+        config=config,
+        sources=dict(sorted(effective.items())),
+        profile=profile,
+        user_path=user_path,
+        workspace_path=ws_path,
+        api_key=env.get(config.llm.api_key_env) or None,
+    )
+
+
+def _toml_layer(path: Path) -> Layer:
+    try:
+        with path.open("rb") as fh:
+            values = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(str(path), "", f"not valid TOML: {error}") from error
+    except OSError as error:
+        raise ConfigError(str(path), "", f"cannot read: {error.strerror or error}") from error
+    return Layer(str(path), values)
+
+
+def _env_layers(env: Mapping[str, str]) -> list[Layer]:
+    layers = []
+    if env.get("DEEPSEEK_BASE_URL"):
+        layers.append(Layer("env DEEPSEEK_BASE_URL", {"llm": {"base_url": env["DEEPSEEK_BASE_URL"]}}))
+    for name in sorted(env):
+        # Only SECTION__KEY names are config keys; other DEEPSEEK_LS_* variables
+        # (e.g. DEEPSEEK_LS_USER_CONFIG) have their own meaning.
+        if not name.startswith(ENV_PREFIX) or "__" not in name[len(ENV_PREFIX) :]:
+            continue
+        parts = [p.lower() for p in name[len(ENV_PREFIX) :].split("__")]
+        if not all(parts):
+            raise ConfigError(f"env {name}", "", "empty key segment (use SECTION__KEY)")
+        layers.append(Layer(f"env {name}", _expand_dotted({".".join(parts): _env_value(env[name])})))
+    return layers
+
+
+def _env_value(raw: str) -> Any:
+    """`0.8` -> 0.8, `true` -> True, `["a", "b"]` -> list; anything else stays a string."""
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def _expand_dotted(values: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, Mapping):
+            value = _expand_dotted(value)
+        *parents, last = key.split(".")
+        node = out
+        for part in parents:
+            node = node.setdefault(part, {})
+        if isinstance(value, dict) and isinstance(node.get(last), dict):
+            node[last] = _deep_merge(node[last], value)
+        else:
+            node[last] = value
+    return out
+
+
+def _deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def flatten(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested settings -> ``{"router.threshold_high": 0.72, ...}`` (lists and empty tables are leaves)."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            out.update(flatten(value, dotted + "."))
+        else:
+            out[dotted] = value
+    return out
+
+
+def _leaf_keys(values: Mapping[str, Any]) -> list[str]:
+    return list(flatten(values))
+
+
+def _validate(merged: dict[str, Any], layer: Layer, sources: dict[str, str]) -> Config:
+    try:
+        return Config.model_validate(merged)
+    except ValidationError as error:
+        first = error.errors()[0]
+        key = ".".join(str(part) for part in first["loc"])
+        reason = _reason(first, merged)
+        raise ConfigError(sources.get(key, layer.label), key, reason) from None
+
+
+def _reason(detail: Mapping[str, Any], merged: Mapping[str, Any]) -> str:
+    if detail["type"] != "extra_forbidden":
+        return f"{detail['msg']} (got {detail.get('input')!r})"
+    *parents, name = [str(p) for p in detail["loc"]]
+    known = _known_fields(parents)
+    hint = difflib.get_close_matches(name, known, n=1)
+    suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+    return f"unknown key{suggestion} (known here: {', '.join(sorted(known))})"
+
+
+def _known_fields(parents: list[str]) -> list[str]:
+    """Field names of the model at `parents` (e.g. ["router", "weights"])."""
+    model: type[BaseModel] = Config
+    for part in parents:
+        info = model.model_fields.get(part)
+        annotation = getattr(info, "annotation", None)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            model = annotation
+        elif info is None:
+            # inside a dict of models, e.g. llm.profiles.<name>
+            from deepseek_ls.config_models import ModelProfile
+
+            model = ModelProfile
+        else:
+            return []
+    return list(model.model_fields)
+
+
+def _credit_legacy_aliases(config: Config, sources: dict[str, str]) -> None:
+    """`llm.base_model` etc. set profile fields; show the layer that set them."""
+    aliases = {
+        "llm.base_model": "llm.profiles.fast.model",
+        "llm.max_think_model": "llm.profiles.max_think.model",
+        "llm.temperature": "llm.profiles.fast.temperature",
+    }
+    for alias, target in aliases.items():
+        if sources.get(alias, DEFAULT_SOURCE) != DEFAULT_SOURCE:
+            sources[target] = f"{sources[alias]} ({alias})"
+
+
+def _select_profile(config: Config, name: str, sources: dict[str, str]) -> Config:
+    profiles = config.llm.profiles
+    if name not in profiles:
+        raise ConfigError(
+            "--profile", "llm.profiles", f"no profile named {name!r}; known: {', '.join(sorted(profiles))}"
+        )
+    chosen = dict(profiles)
+    chosen["fast"] = profiles[name]
+    llm = config.llm.model_copy(update={"profiles": chosen})
+    for key in list(sources):
+        if key.startswith("llm.profiles.fast."):
+            sources[key] = f"--profile {name}"
+    return config.model_copy(update={"llm": llm})
