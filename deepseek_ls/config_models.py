@@ -90,6 +90,10 @@ class RouterWeights(_Section):
     verification_failures: float = 0.15  # w4
     low_confidence: float = 0.16  # w5
     ambiguity: float = 0.10  # w6
+    # Planner/executor asymmetry and failure-driven escalation (seeds/000 5.4, 9.2).
+    planning_request: float = 0.30  # "design", "architecture", 规划… (planner calls only)
+    failure_escalation: float = 0.45  # a repeated/design failure nudges towards max-think
+    batch_mode: float = 0.05  # batch (autopilot) work tolerates max-think latency
 
 
 class RouterConfig(_Section):

@@ -1,0 +1,63 @@
+"""The session state machine of `seeds/000_*` 4.1, plus AwaitingUserInput (`seeds/003_*`).
+
+Every transition is a `SessionStateChanged@v1` event (the log gives it its
+monotonic seq_no). A transition not in `TRANSITIONS` is a bug in the agent and
+raises `IllegalTransition`; tests walk the table.
+"""
+
+from __future__ import annotations
+
+from typing import get_args
+
+from deepseek_ls.store.events import SessionState
+from deepseek_ls.store.sink import EventSink
+
+STATES: tuple[str, ...] = get_args(SessionState)
+
+# Paused means "waiting for the person outside a blocking prompt": a plan shown
+# as lenses, staged hunks in the editor, a cancelled or killed run to resume.
+TRANSITIONS: dict[str, frozenset[str]] = {
+    "Idle": frozenset({"Planning"}),
+    "Planning": frozenset({"ExecutingStep", "AwaitingUserInput", "Paused", "Completed"}),
+    "ExecutingStep": frozenset(
+        {"AwaitingApproval", "AwaitingUserInput", "Planning", "Verifying", "Paused", "ExecutingStep", "Completed"}
+    ),
+    "AwaitingApproval": frozenset({"ExecutingStep", "Verifying", "Planning", "Paused"}),
+    "AwaitingUserInput": frozenset({"Planning", "ExecutingStep", "Idle"}),
+    "Verifying": frozenset({"ExecutingStep", "Planning", "Completed", "Paused"}),
+    "Paused": frozenset({"ExecutingStep", "Planning", "Verifying", "AwaitingApproval", "Completed"}),
+    "Completed": frozenset({"Planning"}),
+    "Failed": frozenset({"Planning"}),
+}
+# Any state may fail; any live state may be paused (cancel, kill).
+for _s in STATES:
+    TRANSITIONS.setdefault(_s, frozenset())
+    extra = {"Failed"} | ({"Paused"} if _s not in ("Completed", "Failed", "Idle") else set())
+    TRANSITIONS[_s] = TRANSITIONS[_s] | (extra - {_s})
+
+
+class IllegalTransition(RuntimeError):
+    pass
+
+
+class SessionStateMachine:
+    def __init__(self, sink: EventSink, state: str = "Idle") -> None:
+        if state not in STATES:
+            raise ValueError(f"unknown session state {state!r}")
+        self.sink = sink
+        self.state = state
+
+    def can(self, to_state: str) -> bool:
+        return to_state in TRANSITIONS[self.state]
+
+    def to(self, to_state: str, reason: str = "") -> None:
+        if not self.can(to_state):
+            raise IllegalTransition(f"illegal session transition {self.state} -> {to_state} ({reason})")
+        self.sink.emit(
+            "SessionStateChanged@v1", {"from_state": self.state, "to_state": to_state, "reason": reason}
+        )
+        self.state = to_state
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in ("Completed", "Failed")
