@@ -1,0 +1,87 @@
+"""Typed LLM errors: each says what happened and what to do, and maps to a CLI exit code.
+
+`retryable` errors are retried with backoff by the client; when the retries run
+out the last one is raised with `attempts` set. `InterruptedResponse` is never
+retried: data had already reached the caller, so it carries what arrived.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from deepseek_ls.llm.types import Completion
+
+
+class LLMError(Exception):
+    """Base class. `user_message` is one line fit for a status bar or stderr."""
+
+    exit_code = 10
+    retryable = False
+    kind = "llm"
+
+    def __init__(
+        self,
+        user_message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        detail: str | None = None,
+    ) -> None:
+        super().__init__(user_message)
+        self.user_message = user_message
+        self.status = status
+        self.retry_after = retry_after  # seconds the server asked us to wait, if it said
+        self.detail = detail  # the server's own message, if any
+        self.attempts = 1
+
+
+class AuthError(LLMError):
+    exit_code = 3
+    kind = "auth"
+
+
+class BalanceError(LLMError):
+    exit_code = 4
+    kind = "balance"
+
+
+class RateLimitError(LLMError):
+    exit_code = 5
+    retryable = True
+    kind = "rate_limit"
+
+
+class ServerError(LLMError):
+    exit_code = 6
+    retryable = True
+    kind = "server"
+
+
+class NetworkError(LLMError):
+    exit_code = 7
+    retryable = True
+    kind = "network"
+
+
+class BadRequestError(LLMError):
+    exit_code = 8
+    kind = "bad_request"
+
+
+class InterruptedResponse(LLMError):
+    """The stream broke after data had flowed; `partial` holds what arrived."""
+
+    exit_code = 9
+    kind = "interrupted"
+
+    def __init__(self, user_message: str, *, partial: "Completion", detail: str | None = None) -> None:
+        super().__init__(user_message, detail=detail)
+        self.partial = partial
+
+
+EXIT_CODES: dict[str, int] = {
+    cls.kind: cls.exit_code
+    for cls in (LLMError, AuthError, BalanceError, RateLimitError, ServerError, NetworkError,
+                BadRequestError, InterruptedResponse)
+}

@@ -1,0 +1,81 @@
+"""Bounded retries with exponential backoff and jitter (tenacity), honouring Retry-After.
+
+Only `LLMError`s marked `retryable` are retried (connect errors and timeouts
+before any data, 429, 500/502/503/504). A server's `Retry-After` /
+`retry-after-ms` replaces the computed wait, capped at `retry_max_seconds`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from email.utils import parsedate_to_datetime
+from typing import Mapping
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+from deepseek_ls.config_models import LLMConfig
+from deepseek_ls.llm.errors import LLMError
+
+log = logging.getLogger("deepseek_ls.llm")
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(float(millis) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        return max(parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
+    except (TypeError, ValueError):
+        return None
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    return isinstance(exc, LLMError) and exc.retryable
+
+
+class _Wait:
+    """Exponential backoff with jitter, unless the server said how long to wait."""
+
+    def __init__(self, config: LLMConfig) -> None:
+        self._cap = config.retry_max_seconds
+        self._backoff = wait_exponential_jitter(
+            initial=config.retry_base_seconds, max=config.retry_max_seconds, jitter=config.retry_base_seconds
+        )
+
+    def __call__(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, LLMError) and exc.retry_after is not None:
+            return min(exc.retry_after, self._cap)
+        return self._backoff(state)
+
+
+def retrying(config: LLMConfig, *, role: str) -> AsyncRetrying:
+    """The retry loop for one call: ``async for attempt in retrying(...): with attempt: ...``."""
+
+    def before_sleep(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        wait = state.next_action.sleep if state.next_action else 0.0
+        log.warning(
+            "LLM call (role %s) attempt %d/%d failed: %s; retrying in %.2fs",
+            role, state.attempt_number, config.max_retries + 1, exc, wait,
+        )
+
+    return AsyncRetrying(
+        stop=stop_after_attempt(config.max_retries + 1),
+        wait=_Wait(config),
+        retry=retry_if_exception(_is_retryable),
+        before_sleep=before_sleep,
+        reraise=True,
+    )

@@ -1,0 +1,72 @@
+"""What a model call returns: `Completion`, with its `Usage` and `ToolCall`s; `StreamDelta`."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Usage(BaseModel):
+    """Token counts as DeepSeek reports them (other fields a server sends are kept)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    prompt_cache_hit_tokens: int = 0
+    prompt_cache_miss_tokens: int = 0
+    completion_tokens_details: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def reasoning_tokens(self) -> int:
+        return int(self.completion_tokens_details.get("reasoning_tokens") or 0)
+
+
+class FunctionCall(BaseModel):
+    name: str = ""
+    arguments: str = ""  # JSON text as the model wrote it; parse at the tool boundary
+
+
+class ToolCall(BaseModel):
+    id: str = ""
+    type: Literal["function"] = "function"
+    function: FunctionCall = Field(default_factory=FunctionCall)
+
+
+class StreamDelta(BaseModel):
+    """One piece of streamed text passed to `on_delta` as it arrives."""
+
+    kind: Literal["content", "reasoning"]
+    text: str
+
+
+class Completion(BaseModel):
+    """The assembled answer of one call, streamed or not."""
+
+    content: str = ""
+    reasoning_content: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    finish_reason: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    model: str = ""
+    profile: str = ""
+    role: str = ""
+    ttft_ms: float | None = None  # call start -> first content or reasoning delivered
+    total_ms: float | None = None
+    retries: int = 0
+    chunks: int = 0  # number of stream chunks assembled (1 for a non-streamed answer)
+
+    def message(self) -> dict[str, Any]:
+        """This answer as an assistant message for the next request's history.
+
+        `reasoning_content` is kept here; `history.prepare_messages` decides
+        whether it is sent (only for tool-call turns in thinking mode).
+        """
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.reasoning_content is not None:
+            message["reasoning_content"] = self.reasoning_content
+        if self.tool_calls:
+            message["tool_calls"] = [call.model_dump() for call in self.tool_calls]
+        return message

@@ -1,0 +1,389 @@
+"""A fake DeepSeek API server on loopback, answering from a script.
+
+In-process (pytest, benches)::
+
+    with FakeDeepSeek([{"content": "hello"}]) as fake:
+        ...  # point a client at fake.base_url
+        assert fake.requests[0].role == "ask"
+
+As a process (editor end-to-end tests)::
+
+    python -m deepseek_ls.testkit.fake_deepseek --port 0 --script replies.json
+
+prints ``http://127.0.0.1:PORT`` as the first line of stdout, then serves until
+killed. Endpoints: ``POST /chat/completions`` (stream and not), ``GET /models``,
+``POST /beta/completions`` (FIM), each also under ``/v1``; and control endpoints
+for tests in another process: ``POST /_fake/replies`` (append one reply or a
+list), ``GET /_fake/requests``, ``GET /_fake/unused``. The script format is in
+``docs/testing.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import sys
+import threading
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from deepseek_ls.testkit import responses
+from deepseek_ls.testkit.script import Reply, Script, request_endpoint
+from deepseek_ls.testkit.validation import ApiError, check_auth, check_chat_body, check_fim_body
+
+ROLE_HEADER = "x-deepseek-ls-role"
+MODELS = ["deepseek-chat", "deepseek-reasoner"]
+NO_MATCH = "no scripted reply matched"
+
+
+@dataclass
+class RecordedRequest:
+    """One request the fake received, for assertions."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    role: str | None
+    endpoint: str
+    status: int | None = None
+    reply_index: int | None = None
+    first_byte_at: float | None = None  # time.perf_counter() when the first response byte was sent
+    disconnected: bool = False  # the client went away before the answer ended
+    finished: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("finished")
+        return data
+
+
+class _ClientGone(Exception):
+    pass
+
+
+class FakeDeepSeek:
+    """The scripted server; runs in a daemon thread. Use as a context manager or start()/stop()."""
+
+    def __init__(
+        self,
+        script: Script | list[Reply | dict[str, Any]] | None = None,
+        *,
+        api_key: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.script = script if isinstance(script, Script) else Script(script)
+        self.api_key = api_key
+        self.cache = responses.PromptCache()
+        self._requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._counter = 0
+        self._server = ThreadingHTTPServer((host, port), _make_handler(self))
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> "FakeDeepSeek":
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-deepseek", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> "FakeDeepSeek":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- script and records ----------------------------------------------
+    def add(self, reply: Reply | dict[str, Any]) -> Reply:
+        return self.script.add(reply)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Completion/model requests received so far (control endpoints excluded)."""
+        with self._lock:
+            return list(self._requests)
+
+    def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RecordedRequest]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if len(self.requests) >= count:
+                return self.requests
+            time.sleep(0.005)
+        raise TimeoutError(f"fake DeepSeek got {len(self.requests)} requests, expected {count}")
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self._requests.append(request)
+
+    def _next_id(self) -> int:
+        with self._lock:
+            self._counter += 1
+            return self._counter
+
+    def _sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)
+
+
+def _make_handler(fake: FakeDeepSeek) -> type[BaseHTTPRequestHandler]:
+    class Handler(_Handler):
+        server_fake = fake
+
+    return Handler
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_fake: FakeDeepSeek
+
+    def log_message(self, format: str, *args: Any) -> None:  # stderr noise off; requests are recorded
+        return None
+
+    # -- routing ---------------------------------------------------------
+    def do_GET(self) -> None:
+        path = self._path()
+        if path == "/_fake/requests":
+            return self._send_json(200, [r.to_json() for r in self.server_fake.requests])
+        if path == "/_fake/unused":
+            return self._send_json(200, [r.model_dump() for r in self.server_fake.script.unused()])
+        record = self._new_record(None)
+        if path != "/models":
+            return self._send_error(record, ApiError(404, f"no such endpoint: GET {self.path}", "not_found"))
+        if error := check_auth(self.headers.get("authorization"), self.server_fake.api_key):
+            return self._send_error(record, error)
+        data = [{"id": m, "object": "model", "owned_by": "deepseek"} for m in MODELS]
+        self._send_json(200, {"object": "list", "data": data}, record)
+
+    def do_POST(self) -> None:
+        path = self._path()
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError as exc:
+            body, bad_json = None, str(exc)
+        else:
+            bad_json = None
+        if path == "/_fake/replies":
+            replies = body if isinstance(body, list) else [body]
+            try:
+                added = [self.server_fake.add(r) for r in replies]
+            except ValueError as exc:
+                return self._send_json(422, {"error": {"message": str(exc)}})
+            return self._send_json(200, {"added": len(added), "total": len(self.server_fake.script)})
+        record = self._new_record(body)
+        if path not in ("/chat/completions", "/beta/completions"):
+            return self._send_error(record, ApiError(404, f"no such endpoint: POST {self.path}", "not_found"))
+        if error := check_auth(self.headers.get("authorization"), self.server_fake.api_key):
+            return self._send_error(record, error)
+        if bad_json is not None:
+            return self._send_error(record, ApiError(400, f"Failed to parse the request body as JSON: {bad_json}"))
+        check = check_fim_body if record.endpoint == "fim" else check_chat_body
+        if error := check(body):
+            return self._send_error(record, error)
+        taken = self.server_fake.script.take(role=record.role, body=body, endpoint=record.endpoint)
+        if taken is None:
+            # Retrying cannot help: say so, so clients fail fast with a readable message.
+            return self._send_error(record, _no_match(record), {"x-should-retry": "false"})
+        record.reply_index, reply = taken
+        self._answer(record, reply)
+
+    def _path(self) -> str:
+        path = self.path.split("?", 1)[0].rstrip("/")
+        return path[3:] if path.startswith("/v1/") else path
+
+    def _new_record(self, body: Any) -> RecordedRequest:
+        record = RecordedRequest(
+            method=self.command,
+            path=self.path,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body,
+            role=self.headers.get(ROLE_HEADER),
+            endpoint=request_endpoint(self._path()),
+        )
+        self.server_fake._record(record)
+        return record
+
+    # -- answering -------------------------------------------------------
+    def _answer(self, record: RecordedRequest, reply: Reply) -> None:
+        fake = self.server_fake
+        fault = reply.fault
+        try:
+            if fault and fault.delay_before_first_byte:
+                fake._sleep(fault.delay_before_first_byte)
+            if fault and fault.drop_connection:
+                record.status = 0
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            if fault and fault.status:
+                return self._send_error(record, _fault_error(fault.status, fault.body), _retry_headers(fault))
+            envelope = {"id": uuid.uuid4().hex, "created": int(time.time()), "model": record.body["model"]}
+            usage = fake.cache.usage(record.body, reply)
+            id_prefix = f"call_{fake._next_id()}"
+            if record.endpoint == "fim":
+                chunks = responses.fim_chunks(reply, envelope=envelope, usage=usage)
+                whole = responses.fim_body(reply, envelope=envelope, usage=usage)
+            else:
+                chunks = responses.chat_chunks(reply, envelope=envelope, usage=usage, id_prefix=id_prefix)
+                whole = responses.chat_body(reply, envelope=envelope, usage=usage, id_prefix=id_prefix)
+            if record.body.get("stream"):
+                self._stream(record, reply, chunks)
+            else:
+                self._send_json(200, whole, record)
+        except (_ClientGone, BrokenPipeError, ConnectionResetError):
+            record.disconnected = True
+            self.close_connection = True
+        finally:
+            record.finished.set()
+
+    def _stream(self, record: RecordedRequest, reply: Reply, chunks: list[dict[str, Any]]) -> None:
+        fault = reply.fault
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        record.first_byte_at = time.perf_counter()
+        self.wfile.flush()
+        record.status = 200
+        if fault and fault.keepalive_forever:
+            while not self.server_fake._stopping.is_set():
+                self._write(b": keep-alive\n\n", reply)
+                self.server_fake._sleep(fault.keepalive_interval)
+            return
+        for _ in range(fault.keepalives if fault else 0):
+            self._write(b": keep-alive\n\n", reply)
+            self.server_fake._sleep(fault.keepalive_interval)
+        for index, chunk in enumerate(chunks):
+            if fault and fault.cut_after_chunks is not None and index >= fault.cut_after_chunks:
+                self.close_connection = True  # no terminating chunk: the body is incomplete
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            if fault and fault.malformed_at_chunk == index:
+                payload = '{"choices": [{"delta": {"content": "oops"'
+            else:
+                payload = json.dumps(chunk, ensure_ascii=False)
+            self._write(f"data: {payload}\n\n".encode(), reply)
+            if reply.chunk_delay:
+                self.server_fake._sleep(reply.chunk_delay)
+        self._write(b"data: [DONE]\n\n", reply)
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _write(self, data: bytes, reply: Reply) -> None:
+        size = reply.write_bytes or len(data)
+        try:
+            for start in range(0, len(data), size):
+                piece = data[start : start + size]
+                self.wfile.write(f"{len(piece):X}\r\n".encode() + piece + b"\r\n")
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise _ClientGone from exc
+
+    def _send_error(self, record: RecordedRequest, error: ApiError, headers: dict[str, str] | None = None) -> None:
+        self._send_json(error.status, error.body(), record, headers)
+
+    def _send_json(
+        self,
+        status: int,
+        body: Any,
+        record: RecordedRequest | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        data = body.encode() if isinstance(body, str) else json.dumps(body, ensure_ascii=False).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        if record is not None:
+            record.first_byte_at = time.perf_counter()
+            record.status = status
+        self.wfile.write(data)
+        self.wfile.flush()
+        if record is not None:
+            record.finished.set()
+
+
+def _no_match(record: RecordedRequest) -> ApiError:
+    body = record.body if isinstance(record.body, dict) else {}
+    users = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
+    last_user = users[-1].get("content") if users else body.get("prompt")
+    summary = {"role": record.role, "model": body.get("model"), "endpoint": record.endpoint,
+               "last_user": str(last_user)[:200]}
+    return ApiError(500, f"{NO_MATCH}: {json.dumps(summary, ensure_ascii=False)}", "fake_script_error")
+
+
+_DEFAULT_ERRORS = {
+    400: "Invalid request",
+    401: "Authentication Fails, Your api key is invalid",
+    402: "Insufficient Balance",
+    422: "Invalid Parameters",
+    429: "Rate limit reached for requests",
+    500: "The server had an error while processing your request",
+    502: "Bad gateway",
+    503: "The server is overloaded due to high traffic",
+}
+
+
+def _fault_error(status: int, body: Any) -> ApiError:
+    if body is None:
+        return ApiError(status, _DEFAULT_ERRORS.get(status, f"HTTP {status}"), "api_error")
+    return ApiError(status, str(body), "api_error", raw=body)
+
+
+def _retry_headers(fault: Any) -> dict[str, str]:
+    headers = {}
+    if fault.retry_after is not None:
+        headers["retry-after"] = f"{fault.retry_after:g}"
+    if fault.retry_after_ms is not None:
+        headers["retry-after-ms"] = str(fault.retry_after_ms)
+    return headers
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m deepseek_ls.testkit.fake_deepseek", description=__doc__.split("\n")[0])
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--script", type=Path, help="JSON list of replies (see docs/testing.md)")
+    parser.add_argument("--api-key", default=None, help="accept only this bearer key (default: any)")
+    args = parser.parse_args(argv)
+    try:
+        script = Script.load(args.script) if args.script else Script()
+    except (OSError, ValueError) as exc:
+        print(f"fake_deepseek: cannot load script {args.script}: {exc}", file=sys.stderr)
+        return 2
+    fake = FakeDeepSeek(script, api_key=args.api_key, host=args.host, port=args.port)
+    print(fake.base_url, flush=True)
+    try:
+        fake._server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        fake._server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
