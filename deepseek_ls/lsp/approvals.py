@@ -1,0 +1,170 @@
+"""Approvals on LSP, and the server's `UIPort`.
+
+When the agent must block for an answer the server sends
+`window/showMessageRequest` with the choices "Allow once", "Always allow" and
+"Deny"; the same pending request can be answered with the commands
+`deepseek.approve` / `deepseek.deny` (whichever answer comes first wins), and
+`deepseek/pendingApprovals` lists what is waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from deepseek_ls.lsp import names
+from deepseek_ls.lsp.params import ApproveArgs, DenyArgs, parse_args
+from deepseek_ls.lsp.progress import ProgressTokens, stream
+from deepseek_ls.ui_port import ApprovalAnswer, ApprovalDecision, ApprovalRequest, StreamChannel
+
+if TYPE_CHECKING:
+    from deepseek_ls.lsp.server import DeepSeekServer
+
+log = logging.getLogger(__name__)
+
+ALLOW_ONCE = "Allow once"
+ALWAYS_ALLOW = "Always allow"
+DENY = "Deny"
+CHOICES: dict[str, ApprovalAnswer] = {ALLOW_ONCE: "allow_once", ALWAYS_ALLOW: "always_allow", DENY: "deny"}
+
+
+class UnknownApproval(LookupError):
+    pass
+
+
+class ApprovalBroker:
+    """Pending approval requests and the futures the agent waits on."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, tuple[ApprovalRequest, asyncio.Future[ApprovalDecision]]] = {}
+
+    def open(self, request: ApprovalRequest) -> asyncio.Future[ApprovalDecision]:
+        future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+        self._pending[request.request_id] = (request, future)
+        return future
+
+    def resolve(self, request_id: str, answer: ApprovalAnswer, reason: str = "") -> ApprovalDecision:
+        entry = self._pending.pop(request_id, None)
+        if entry is None or entry[1].done():
+            raise UnknownApproval(
+                f"No pending approval {request_id!r}; it was already answered or cancelled. "
+                "List the waiting ones with deepseek/pendingApprovals."
+            )
+        decision = ApprovalDecision(request_id=request_id, answer=answer, reason=reason)
+        entry[1].set_result(decision)
+        return decision
+
+    def discard(self, request_id: str) -> None:
+        self._pending.pop(request_id, None)
+
+    def pending(self) -> list[ApprovalRequest]:
+        return [request for request, future in self._pending.values() if not future.done()]
+
+    def cancel_all(self) -> None:
+        for _, future in self._pending.values():
+            future.cancel()
+        self._pending.clear()
+
+
+def _message(request: ApprovalRequest) -> str:
+    lines = [request.title]
+    if request.command:
+        lines.append(f"Command: {request.command}")
+    if request.files:
+        lines.append("Files: " + ", ".join(request.files))
+    if request.detail:
+        lines.append(request.detail)
+    return "\n".join(lines)
+
+
+class LspUI:
+    """The `UIPort` of the language server."""
+
+    def __init__(self, ls: DeepSeekServer, broker: ApprovalBroker) -> None:
+        self._ls = ls
+        self._broker = broker
+        self._progress = ProgressTokens(ls)
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
+        future = self._broker.open(request)
+        log.info("approval requested: %s (%s)", request.title, request.request_id)
+        asker = asyncio.ensure_future(self._ask_with_message_request(request))
+        try:
+            return await future
+        finally:
+            asker.cancel()
+            self._broker.discard(request.request_id)
+
+    async def _ask_with_message_request(self, request: ApprovalRequest) -> None:
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Warning,
+            message=_message(request),
+            actions=[types.MessageActionItem(title=title) for title in CHOICES],
+        )
+        try:
+            chosen = await self._ls.window_show_message_request_async(params)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # noqa: BLE001 - commands can still answer
+            log.warning("showMessageRequest failed (%s); waiting for deepseek.approve/deny", error)
+            return
+        title = getattr(chosen, "title", None)
+        answer: ApprovalAnswer = CHOICES.get(title, "deny") if title else "deny"
+        reason = "" if title else "dismissed"
+        try:
+            self._broker.resolve(request.request_id, answer, reason)
+        except UnknownApproval:
+            pass  # already answered by a command
+
+    async def ask_user(self, question: str, choices: list[str] | None = None) -> str | None:
+        if not choices:
+            # LSP has no free-text prompt; show the question and report no answer.
+            self._ls.show_message(f"deepseek-ls asks: {question}", types.MessageType.Info)
+            return None
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Info,
+            message=question,
+            actions=[types.MessageActionItem(title=c) for c in choices],
+        )
+        chosen = await self._ls.window_show_message_request_async(params)
+        return getattr(chosen, "title", None)
+
+    def stream(self, channel: StreamChannel, text: str, *, session_id: str | None = None) -> None:
+        stream(self._ls, channel, text, session_id or self._ls.active_session)
+
+    def progress(self, token: str, message: str, percentage: int | None = None, *, done: bool = False) -> None:
+        self._progress.progress(token, message, percentage, done=done)
+
+
+def _broker(ls: DeepSeekServer) -> ApprovalBroker:
+    if ls.approvals is None:
+        raise RuntimeError("the server is not initialized")
+    return ls.approvals
+
+
+def approve(ls: DeepSeekServer, args: dict[str, Any]) -> dict[str, Any]:
+    parsed = parse_args(ApproveArgs, args)
+    answer: ApprovalAnswer = "always_allow" if parsed.always else "allow_once"
+    decision = _broker(ls).resolve(parsed.request_id, answer)
+    return {"request_id": decision.request_id, "answer": decision.answer}
+
+
+def deny(ls: DeepSeekServer, args: dict[str, Any]) -> dict[str, Any]:
+    parsed = parse_args(DenyArgs, args)
+    decision = _broker(ls).resolve(parsed.request_id, "deny", parsed.reason)
+    return {"request_id": decision.request_id, "answer": decision.answer}
+
+
+def pending_approvals(ls: DeepSeekServer, params: Any) -> dict[str, Any]:
+    return {"approvals": [r.model_dump(mode="json") for r in _broker(ls).pending()]}
+
+
+def register(server: DeepSeekServer) -> None:
+    from deepseek_ls.lsp.guard import command, request
+
+    command(server, names.CMD_APPROVE, approve)
+    command(server, names.CMD_DENY, deny)
+    request(server, names.REQ_PENDING_APPROVALS, pending_approvals)

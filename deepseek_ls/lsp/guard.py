@@ -1,0 +1,84 @@
+"""Registering commands and requests so that a failure is reported, not lost.
+
+A handler raises; the person sees what happened (`window/showMessage`), the
+client gets a JSON-RPC error with the same text, the log gets the traceback when
+it was unexpected, and the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from typing import Any, Awaitable, Callable
+
+from pygls.exceptions import JsonRpcException
+
+from deepseek_ls.lsp.server import DeepSeekServer
+
+log = logging.getLogger(__name__)
+
+REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
+
+Handler = Callable[[DeepSeekServer, Any], "Any | Awaitable[Any]"]
+
+
+def user_message(error: BaseException) -> str | None:
+    """The message for the person when `error` is an expected failure, else None."""
+    message = getattr(error, "user_message", None)
+    if message:
+        return str(message)
+    expected = ("ArgsError", "UnknownApproval", "FeatureUnavailable", "PatchError",
+                "PolicyViolation", "SettingsError", "ConfigError")
+    if any(cls.__name__ in expected for cls in type(error).__mro__) or isinstance(
+        error, (ValueError, LookupError, PermissionError, FileNotFoundError)
+    ):
+        return str(error)
+    return None
+
+
+async def run_guarded(
+    ls: DeepSeekServer, what: str, handler: Handler, args: Any, *, show: bool = True
+) -> Any:
+    try:
+        result = handler(ls, args)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+    except asyncio.CancelledError:
+        log.info("%s cancelled", what)
+        raise
+    except JsonRpcException:
+        raise
+    except Exception as error:  # noqa: BLE001 - reported to the person and the client
+        message = user_message(error)
+        if message is None:
+            log.exception("%s failed", what)
+            message = f"{what} failed: {type(error).__name__}: {error} (details in the server log)"
+        else:
+            log.warning("%s: %s", what, message)
+        if not message.startswith("deepseek-ls"):
+            message = f"deepseek-ls: {message}"
+        if show:
+            ls.show_error(message)
+        raise JsonRpcException(message=message, code=REQUEST_FAILED) from None
+
+
+def command(server: DeepSeekServer, name: str, handler: Handler) -> None:
+    """Register `handler(ls, args_dict)` as `workspace/executeCommand` `name`."""
+
+    async def execute(ls: DeepSeekServer, args: dict[str, Any] | None = None) -> Any:
+        return await run_guarded(ls, name, handler, args)
+
+    execute.__name__ = f"command_{name.replace('.', '_')}"
+    server.command(name)(execute)
+
+
+def request(server: DeepSeekServer, method: str, handler: Handler) -> None:
+    """Register `handler(ls, params)` as the custom request `method` (errors go to
+    the response and the log only: clients call these on their own)."""
+
+    async def handle(ls: DeepSeekServer, params: Any) -> Any:
+        return await run_guarded(ls, method, handler, params, show=False)
+
+    server.feature(method)(handle)

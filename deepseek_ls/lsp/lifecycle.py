@@ -1,0 +1,90 @@
+"""initialize / initialized / shutdown and settings changes."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from deepseek_ls.lsp import documents
+from deepseek_ls.lsp.approvals import ApprovalBroker, LspUI
+from deepseek_ls.lsp.logging import detach_client_logs, forward_logs_to_client
+from deepseek_ls.lsp.server import DeepSeekServer
+from deepseek_ls.lsp.services import Services
+from deepseek_ls.lsp.settings import Settings, SettingsError, load_base_config
+
+log = logging.getLogger(__name__)
+
+
+def workspace_root(params: types.InitializeParams) -> Path:
+    """The folder the editor opened: first workspace folder, else rootUri/rootPath, else cwd."""
+    candidates: list[str | None] = []
+    if params.workspace_folders:
+        candidates.append(to_fs_path(params.workspace_folders[0].uri))
+    if params.root_uri:
+        candidates.append(to_fs_path(params.root_uri))
+    candidates.append(params.root_path)
+    for candidate in candidates:
+        if candidate:
+            return Path(candidate).resolve()
+    return Path.cwd().resolve()
+
+
+def initialize(ls: DeepSeekServer, params: types.InitializeParams) -> None:
+    ls.root = workspace_root(params)
+    base, load_error = load_base_config(ls.root)
+    ls.settings = Settings(base)
+    if load_error:
+        ls.pending_messages.append(load_error)
+    try:
+        ls.settings.apply(params.initialization_options)
+    except SettingsError as error:
+        ls.pending_messages.append(str(error))
+    ls.approvals = ApprovalBroker()
+    ls.ui = LspUI(ls, ls.approvals)
+    ls.services = Services(ls.root, ls.config, ls.ui)
+    ls.tasks.on_error = lambda name, error: ls.show_error(f"deepseek-ls: {name} failed: {error}")
+    log.info("workspace root %s", ls.root)
+
+
+def initialized(ls: DeepSeekServer, params: types.InitializedParams) -> None:
+    forward_logs_to_client(ls)
+    documents.initialized(ls)
+    for message in ls.pending_messages:
+        ls.show_error(message)
+    ls.pending_messages = []
+    for name, reason in ls.failed_features.items():
+        ls.show_error(f"deepseek-ls: feature {name} is disabled: {reason}")
+
+
+def did_change_configuration(ls: DeepSeekServer, params: types.DidChangeConfigurationParams) -> None:
+    if ls.settings is None:
+        return
+    try:
+        config = ls.settings.apply(params.settings)
+    except SettingsError as error:
+        ls.show_error(str(error))
+        return
+    if ls.services is not None:
+        ls.services.reconfigure(config)
+
+
+async def shutdown(ls: DeepSeekServer, params: None) -> None:
+    ls.tasks.cancel_all()
+    if ls.approvals is not None:
+        ls.approvals.cancel_all()
+    if ls.services is not None:
+        try:
+            await ls.services.aclose()
+        except Exception:  # noqa: BLE001 - shutting down regardless
+            log.exception("closing services failed")
+    detach_client_logs()
+
+
+def register(server: DeepSeekServer) -> None:
+    server.feature(types.INITIALIZE)(initialize)
+    server.feature(types.INITIALIZED)(initialized)
+    server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(did_change_configuration)
+    server.feature(types.SHUTDOWN)(shutdown)

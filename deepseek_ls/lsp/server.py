@@ -1,0 +1,122 @@
+"""The deepseek-ls language server: a thin pygls 2.x adapter over the core.
+
+`DeepSeekServer` holds the per-connection state (workspace root, settings,
+services, pending approvals, background tasks); each feature lives in its own
+module with a ``register(server)`` function, added by `create_server()`.
+A feature that fails to register is logged and left out; the others still work.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from deepseek_ls import __version__
+from deepseek_ls.config_models import Config
+from deepseek_ls.lsp.tasks import BackgroundTasks
+
+if TYPE_CHECKING:
+    from deepseek_ls.lsp.approvals import ApprovalBroker, LspUI
+    from deepseek_ls.lsp.services import Services
+    from deepseek_ls.lsp.settings import Settings
+
+log = logging.getLogger(__name__)
+
+# One module per feature, in registration order. Each exposes `register(server)`.
+FEATURE_MODULES = (
+    "deepseek_ls.lsp.lifecycle",
+    "deepseek_ls.lsp.documents",
+    "deepseek_ls.lsp.progress",
+    "deepseek_ls.lsp.approvals",
+    "deepseek_ls.lsp.edits",
+    "deepseek_ls.lsp.code_lens",
+    "deepseek_ls.lsp.hover",
+    "deepseek_ls.lsp.commands",
+    "deepseek_ls.lsp.sessions",
+)
+
+
+class DeepSeekServer(LanguageServer):
+    """The language server and the state of one editor connection."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "deepseek-ls",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.root: Path | None = None
+        self.settings: Settings | None = None
+        self.services: Services | None = None
+        self.approvals: ApprovalBroker | None = None
+        self.ui: LspUI | None = None
+        self.tasks = BackgroundTasks()
+        self.failed_features: dict[str, str] = {}
+        # Messages for the person produced before the client could show them.
+        self.pending_messages: list[str] = []
+        # Called with a URI whenever the client changes a buffer (hunk ranges move).
+        self.document_listeners: list[Callable[[str], None]] = []
+        self.index_debouncer: Any = None
+        # The session the editor is looking at (the last plan/ask/resume).
+        self.active_session: str | None = None
+
+    @property
+    def config(self) -> Config:
+        return self.settings.config if self.settings is not None else Config()
+
+    def show_message(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        """`window/showMessage`: what happened and what to do, for the person."""
+        self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def show_error(self, message: str) -> None:
+        self.show_message(message, types.MessageType.Error)
+
+    def notify(self, method: str, params: Any) -> None:
+        """Send one of our custom notifications (`deepseek/...`)."""
+        self.protocol.notify(method, params)
+
+    def client_supports(self, *path: str) -> bool:
+        """True when the client's capabilities have a truthy value at `path`."""
+        node: Any = self.client_capabilities
+        for name in path:
+            node = getattr(node, name, None)
+            if node is None:
+                return False
+        return bool(node)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # Errors of requests already reach the client in the response; others are
+        # logged here and shown, never raised into the IO loop.
+        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
+        super().report_server_error(error, source)
+
+
+def create_server() -> DeepSeekServer:
+    """Build a server with every feature registered."""
+    server = DeepSeekServer()
+    for name in FEATURE_MODULES:
+        try:
+            importlib.import_module(name).register(server)
+        except Exception as error:  # noqa: BLE001 - one feature must not take the others down
+            server.failed_features[name] = f"{type(error).__name__}: {error}"
+            log.exception("feature %s failed to register; continuing without it", name)
+    return server
+
+
+def run(transport: str = "stdio", host: str = "127.0.0.1", port: int = 2087) -> None:
+    """Run the server until the client disconnects (`deepseek-ls serve`)."""
+    from deepseek_ls.lsp.logging import configure_stderr_logging
+
+    configure_stderr_logging()
+    server = create_server()
+    if transport == "tcp":
+        server.start_tcp(host, port)
+    elif transport == "stdio":
+        server.start_io()
+    else:
+        raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'tcp'")

@@ -1,0 +1,132 @@
+"""The core services one editor connection uses, built lazily from the workspace
+root and the effective config.
+
+The LSP features never construct core objects themselves; they ask here. A
+service whose module is missing or fails to build raises `FeatureUnavailable`
+with a message for the person, so one broken part does not stop the others.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Callable
+
+from deepseek_ls.config_models import Config
+from deepseek_ls.ui_port import UIPort
+from deepseek_ls.workspace import state_dir
+
+log = logging.getLogger(__name__)
+
+
+class FeatureUnavailable(RuntimeError):
+    """A core service cannot be used; `str()` says which and why."""
+
+
+class Services:
+    def __init__(self, root: Path, config: Config, ui: UIPort) -> None:
+        self.root = root
+        self.config = config
+        self.ui = ui
+        self.state_dir = state_dir(root)
+        self._built: dict[str, Any] = {}
+        self.overlay = self._try("overlay", self._make_overlay)
+
+    # -- building ---------------------------------------------------------
+    def _get(self, name: str, make: Callable[[], Any]) -> Any:
+        if name not in self._built:
+            try:
+                self._built[name] = make()
+            except FeatureUnavailable:
+                raise
+            except ImportError as error:
+                raise FeatureUnavailable(
+                    f"deepseek-ls: {name} is not available in this build ({error})."
+                ) from error
+            except Exception as error:
+                log.exception("could not start %s", name)
+                raise FeatureUnavailable(f"deepseek-ls: could not start {name}: {error}") from error
+        return self._built[name]
+
+    def _try(self, name: str, make: Callable[[], Any]) -> Any:
+        try:
+            return self._get(name, make)
+        except FeatureUnavailable as error:
+            log.warning("%s", error)
+            return None
+
+    def reconfigure(self, config: Config) -> None:
+        """New settings: services that hold config are rebuilt on next use."""
+        self.config = config
+        for name in ("llm", "agent", "index"):
+            self._built.pop(name, None)
+
+    async def aclose(self) -> None:
+        llm = self._built.get("llm")
+        if llm is not None:
+            await llm.aclose()
+
+    # -- the services -----------------------------------------------------
+    @property
+    def patches(self) -> Any:
+        return self._get("patch store", self._make_patches)
+
+    @property
+    def index(self) -> Any:
+        return self._get("index", self._make_index)
+
+    @property
+    def llm(self) -> Any:
+        return self._get("llm", self._make_llm)
+
+    @property
+    def agent(self) -> Any:
+        return self._get("agent", self._make_agent)
+
+    def index_if_built(self) -> Any | None:
+        """The index when enabled and already built on disk; None otherwise (a save
+        must not start a full build)."""
+        if not self.config.index.enabled:
+            return None
+        index = self._try("index", self._make_index)
+        if index is None:
+            return None
+        try:
+            return None if index.status().state == "missing" else index
+        except Exception:  # noqa: BLE001
+            log.exception("index status failed")
+            return None
+
+    def _make_overlay(self) -> Any:
+        from deepseek_ls.tools.overlay import DocumentOverlay
+
+        return DocumentOverlay()
+
+    def _make_patches(self) -> Any:
+        from deepseek_ls.patch import PatchStore
+        from deepseek_ls.policy import PathPolicy
+
+        agent = self._built.get("agent")
+        if agent is not None and getattr(agent, "patches", None) is not None:
+            return agent.patches
+        policy = PathPolicy(self.root, self.config.policy.deny_paths)
+        return PatchStore(self.root, self.state_dir, policy=policy, overlay=self.overlay)
+
+    def _make_index(self) -> Any:
+        from deepseek_ls.index import CodeIndex
+
+        return CodeIndex(self.root, self.state_dir, self.config.index)
+
+    def _make_llm(self) -> Any:
+        from deepseek_ls.llm.client import LLMClient
+        from deepseek_ls.policy.redact import redact_text
+
+        return LLMClient(self.config.llm, redact=redact_text)
+
+    def _make_agent(self) -> Any:
+        from deepseek_ls.agent import Agent
+
+        index = self.index if self.config.index.enabled else None
+        return Agent(
+            self.root, self.config, llm=self.llm, ui=self.ui, overlay=self.overlay, index=index
+        )

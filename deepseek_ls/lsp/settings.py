@@ -1,0 +1,92 @@
+"""Editor settings: the same keys as `.deepseek/config.toml`, layered on top of it.
+
+Settings arrive in `initializationOptions` and `workspace/didChangeConfiguration`
+as a nested object (``{"router": {"threshold_high": 0.8}}``), optionally wrapped
+in a ``"deepseek"`` section as VS Code sends it. They are validated with the
+typed config models; a bad value is reported and the previous value kept.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Mapping
+
+from pydantic import ValidationError
+
+from deepseek_ls.config_models import Config
+
+log = logging.getLogger(__name__)
+
+SECTION = "deepseek"
+
+
+class SettingsError(ValueError):
+    """Editor settings that do not validate; `str()` is the message for the person."""
+
+
+def load_base_config(root: Path) -> tuple[Config, str | None]:
+    """The workspace's effective config from files and environment (the foundation's
+    loader). Returns the config and an error message when the files are invalid."""
+    try:
+        from deepseek_ls.config import load_config
+    except ImportError:  # the loader has not landed: defaults only
+        return Config(), None
+    try:
+        return load_config(root).config, None
+    except Exception as error:  # noqa: BLE001 - a broken config.toml must not stop the server
+        return Config(), f"deepseek-ls: the configuration could not be loaded ({error}); using defaults."
+
+
+def _unwrap(options: Any) -> dict[str, Any]:
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise SettingsError(
+            f"deepseek-ls settings must be an object with config sections, got {type(options).__name__}"
+        )
+    inner = options.get(SECTION)
+    return dict(inner) if isinstance(inner, Mapping) else dict(options)
+
+
+def _deep_merge(base: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item["loc"]) or "(root)"
+        parts.append(f"{where}: {item['msg']}")
+    return "; ".join(parts)
+
+
+class Settings:
+    """The effective configuration of this connection: files, then editor overrides."""
+
+    def __init__(self, base: Config) -> None:
+        self.base = base
+        self.overrides: dict[str, Any] = {}
+        self.config = base
+
+    def apply(self, options: Any) -> Config:
+        """Layer new editor settings; raises `SettingsError` (and keeps the previous
+        effective config) when they do not validate."""
+        overrides = _unwrap(options)
+        candidate = _deep_merge(self.overrides, overrides)
+        try:
+            config = Config.model_validate(_deep_merge(self.base.model_dump(), candidate))
+        except ValidationError as error:
+            raise SettingsError(
+                f"deepseek-ls: invalid setting ({_describe(error)}); the previous value is kept."
+            ) from None
+        self.overrides = candidate
+        self.config = config
+        log.info("settings applied: %s", sorted(overrides))
+        return config

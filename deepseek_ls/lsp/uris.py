@@ -1,0 +1,49 @@
+"""File URIs <-> workspace-relative paths, and the open buffers behind them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
+
+from pygls.uris import from_fs_path, to_fs_path
+
+if TYPE_CHECKING:
+    from pygls.workspace import TextDocument
+
+    from deepseek_ls.lsp.server import DeepSeekServer
+
+
+def uri_to_relpath(root: Path, uri: str) -> str | None:
+    """The POSIX path of `uri` relative to `root`, or None when it lies outside."""
+    path = to_fs_path(uri)
+    if path is None:
+        return None
+    try:
+        return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None
+
+
+def relpath_to_uri(root: Path, relpath: str) -> str:
+    uri = from_fs_path(str((root / relpath).resolve()))
+    if uri is None:
+        raise ValueError(f"cannot make a file URI of {relpath!r}")
+    return uri
+
+
+def open_document(ls: DeepSeekServer, uri: str) -> TextDocument | None:
+    """The editor's buffer for `uri` when the client has it open, else None."""
+    return ls.workspace.text_documents.get(unquote(uri))
+
+
+def current_text(ls: DeepSeekServer, uri: str) -> tuple[str, int | None]:
+    """What the person sees: the open buffer and its version, else the file on disk
+    (version None; missing file = empty text)."""
+    doc = open_document(ls, uri)
+    if doc is not None:
+        return doc.source, doc.version
+    path = to_fs_path(uri)
+    if path is None or not Path(path).is_file():
+        return "", None
+    return Path(path).read_text(encoding="utf-8", errors="replace"), None

@@ -1,0 +1,90 @@
+"""Helpers of the end-to-end tests: start the real server under a pytest-lsp
+client that answers like an editor and records what it received."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+CLIENTS = ["neovim", "visual-studio-code"]
+
+SERVER_COMMAND = [sys.executable, "-m", "deepseek_ls", "serve", "--stdio"]
+
+
+class EditorState:
+    """What the test client (the 'editor') received and how it answers."""
+
+    def __init__(self) -> None:
+        self.applied_edits: list[types.ApplyWorkspaceEditParams] = []
+        self.apply_result = True
+        self.message_requests: list[types.ShowMessageRequestParams] = []
+        self.message_answer: Callable[[types.ShowMessageRequestParams], str | None] = lambda p: None
+        self.notifications: dict[str, list[Any]] = {}
+        self.lens_refreshes = 0
+
+
+def install_editor_handlers(client: LanguageClient, state: EditorState) -> None:
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        state.applied_edits.append(params)
+        if not state.apply_result:
+            return types.ApplyWorkspaceEditResult(applied=False, failure_reason="test editor refused")
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def show_message_request(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+        state.message_requests.append(params)
+        title = state.message_answer(params)
+        return types.MessageActionItem(title=title) if title else None
+
+    @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def code_lens_refresh(params: None) -> None:
+        state.lens_refreshes += 1
+
+    for method in ("deepseek/stream", "deepseek/status", "deepseek/hunksChanged"):
+
+        def record(params: Any, method: str = method) -> None:
+            state.notifications.setdefault(method, []).append(params)
+
+        client.feature(method)(record)
+
+
+async def start_client(
+    root: Path,
+    client_name: str,
+    env: dict[str, str],
+    initialization_options: Any = None,
+    command: list[str] | None = None,
+) -> tuple[LanguageClient, EditorState, types.InitializeResult]:
+    client = await ClientServerConfig(server_command=command or SERVER_COMMAND, server_env=env).start()
+    state = EditorState()
+    install_editor_handlers(client, state)
+    uri = from_fs_path(str(root))
+    result = await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities(client_name),
+            root_uri=uri,
+            workspace_folders=[types.WorkspaceFolder(uri=uri, name=root.name)],
+            initialization_options=initialization_options,
+        )
+    )
+    return client, state, result
+
+
+async def wait_until(predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
+    """Poll `predicate` until truthy (for server-initiated messages)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not met within timeout")
+        await asyncio.sleep(0.02)

@@ -1,0 +1,80 @@
+"""The server starts, initializes, survives bad input and shuts down cleanly."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from deepseek_ls.lsp import names
+
+from lsp_harness import start_client, wait_until
+
+
+async def test_initialize_advertises_every_command_and_shuts_down_cleanly(
+    workspace: Path, client_name: str, server_env: dict[str, str]
+) -> None:
+    client, _, result = await start_client(workspace, client_name, server_env)
+    caps = result.capabilities
+    assert result.server_info is not None and result.server_info.name == "deepseek-ls"
+    assert set(caps.execute_command_provider.commands) == set(names.ALL_COMMANDS)
+    assert caps.code_lens_provider is not None
+    assert caps.hover_provider
+    await client.shutdown_session()
+    assert client._server is not None and client._server.returncode == 0
+    await client.stop()
+
+
+@pytest.mark.parametrize("command", [["deepseek-ls"], [sys.executable, "-m", "deepseek_ls"]], ids=["script", "module"])
+async def test_both_entry_points_serve_stdio(
+    command: list[str], workspace: Path, server_env: dict[str, str]
+) -> None:
+    if command[0] == "deepseek-ls":
+        command = [str(Path(sys.executable).with_name("deepseek-ls"))]
+        assert shutil.which(command[0]), "the deepseek-ls console script is installed"
+    client, _, result = await start_client(
+        workspace, "neovim", server_env, command=[*command, "serve", "--stdio"]
+    )
+    assert result.server_info is not None
+    await client.shutdown_session()
+    assert client._server.returncode == 0
+    await client.stop()
+
+
+async def test_unknown_method_and_bad_arguments_do_not_kill_the_server(editor) -> None:
+    client, _ = editor
+    with pytest.raises(JsonRpcException):
+        await client.protocol.send_request_async("deepseek/noSuchMethod", {})
+    with pytest.raises(JsonRpcException, match="request_id"):
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=names.CMD_APPROVE, arguments=[{"always": True}])
+        )
+    # Still serving: a well-formed request answers.
+    pending = await client.protocol.send_request_async(names.REQ_PENDING_APPROVALS, {})
+    assert pending.approvals == []
+
+
+async def test_bad_initialization_option_is_reported_and_defaults_kept(
+    workspace: Path, client_name: str, server_env: dict[str, str]
+) -> None:
+    client, _, _ = await start_client(
+        workspace, client_name, server_env, initialization_options={"router": {"threshold_high": "high"}}
+    )
+    message = await wait_until(lambda: [m for m in client.messages if "threshold_high" in m.message])
+    assert message[0].type == types.MessageType.Error
+    assert "previous value is kept" in message[0].message
+    await client.shutdown_session()
+    await client.stop()
+
+
+async def test_bad_configuration_change_is_reported(editor) -> None:
+    client, _ = editor
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"deepseek": {"index": {"max_file_bytes": -1}}})
+    )
+    shown = await wait_until(lambda: [m for m in client.messages if "max_file_bytes" in m.message])
+    assert shown[0].type == types.MessageType.Error
