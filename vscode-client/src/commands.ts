@@ -1,0 +1,201 @@
+/**
+ * The palette commands (`deepseek-ls.*`). They are not the server's own
+ * `deepseek.*` command ids: vscode-languageclient registers those itself (for
+ * the code lenses), so ours gather input in the editor and then call them.
+ */
+import * as vscode from "vscode";
+import { approve, deny, type ApprovalUI, type PickItem } from "./approvals";
+import { findEventLog } from "./eventLog";
+import { hunkAtLine } from "./hunks";
+import type { InlineDiff } from "./inlineDiff";
+import { Commands, type Plan, type RoutingExplanation, type ServerApi, type SessionSummary } from "./protocol";
+import { SECRET_KEY } from "./secrets";
+import type { ServerManager } from "./server";
+import { currentSettings } from "./server";
+import type { StatusBar } from "./statusBar";
+import { stateLabel } from "./statusBar";
+import type { StreamPanel } from "./streamPanel";
+
+export interface CommandDeps {
+  context: vscode.ExtensionContext;
+  server: ServerManager;
+  inlineDiff: InlineDiff;
+  statusBar: StatusBar;
+  stream: StreamPanel;
+}
+
+const ui: ApprovalUI = {
+  pick: async <T>(items: PickItem<T>[], placeholder: string) => vscode.window.showQuickPick(items, { placeHolder: placeholder }),
+  info: (message) => void vscode.window.showInformationMessage(message),
+};
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Run a command body; errors reach the user with what happened. */
+function guarded(name: string, body: (...args: unknown[]) => Promise<unknown>) {
+  return async (...args: unknown[]) => {
+    try {
+      return await body(...args);
+    } catch (error) {
+      void vscode.window.showErrorMessage(`DeepSeek: ${name} failed: ${errorText(error)}`);
+      return undefined;
+    }
+  };
+}
+
+/** The editor's context for `ask` / `plan`: the active file and selection. */
+function editorContext(): { uri?: string; range?: object } {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.uri.scheme !== "file") return {};
+  const sel = editor.selection;
+  const range = sel.isEmpty
+    ? undefined
+    : { start: { line: sel.start.line, character: sel.start.character }, end: { line: sel.end.line, character: sel.end.character } };
+  return { uri: editor.document.uri.toString(), ...(range ? { range } : {}) };
+}
+
+async function pickSession(api: ServerApi, placeholder: string): Promise<SessionSummary | undefined> {
+  const { sessions } = await api.command<{ sessions: SessionSummary[] }>(Commands.sessions, {});
+  if (!sessions.length) {
+    void vscode.window.showInformationMessage("DeepSeek: no sessions in this workspace yet.");
+    return undefined;
+  }
+  const picked = await vscode.window.showQuickPick(
+    sessions.map((s) => ({ label: s.prompt || "(no prompt)", description: `${stateLabel(s.state)} · ${s.created}`, detail: s.session_id, session: s })),
+    { placeHolder: placeholder, matchOnDetail: true },
+  );
+  return picked?.session;
+}
+
+/** The hunk at the cursor (from `deepseek/hunks`), or a message saying there is none. */
+async function hunkAtCursor(inlineDiff: InlineDiff) {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) {
+    void vscode.window.showInformationMessage("DeepSeek: open the file with the staged hunk first.");
+    return undefined;
+  }
+  const hunks = await inlineDiff.refresh(editor.document.uri.toString());
+  const hunk = hunkAtLine(hunks, editor.selection.active.line);
+  if (!hunk) void vscode.window.showInformationMessage("DeepSeek: no pending hunk in this file.");
+  return hunk;
+}
+
+export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
+  const { context, server, inlineDiff, statusBar, stream } = deps;
+  const reg = (id: string, title: string, body: (...args: unknown[]) => Promise<unknown>) =>
+    vscode.commands.registerCommand(`deepseek-ls.${id}`, guarded(title, body));
+
+  return [
+    reg("plan", "Plan", async () => {
+      const prompt = await vscode.window.showInputBox({ prompt: "DeepSeek: what should be planned?", placeHolder: "e.g. add input validation to app.py", ignoreFocusOut: true });
+      if (!prompt) return undefined;
+      const result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Window, title: "DeepSeek: planning…" },
+        () => server.command<{ session_id: string; plan: Plan }>(Commands.plan, { prompt, mode: currentSettings().agentMode, ...editorContext() }),
+      );
+      const steps = result.plan.steps;
+      stream.line(`Plan ${result.session_id}: ${result.plan.goal}`);
+      steps.forEach((s, i) => stream.line(`  ${i + 1}. ${s.title}${s.files?.length ? ` (${s.files.join(", ")})` : ""}`));
+      void vscode.window
+        .showInformationMessage(`DeepSeek: plan ready, ${steps.length} step${steps.length === 1 ? "" : "s"}. Run them from the code lenses.`, "Open Plan")
+        .then((c) => c && server.command(Commands.showPlan, { session_id: result.session_id }));
+      return result;
+    }),
+    reg("ask", "Ask", async () => {
+      const prompt = await vscode.window.showInputBox({ prompt: "DeepSeek: ask about the code", ignoreFocusOut: true });
+      if (!prompt) return undefined;
+      stream.show();
+      const result = await server.command<{ session_id: string; content: string }>(Commands.ask, { prompt, ...editorContext() });
+      stream.line("");
+      return result;
+    }),
+    reg("acceptHunk", "Accept Hunk", async () => {
+      const hunk = await hunkAtCursor(inlineDiff);
+      if (!hunk) return undefined;
+      const result = await server.command<{ applied: boolean; message?: string }>(Commands.acceptHunk, { patch_id: hunk.patch_id, hunk_id: hunk.hunk_id });
+      if (!result.applied) void vscode.window.showWarningMessage(`DeepSeek: the hunk was not applied: ${result.message ?? "it conflicts with your edits"}.`);
+      await inlineDiff.refresh(hunk.uri);
+      return result;
+    }),
+    reg("rejectHunk", "Reject Hunk", async () => {
+      const hunk = await hunkAtCursor(inlineDiff);
+      if (!hunk) return undefined;
+      const result = await server.command(Commands.rejectHunk, { patch_id: hunk.patch_id, hunk_id: hunk.hunk_id });
+      await inlineDiff.refresh(hunk.uri);
+      return result;
+    }),
+    reg("acceptAll", "Accept All", async () => {
+      const result = await server.command(Commands.acceptAll, {});
+      inlineDiff.refreshVisible();
+      return result;
+    }),
+    reg("rejectAll", "Reject All", async () => {
+      const result = await server.command(Commands.rejectAll, {});
+      inlineDiff.refreshVisible();
+      return result;
+    }),
+    reg("showPatchDiff", "Show Patch Diff", async () => {
+      const editor = vscode.window.activeTextEditor;
+      if (!editor) return void vscode.window.showInformationMessage("DeepSeek: open a file with staged hunks first.");
+      return inlineDiff.showFileDiff(editor.document.uri);
+    }),
+    reg("approve", "Approve", () => approve(server, ui)),
+    reg("deny", "Deny", () => deny(server, ui)),
+    reg("showSessions", "Show Sessions", async () => {
+      const picked = await pickSession(server, "DeepSeek sessions (pick one to resume)");
+      return picked && server.command(Commands.resume, { session_id: picked.session_id });
+    }),
+    reg("resumeSession", "Resume Session", async () => {
+      const picked = await pickSession(server, "Resume which session?");
+      if (!picked) return undefined;
+      const result = await server.command<{ state: string }>(Commands.resume, { session_id: picked.session_id });
+      void vscode.window.showInformationMessage(`DeepSeek: resumed session (${stateLabel(result.state)}).`);
+      return result;
+    }),
+    reg("cancel", "Cancel", async () => {
+      const result = await server.command<{ cancelled: boolean }>(Commands.cancel, {});
+      void vscode.window.showInformationMessage(result.cancelled ? "DeepSeek: cancelled." : "DeepSeek: nothing was running.");
+      return result;
+    }),
+    reg("undo", "Undo Last Apply", async () => {
+      const result = await server.command<{ restored: string[] }>(Commands.undo, {});
+      void vscode.window.showInformationMessage(
+        result.restored.length ? `DeepSeek: restored ${result.restored.join(", ")}.` : "DeepSeek: nothing to undo.",
+      );
+      inlineDiff.refreshVisible();
+      return result;
+    }),
+    reg("showEventLog", "Show Event Log", async () => {
+      const sessionId = statusBar.status?.session_id ?? (await pickSession(server, "Show the event log of which session?"))?.session_id;
+      const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+      if (!sessionId || !root) return undefined;
+      const file = findEventLog(root, sessionId);
+      if (!file) throw new Error(`no events.jsonl for session ${sessionId} under ${root}/.deepseek`);
+      return vscode.window.showTextDocument(vscode.Uri.file(file), { preview: true });
+    }),
+    reg("explainRouting", "Explain Routing", async () => {
+      const sessionId = statusBar.status?.session_id ?? undefined;
+      const d = await server.command<RoutingExplanation | null>(Commands.explainRouting, sessionId ? { session_id: sessionId } : {});
+      if (!d) return void vscode.window.showInformationMessage("DeepSeek: no routing decision yet.");
+      stream.line(`Routing ${d.decision_id}: ${d.text}`);
+      for (const [signal, value] of Object.entries(d.contributions)) stream.line(`  ${signal}: ${value.toFixed(3)}`);
+      stream.show();
+      void vscode.window.showInformationMessage(`DeepSeek routing: ${d.text}`);
+      return d;
+    }),
+    reg("setApiKey", "Set API Key", async () => {
+      const value = await vscode.window.showInputBox({ prompt: "DeepSeek API key (kept in VS Code's secret storage)", password: true, ignoreFocusOut: true });
+      if (!value) return undefined;
+      await context.secrets.store(SECRET_KEY, value.trim());
+      return server.restart();
+    }),
+    reg("restartServer", "Restart Server", async () => {
+      inlineDiff.clear();
+      const ok = await server.restart();
+      if (ok) void vscode.window.showInformationMessage("DeepSeek: language server restarted.");
+      return ok;
+    }),
+  ];
+}

@@ -1,0 +1,65 @@
+/**
+ * Entry point: wires the server, the status bar, the stream panel, the inline
+ * diff and the palette commands together. Each lives in its own module.
+ */
+import * as vscode from "vscode";
+import { registerCommands } from "./commands";
+import { InlineDiff } from "./inlineDiff";
+import { Notifications, Requests, type Status, type StreamParams } from "./protocol";
+import { ServerManager } from "./server";
+import { SECTION, needsRestart } from "./settings";
+import { StatusBar } from "./statusBar";
+import { StreamPanel } from "./streamPanel";
+
+let server: ServerManager | undefined;
+
+export interface ExtensionApi {
+  server: ServerManager;
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<ExtensionApi> {
+  const output = vscode.window.createOutputChannel("DeepSeek");
+  const trace = vscode.window.createOutputChannel("DeepSeek (LSP trace)");
+  const streamChannel = vscode.window.createOutputChannel("DeepSeek Stream");
+  const stream = new StreamPanel(streamChannel);
+  const item = vscode.window.createStatusBarItem("deepseek.status", vscode.StatusBarAlignment.Left, 50);
+  item.name = "DeepSeek";
+  const statusBar = new StatusBar(item, new vscode.ThemeColor("statusBarItem.warningBackground"), "deepseek-ls.explainRouting");
+
+  server = new ServerManager(context.secrets, output, trace);
+  const inlineDiff = new InlineDiff(server, (line) => output.appendLine(line));
+
+  context.subscriptions.push(
+    output,
+    trace,
+    streamChannel,
+    item,
+    inlineDiff,
+    server,
+    server.onStateChanged((state) => statusBar.setServerState(state)),
+    server.onStarted((client) => {
+      client.onNotification(Notifications.stream, (p: StreamParams) => stream.onStream(p));
+      client.onNotification(Notifications.status, (s: Status) => statusBar.setStatus(s));
+      client.onNotification(Notifications.hunksChanged, (p: { uris: string[] }) => inlineDiff.refreshMany(p.uris));
+      client
+        .sendRequest<Status>(Requests.status, {})
+        .then((s) => s && statusBar.setStatus(s))
+        .catch((error) => output.appendLine(`DeepSeek: deepseek/status failed: ${String(error)}`));
+      inlineDiff.refreshVisible();
+    }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!e.affectsConfiguration(SECTION)) return;
+      if (needsRestart((key) => e.affectsConfiguration(key))) void server?.restart();
+      else void server?.pushSettings();
+    }),
+    ...registerCommands({ context, server, inlineDiff, statusBar, stream }),
+  );
+
+  await server.start();
+  return { server };
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+  server = undefined;
+}

@@ -1,0 +1,123 @@
+/**
+ * Pure logic over staged hunks (`deepseek/hunks`): which hunk the cursor is
+ * on, how to render a hunk inline, and the text a file would have with every
+ * pending hunk accepted (for the native diff editor).
+ */
+import type { Hunk, LspPosition } from "./protocol";
+
+export function pending(hunks: Hunk[]): Hunk[] {
+  return hunks.filter((h) => h.status === "pending");
+}
+
+/** The 0-based lines the hunk's range covers in the current buffer (may be empty). */
+export function replacedLines(h: Hunk): number[] {
+  const { start, end } = h.range;
+  const last = end.character === 0 && end.line > start.line ? end.line - 1 : end.line;
+  if (start.line === end.line && start.character === end.character) return [];
+  const out: number[] = [];
+  for (let l = start.line; l <= last; l++) out.push(l);
+  return out;
+}
+
+/** Lines of `text` without the empty string a trailing newline leaves. */
+export function textLines(text: string): string[] {
+  if (text === "") return [];
+  const lines = text.split(/\r?\n/);
+  if (lines[lines.length - 1] === "") lines.pop();
+  return lines;
+}
+
+/**
+ * The pending hunk at `line`: the one whose replaced lines contain it, else
+ * the nearest by its first line (ties go to the later hunk, the one the
+ * cursor sits above). `undefined` when there is no pending hunk.
+ */
+export function hunkAtLine(hunks: Hunk[], line: number): Hunk | undefined {
+  let best: Hunk | undefined;
+  let bestDistance = Infinity;
+  for (const h of pending(hunks)) {
+    const covered = replacedLines(h);
+    if (covered.includes(line)) return h;
+    const first = h.range.start.line;
+    const lastLine = covered.length ? covered[covered.length - 1] : first;
+    const distance = line < first ? first - line : line - lastLine;
+    if (distance < bestDistance || (distance === bestDistance && best && first > best.range.start.line)) {
+      best = h;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+export interface RemovedMark { line: number; hunkId: string }
+export interface AddedMark {
+  /** The line the ghost text is attached to. */
+  line: number;
+  /** `after`: at the end of `line`; `before`: at its start (insertion at the top of the file). */
+  position: "after" | "before";
+  text: string;
+  /** Every added line, for the hover. */
+  added: string[];
+  hunkId: string;
+}
+
+export interface DecorationPlan { removed: RemovedMark[]; added: AddedMark[] }
+
+const GHOST_MAX = 80;
+
+function ghostText(lines: string[]): string {
+  if (lines.length === 0) return "";
+  const first = lines[0].trim();
+  const shown = first.length > GHOST_MAX ? `${first.slice(0, GHOST_MAX - 1)}…` : first;
+  const more = lines.length > 1 ? `  (+${lines.length - 1} more line${lines.length > 2 ? "s" : ""})` : "";
+  return `  ＋ ${shown}${more}`;
+}
+
+/**
+ * How the pending hunks look in the buffer before they are accepted: the lines
+ * a hunk replaces are marked as removed, and the text it adds is shown as
+ * ghost text after the last replaced line (or after the line before an
+ * insertion), with every added line in the hover.
+ */
+export function decorationPlan(hunks: Hunk[]): DecorationPlan {
+  const plan: DecorationPlan = { removed: [], added: [] };
+  for (const h of pending(hunks)) {
+    const covered = replacedLines(h);
+    for (const line of covered) plan.removed.push({ line, hunkId: h.hunk_id });
+    const added = textLines(h.new_text);
+    if (added.length === 0) continue;
+    let line: number;
+    let position: "after" | "before" = "after";
+    if (covered.length) line = covered[covered.length - 1];
+    else if (h.range.start.line > 0) line = h.range.start.line - 1;
+    else {
+      line = 0;
+      position = "before";
+    }
+    plan.added.push({ line, position, text: ghostText(added), added, hunkId: h.hunk_id });
+  }
+  return plan;
+}
+
+/** Offset of an LSP position (UTF-16, like JS strings) in `text`. */
+export function offsetAt(text: string, pos: LspPosition): number {
+  let offset = 0;
+  for (let line = 0; line < pos.line; line++) {
+    const nl = text.indexOf("\n", offset);
+    if (nl < 0) return text.length;
+    offset = nl + 1;
+  }
+  const lineEnd = text.indexOf("\n", offset);
+  const end = lineEnd < 0 ? text.length : lineEnd;
+  return Math.min(offset + pos.character, end);
+}
+
+/** `text` with every pending hunk's `new_text` put over its range. */
+export function applyHunks(text: string, hunks: Hunk[]): string {
+  const ordered = pending(hunks)
+    .map((h) => ({ h, start: offsetAt(text, h.range.start), end: offsetAt(text, h.range.end) }))
+    .sort((a, b) => b.start - a.start);
+  let out = text;
+  for (const { h, start, end } of ordered) out = out.slice(0, start) + h.new_text + out.slice(end);
+  return out;
+}

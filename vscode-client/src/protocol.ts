@@ -1,0 +1,132 @@
+/**
+ * Protocol names of deepseek-ls, mirrored from `deepseek_ls/lsp/names.py` and
+ * documented in `docs/protocol.md`. The unit test `test/protocol.test.ts`
+ * checks that both files list the same names.
+ */
+
+/** `workspace/executeCommand` ids. Each takes ONE JSON object argument. */
+export const Commands = {
+  ask: "deepseek.ask",
+  plan: "deepseek.plan",
+  runStep: "deepseek.runStep",
+  skipStep: "deepseek.skipStep",
+  revisePlan: "deepseek.revisePlan",
+  showPlan: "deepseek.showPlan",
+  acceptHunk: "deepseek.acceptHunk",
+  rejectHunk: "deepseek.rejectHunk",
+  acceptFile: "deepseek.acceptFile",
+  rejectFile: "deepseek.rejectFile",
+  acceptAll: "deepseek.acceptAll",
+  rejectAll: "deepseek.rejectAll",
+  approve: "deepseek.approve",
+  deny: "deepseek.deny",
+  explainRouting: "deepseek.explainRouting",
+  sessions: "deepseek.sessions",
+  resume: "deepseek.resume",
+  cancel: "deepseek.cancel",
+  undo: "deepseek.undo",
+} as const;
+
+/** Custom requests (client -> server). */
+export const Requests = {
+  hunks: "deepseek/hunks",
+  pendingApprovals: "deepseek/pendingApprovals",
+  plan: "deepseek/plan",
+  status: "deepseek/status",
+} as const;
+
+/** Custom notifications (server -> client). */
+export const Notifications = {
+  stream: "deepseek/stream",
+  status: "deepseek/status",
+  hunksChanged: "deepseek/hunksChanged",
+} as const;
+
+export interface LspPosition { line: number; character: number }
+export interface LspRange { start: LspPosition; end: LspPosition }
+
+export type HunkStatus = "pending" | "accepted" | "rejected";
+
+/** One staged hunk, as `deepseek/hunks` returns it. */
+export interface Hunk {
+  patch_id: string;
+  hunk_id: string;
+  uri: string;
+  /** The range in the *current* buffer that the hunk replaces. */
+  range: LspRange;
+  old_text: string;
+  new_text: string;
+  /** 0-based lines (in the buffer after accepting) that the hunk adds. */
+  added: number[];
+  /** The line where removed text is shown. */
+  removed_at: number;
+  status: HunkStatus;
+  profile?: string;
+  decision_id?: string;
+}
+
+export interface HunksResult { uri: string; version: number | null; hunks: Hunk[] }
+
+export interface RoutingExplanation {
+  decision_id: string;
+  text: string;
+  score: number;
+  threshold: number;
+  profile: string;
+  model: string;
+  escalation: boolean;
+  contributions: Record<string, number>;
+  reason_codes: string[];
+}
+
+export interface Status {
+  session_id?: string | null;
+  state: string;
+  profile?: string | null;
+  max_think_active: boolean;
+  last_decision?: RoutingExplanation | null;
+}
+
+export interface ApprovalRequest {
+  request_id: string;
+  kind: string;
+  title: string;
+  detail: string;
+  command?: string;
+  files: string[];
+  hunk_ids: string[];
+  patch_id?: string;
+  session_id?: string;
+}
+
+export type StreamChannel = "content" | "reasoning" | "status";
+export interface StreamParams { session_id: string; channel: StreamChannel; text: string }
+
+export interface PlanStep {
+  step_id: string;
+  title: string;
+  intent?: string;
+  files?: string[];
+  status?: string;
+  done?: boolean;
+}
+export interface Plan {
+  plan_id: string;
+  version: number;
+  goal: string;
+  steps: PlanStep[];
+  assumptions?: string[];
+  verification?: string[];
+  risk_notes?: string[];
+  confidence?: number;
+}
+
+export interface SessionSummary { session_id: string; state: string; created: string; prompt: string }
+
+/** How the extension's modules talk to the server (implemented over the LanguageClient). */
+export interface ServerApi {
+  /** `workspace/executeCommand` with one JSON object argument. */
+  command<T = unknown>(name: string, arg: object): Promise<T>;
+  /** A custom request such as `deepseek/hunks`. */
+  request<T = unknown>(method: string, params: object): Promise<T>;
+}

@@ -1,0 +1,165 @@
+/**
+ * Starting, stopping and restarting the `deepseek-ls` language server
+ * (vscode-languageclient over stdio). Finding the command is in
+ * `serverCommand.ts`; the API key and process environment in `secrets.ts`.
+ */
+import * as fs from "fs";
+import * as vscode from "vscode";
+import {
+  ExecuteCommandRequest,
+  LanguageClient,
+  State,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from "vscode-languageclient/node";
+import type { ServerApi } from "./protocol";
+import { findApiKey, serverEnvironment, type SecretStore } from "./secrets";
+import { notFoundMessage, resolveServerCommand, startFailedMessage, type ServerCommand } from "./serverCommand";
+import { SECTION, initializationOptions, readSettings, type Settings } from "./settings";
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, process.platform === "win32" ? fs.constants.F_OK : fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+export function currentSettings(): Settings {
+  return readSettings(vscode.workspace.getConfiguration(SECTION));
+}
+
+function workspaceFolders(): string[] {
+  return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
+}
+
+/** Owns the LanguageClient; `onStarted` listeners (re)attach their notification handlers. */
+export class ServerManager implements ServerApi, vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private readonly started = new vscode.EventEmitter<LanguageClient>();
+  private readonly stateChanged = new vscode.EventEmitter<"starting" | "running" | "stopped" | "failed">();
+  readonly onStarted = this.started.event;
+  readonly onStateChanged = this.stateChanged.event;
+  lastCommand: ServerCommand | undefined;
+
+  constructor(
+    private readonly secrets: SecretStore,
+    private readonly output: vscode.OutputChannel,
+    private readonly trace: vscode.OutputChannel,
+  ) {}
+
+  get running(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  async start(): Promise<boolean> {
+    const settings = currentSettings();
+    const cmd = resolveServerCommand(settings, workspaceFolders(), {
+      isExecutable,
+      env: process.env,
+      platform: process.platform,
+    });
+    if (!cmd) {
+      this.fail(notFoundMessage());
+      return false;
+    }
+    this.lastCommand = cmd;
+    const key = await findApiKey(process.env, this.secrets);
+    const { env, warnings } = serverEnvironment(process.env, settings.serverEnv, key, settings.baseUrl);
+    for (const w of warnings) void vscode.window.showWarningMessage(w);
+    if (!key) {
+      this.output.appendLine(
+        "DeepSeek: no API key (set DEEPSEEK_API_KEY or run `DeepSeek: Set API Key`); model calls will fail until one is set.",
+      );
+    }
+    const cwd = workspaceFolders()[0];
+    const serverOptions: ServerOptions = { command: cmd.command, args: cmd.args, options: { env, cwd } };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
+      initializationOptions: initializationOptions(settings),
+      outputChannel: this.output,
+      traceOutputChannel: this.trace,
+    };
+    this.output.appendLine(`DeepSeek: starting ${[cmd.command, ...cmd.args].join(" ")} (from ${cmd.source})`);
+    this.stateChanged.fire("starting");
+    const client = new LanguageClient("deepseek-ls", "DeepSeek", serverOptions, clientOptions);
+    this.client = client;
+    try {
+      await client.start();
+      await client.setTrace(settings.trace === "verbose" ? 2 : settings.trace === "messages" ? 1 : 0);
+    } catch (error) {
+      this.client = undefined;
+      try {
+        await client.dispose();
+      } catch {
+        // the process is already gone; nothing left to release
+      }
+      this.fail(startFailedMessage(cmd, error));
+      return false;
+    }
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Stopped && this.client === client) this.stateChanged.fire("stopped");
+      if (e.newState === State.Running && this.client === client) this.stateChanged.fire("running");
+    });
+    this.stateChanged.fire("running");
+    this.started.fire(client);
+    return true;
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.stop(5000);
+      } catch (error) {
+        this.output.appendLine(`DeepSeek: stopping the server: ${String(error)}`);
+      }
+      this.stateChanged.fire("stopped");
+    }
+  }
+
+  async restart(): Promise<boolean> {
+    await this.stop();
+    return this.start();
+  }
+
+  /** Push the current settings to a running server (`workspace/didChangeConfiguration`). */
+  async pushSettings(): Promise<void> {
+    if (!this.client || !this.running) return;
+    await this.client.sendNotification("workspace/didChangeConfiguration", {
+      settings: { [SECTION]: initializationOptions(currentSettings()) },
+    });
+  }
+
+  private fail(message: string): void {
+    this.output.appendLine(message);
+    this.stateChanged.fire("failed");
+    void vscode.window.showErrorMessage(message, "Open Settings", "Show Log").then((choice) => {
+      if (choice === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "deepseek.server");
+      if (choice === "Show Log") this.output.show();
+    });
+  }
+
+  private requireClient(): LanguageClient {
+    if (!this.client || !this.running) {
+      throw new Error("the DeepSeek language server is not running; run `DeepSeek: Restart Server`");
+    }
+    return this.client;
+  }
+
+  async command<T = unknown>(name: string, arg: object): Promise<T> {
+    return this.requireClient().sendRequest(ExecuteCommandRequest.type, { command: name, arguments: [arg] }) as Promise<T>;
+  }
+
+  async request<T = unknown>(method: string, params: object): Promise<T> {
+    return this.requireClient().sendRequest<T>(method, params);
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    this.started.dispose();
+    this.stateChanged.dispose();
+  }
+}

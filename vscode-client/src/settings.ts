@@ -1,0 +1,101 @@
+/**
+ * The extension's settings (`deepseek.*`) and how they reach the server:
+ * as `initializationOptions` at start and `workspace/didChangeConfiguration`
+ * on change. Pure: takes a getter, so it is unit-tested without VS Code.
+ */
+
+/** Anything with VS Code's `WorkspaceConfiguration.get` shape. */
+export interface SettingsSource {
+  get<T>(key: string): T | undefined;
+}
+
+export type RouterMode = "auto" | "fast" | "max-think";
+
+export interface Settings {
+  serverCommand: string[];
+  serverInterpreter: string;
+  serverEnv: Record<string, string>;
+  baseUrl: string;
+  profile: string;
+  routerMode: RouterMode;
+  agentMode: "plan" | "agent" | "yolo";
+  approval: "suggest" | "auto" | "never";
+  trace: "off" | "messages" | "verbose";
+}
+
+export const SECTION = "deepseek";
+
+/** Settings whose change needs a server restart (they shape the process). */
+export const RESTART_KEYS = ["server.command", "server.interpreter", "server.env", "llm.baseUrl"];
+
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback: T): T {
+  return allowed.includes(value as T) ? (value as T) : fallback;
+}
+
+function stringList(value: unknown): string[] {
+  if (typeof value === "string") return value.trim() ? [value.trim()] : [];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string" && v !== "") : [];
+}
+
+function stringMap(value: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (value && typeof value === "object" && !Array.isArray(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") out[k] = String(v);
+    }
+  }
+  return out;
+}
+
+/** Read and normalise the settings; a bad value falls back to the default. */
+export function readSettings(source: SettingsSource): Settings {
+  const str = (key: string) => {
+    const v = source.get<unknown>(key);
+    return typeof v === "string" ? v.trim() : "";
+  };
+  return {
+    serverCommand: stringList(source.get("server.command")),
+    serverInterpreter: str("server.interpreter"),
+    serverEnv: stringMap(source.get("server.env")),
+    baseUrl: str("llm.baseUrl"),
+    profile: str("llm.profile"),
+    routerMode: oneOf(source.get("router.mode"), ["auto", "fast", "max-think"] as const, "auto"),
+    agentMode: oneOf(source.get("agent.mode"), ["plan", "agent", "yolo"] as const, "agent"),
+    approval: oneOf(source.get("agent.approval"), ["suggest", "auto", "never"] as const, "suggest"),
+    trace: oneOf(source.get("trace.server"), ["off", "messages", "verbose"] as const, "off"),
+  };
+}
+
+/**
+ * (`llm.baseUrl` reaches the server as `DEEPSEEK_BASE_URL` in its environment.)
+ * Overrides in the shape of the server's `Config` (`deepseek_ls/config_models.py`):
+ * only what the user set, so the workspace's `.deepseek/config.toml` still
+ * decides everything else. Sent as `initializationOptions.config` and as
+ * `settings.deepseek.config` in `didChangeConfiguration`.
+ */
+export function configOverrides(s: Settings): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  const put = (section: string, key: string, value: unknown) => {
+    (out[section] ??= {})[key] = value;
+  };
+  if (s.routerMode === "fast") put("router", "force_profile", "fast");
+  if (s.routerMode === "max-think") put("router", "force_profile", "max_think");
+  if (s.routerMode !== "auto") put("router", "auto_max_think", false);
+  put("agent_loop", "mode", s.agentMode);
+  put("policy", "approval_mode", s.approval);
+  return out;
+}
+
+/** The `initializationOptions` the server receives. */
+export function initializationOptions(s: Settings): Record<string, unknown> {
+  return {
+    client: "vscode",
+    config: configOverrides(s),
+    ...(s.profile ? { profile: s.profile } : {}),
+  };
+}
+
+/** True when a configuration change touches a key that needs a restart. */
+export function needsRestart(affects: (key: string) => boolean): boolean {
+  return RESTART_KEYS.some((k) => affects(`${SECTION}.${k}`));
+}

@@ -1,0 +1,102 @@
+/**
+ * The status bar item: session state and model profile, highlighted while
+ * max-think is active; clicking it explains the last routing decision.
+ * `describeStatus` is pure; `StatusBar` drives any item with the
+ * `vscode.StatusBarItem` shape (injected, so this file never imports vscode).
+ */
+import type { RoutingExplanation, Status } from "./protocol";
+
+export type ServerState = "starting" | "running" | "stopped" | "failed";
+
+export interface StatusView {
+  text: string;
+  tooltip: string;
+  highlighted: boolean;
+}
+
+const STATE_LABELS: Record<string, string> = {
+  Idle: "idle",
+  Planning: "planning",
+  ExecutingStep: "executing",
+  AwaitingApproval: "awaiting approval",
+  Verifying: "verifying",
+  Completed: "completed",
+  Paused: "paused",
+  Failed: "failed",
+};
+
+/** A short, human label for a session state (unknown states shown as they are). */
+export function stateLabel(state: string): string {
+  return STATE_LABELS[state] ?? state.toLowerCase();
+}
+
+const BUSY_STATES = new Set(["Planning", "ExecutingStep", "Verifying"]);
+
+/** One line explaining a routing decision, for tooltips. */
+export function routingSummary(d: RoutingExplanation): string {
+  const verdict = d.profile === "max_think" || d.profile === "max-think" ? "max-think" : d.profile;
+  return `${verdict} (${d.model}): score ${d.score.toFixed(2)} vs threshold ${d.threshold.toFixed(2)}` +
+    (d.reason_codes.length ? `; ${d.reason_codes.join(", ")}` : "");
+}
+
+/** What the item shows for a server state and the last `Status` it sent. */
+export function describeStatus(server: ServerState, status: Status | undefined): StatusView {
+  if (server === "starting") return { text: "$(sync~spin) DeepSeek", tooltip: "DeepSeek: starting the language server…", highlighted: false };
+  if (server === "failed") return { text: "$(error) DeepSeek", tooltip: "DeepSeek: the language server is not running. Click for details; `DeepSeek: Restart Server` retries.", highlighted: false };
+  if (server === "stopped") return { text: "$(circle-slash) DeepSeek", tooltip: "DeepSeek: the language server is stopped.", highlighted: false };
+  if (!status || !status.session_id) {
+    return { text: "$(sparkle) DeepSeek", tooltip: "DeepSeek: no active session. Run `DeepSeek: Plan…` or `DeepSeek: Ask…`.", highlighted: false };
+  }
+  const icon = BUSY_STATES.has(status.state) ? "$(sync~spin)" : status.max_think_active ? "$(flame)" : "$(sparkle)";
+  const profile = status.max_think_active ? "max-think" : status.profile ?? "";
+  const text = `${icon} DeepSeek: ${stateLabel(status.state)}${profile ? ` · ${profile}` : ""}`;
+  const lines = [`DeepSeek session ${status.session_id}: ${stateLabel(status.state)}`];
+  if (status.last_decision) lines.push(`Last routing: ${routingSummary(status.last_decision)}`);
+  lines.push("Click to explain the last routing decision.");
+  return { text, tooltip: lines.join("\n"), highlighted: status.max_think_active };
+}
+
+/** The parts of `vscode.StatusBarItem` we set. */
+export interface StatusItemLike {
+  text: string;
+  tooltip: unknown;
+  command: unknown;
+  backgroundColor: unknown;
+  show(): void;
+}
+
+export class StatusBar {
+  private server: ServerState = "starting";
+  private last: Status | undefined;
+
+  constructor(
+    private readonly item: StatusItemLike,
+    private readonly highlightColor: unknown,
+    command: string,
+  ) {
+    item.command = command;
+    this.render();
+    item.show();
+  }
+
+  get status(): Status | undefined {
+    return this.last;
+  }
+
+  setServerState(state: ServerState): void {
+    this.server = state;
+    this.render();
+  }
+
+  setStatus(status: Status): void {
+    this.last = status;
+    this.render();
+  }
+
+  private render(): void {
+    const view = describeStatus(this.server, this.last);
+    this.item.text = view.text;
+    this.item.tooltip = view.tooltip;
+    this.item.backgroundColor = view.highlighted ? this.highlightColor : undefined;
+  }
+}

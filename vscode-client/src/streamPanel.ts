@@ -1,0 +1,78 @@
+/**
+ * Streamed answers and plans (`deepseek/stream`) in the "DeepSeek" output
+ * channel. `StreamFormatter` is pure: it turns notifications into text, with a
+ * header when the session changes and a marker when the model switches between
+ * its reasoning and its answer.
+ */
+import type { StreamParams } from "./protocol";
+
+export class StreamFormatter {
+  private session: string | undefined;
+  private channel: string | undefined;
+  private atLineStart = true;
+
+  /** The text to append for one notification. */
+  format(p: StreamParams): string {
+    let out = "";
+    const newline = () => (this.atLineStart ? "" : "\n");
+    if (p.session_id !== this.session) {
+      out += `${this.session === undefined ? "" : newline() + "\n"}── session ${p.session_id} ──\n`;
+      this.session = p.session_id;
+      this.channel = undefined;
+      this.atLineStart = true;
+    }
+    if (p.channel === "status") {
+      out += `${newline()}[${p.text.trim()}]\n`;
+      this.atLineStart = true;
+      this.channel = undefined;
+      return out;
+    }
+    if (p.channel !== this.channel) {
+      out += `${out.endsWith("\n") || this.atLineStart ? "" : "\n"}${p.channel === "reasoning" ? "💭 reasoning:" : "💬 answer:"}\n`;
+      this.channel = p.channel;
+      this.atLineStart = true;
+    }
+    out += p.text;
+    if (p.text.length) this.atLineStart = p.text.endsWith("\n");
+    return out;
+  }
+
+  /** Close the current block (e.g. when a command's result arrives). */
+  end(): string {
+    const out = this.atLineStart ? "" : "\n";
+    this.atLineStart = true;
+    this.channel = undefined;
+    return out;
+  }
+}
+
+/** The parts of `vscode.OutputChannel` we use. */
+export interface ChannelLike {
+  append(text: string): void;
+  show(preserveFocus?: boolean): void;
+}
+
+export class StreamPanel {
+  private readonly formatter = new StreamFormatter();
+  private shown = false;
+
+  constructor(private readonly channel: ChannelLike) {}
+
+  onStream(p: StreamParams): void {
+    if (!this.shown) {
+      this.channel.show(true);
+      this.shown = true;
+    }
+    this.channel.append(this.formatter.format(p));
+  }
+
+  /** Append a line of our own (results, explanations), closing any open block. */
+  line(text: string): void {
+    this.channel.append(this.formatter.end() + text + "\n");
+  }
+
+  show(): void {
+    this.channel.show(true);
+    this.shown = true;
+  }
+}
