@@ -1,0 +1,255 @@
+"""SQLite (WAL) projections of a workspace's event logs: `.deepseek/state.db`.
+
+The logs are the truth; this database is a cache that any process can bring up
+to date. `sync()` applies the events appended since the last sync (each
+session remembers the byte offset it has projected); `rebuild()` throws every
+row away and applies every log from the start. Both must give the same rows.
+When `projector.SCHEMA_VERSION` changes, the database is rebuilt on open.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from deepseek_ls.store.log import CorruptLog, SessionNotFound, parse_line
+from deepseek_ls.store.projector import SCHEMA, SCHEMA_VERSION, SESSION_TABLES, apply_event
+
+log = logging.getLogger(__name__)
+
+DB_NAME = "state.db"
+SESSIONS_DIR = "sessions"
+LOG_NAME = "events.jsonl"
+
+# Columns holding JSON text, decoded in dumps.
+_JSON_COLUMNS = {
+    "tool_calls", "plan", "files", "data", "arguments", "value", "reason_codes", "features",
+    "weights", "contributions", "usage",
+}
+
+
+class Projections:
+    """The projection database of one workspace state dir."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = Path(state_dir)
+        self.sessions_dir = self.state_dir / SESSIONS_DIR
+        self.db_path = self.state_dir / DB_NAME
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.db = self._connect()
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            return self._open_db()
+        except sqlite3.DatabaseError as error:
+            # Derived data: a damaged cache is replaced and the logs rebuild it.
+            log.warning("%s is damaged (%s); rebuilding it from the event logs", self.db_path, error)
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{self.db_path}{suffix}").unlink(missing_ok=True)
+            return self._open_db()
+
+    def _open_db(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.db_path, timeout=30, isolation_level=None, check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            with _transaction(db):
+                if _schema_version(db) != SCHEMA_VERSION:
+                    _reset(db)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "Projections":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- bringing rows up to date ----------------------------------------------------
+
+    def session_ids(self) -> list[str]:
+        if not self.sessions_dir.is_dir():
+            return []
+        return sorted(p.name for p in self.sessions_dir.iterdir() if (p / LOG_NAME).is_file())
+
+    def sync(self, session_id: str | None = None) -> None:
+        """Apply the events appended since the last sync (one session, or all)."""
+        if session_id and not (self.sessions_dir / session_id / LOG_NAME).is_file():
+            raise SessionNotFound(f"no session {session_id} in {self.sessions_dir}")
+        for sid in [session_id] if session_id else self.session_ids():
+            with _transaction(self.db):  # serialises syncing processes; offsets stay exact
+                self._sync_session(sid)
+
+    def rebuild(self, session_id: str | None = None) -> None:
+        """Drop the rows (of one session, or all) and apply the logs from the start."""
+        with _transaction(self.db):
+            if session_id is None:
+                _reset(self.db)
+            else:
+                self._forget(session_id)
+        self.sync(session_id)
+
+    def _forget(self, session_id: str) -> None:
+        for table in ("sessions", *SESSION_TABLES):
+            self.db.execute(f"DELETE FROM {table} WHERE session_id=?", (session_id,))
+
+    def _sync_session(self, sid: str) -> None:
+        path = self.sessions_dir / sid / LOG_NAME
+        db = self.db
+        row = db.execute(
+            "SELECT log_offset, error, last_seq, event_count, created_at, updated_at "
+            "FROM sessions WHERE session_id=?",
+            (sid,),
+        ).fetchone()
+        size = path.stat().st_size if path.exists() else 0
+        if row is not None and size < row[0]:
+            # The log shrank below what we projected: it was replaced; start over.
+            self._forget(sid)
+            row = None
+        if row is None:
+            db.execute("INSERT INTO sessions(session_id) VALUES (?)", (sid,))
+            row = (0, None, 0, 0, None, None)
+        offset, error, last_seq, count, created_at, updated_at = row
+        if error or size <= offset:
+            return
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            data = fh.read(size - offset)
+        done = 0  # bytes of `data` applied: whole lines only (a line being written waits)
+        try:
+            while (newline := data.find(b"\n", done)) >= 0:
+                event = parse_line(data[done:newline], path, count + 1)
+                apply_event(db, sid, event)
+                last_seq, count = event["seq_no"], count + 1
+                created_at = created_at or event["ts"]
+                updated_at = event["ts"]
+                done = newline + 1
+        except (CorruptLog, KeyError, TypeError, ValueError, sqlite3.IntegrityError) as bad:
+            # Keep what was projected up to the bad line; the log itself is left alone.
+            error = f"{path}: event {count + 1}: {bad!r}"
+            log.warning("cannot project session %s: %s", sid, error)
+        db.execute(
+            "UPDATE sessions SET log_offset=?, last_seq=?, event_count=?, created_at=?, "
+            "updated_at=?, error=? WHERE session_id=?",
+            (offset + done, last_seq, count, created_at, updated_at, error, sid),
+        )
+
+    # -- reading ------------------------------------------------------------------------
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """Every session's summary row, newest first (ids are UUIDv7: they sort by time)."""
+        return self._rows("SELECT * FROM sessions ORDER BY session_id DESC", (), keep_id=True)
+
+    def dump_session(self, session_id: str) -> dict[str, Any]:
+        """One session's projections as plain JSON-ready data."""
+        found = self._rows("SELECT * FROM sessions WHERE session_id=?", (session_id,), keep_id=True)
+        plans = self._table("plans", session_id, "updated_seq, plan_id")
+        for plan in plans:
+            plan["steps"] = self._rows(
+                "SELECT step_id, position, title, status, reason, updated_seq FROM plan_steps "
+                "WHERE session_id=? AND plan_id=? ORDER BY position",
+                (session_id, plan["plan_id"]),
+            )
+        patches = self._table("patches", session_id, "staged_seq, patch_id")
+        for patch in patches:
+            patch["hunks"] = self._rows(
+                "SELECT * FROM hunks WHERE session_id=? AND patch_id=? ORDER BY position",
+                (session_id, patch["patch_id"]),
+            )
+            patch["status"] = _patch_status([h["status"] for h in patch["hunks"]])
+        return {
+            "session": found[0] if found else None,
+            "transcript": self._table("transcript", session_id, "seq_no"),
+            "plans": plans,
+            "patches": patches,
+            "tool_invocations": self._table("tool_invocations", session_id, "proposed_seq, call_id"),
+            "router": {
+                "decisions": self._table("router_decisions", session_id, "seq_no"),
+                "escalations": self._table("router_escalations", session_id, "seq_no"),
+            },
+            "llm_calls": self._table("llm_calls", session_id, "seq_no"),
+            "verifications": self._table("verifications", session_id, "seq_no"),
+            "approvals": self._table("approvals", session_id, "requested_seq, request_id"),
+        }
+
+    def _table(self, name: str, session_id: str, order: str) -> list[dict[str, Any]]:
+        return self._rows(f"SELECT * FROM {name} WHERE session_id=? ORDER BY {order}", (session_id,))
+
+    def _rows(self, sql: str, args: tuple[Any, ...], *, keep_id: bool = False) -> list[dict[str, Any]]:
+        cursor = self.db.execute(sql, args)
+        names = [d[0] for d in cursor.description]
+        out = []
+        for values in cursor.fetchall():
+            row = dict(zip(names, values))
+            for key in _JSON_COLUMNS & row.keys():
+                if isinstance(row[key], str):
+                    row[key] = json.loads(row[key])
+            row.pop("log_offset", None)  # bookkeeping, not projection
+            if not keep_id:
+                row.pop("session_id", None)
+            out.append(row)
+        return out
+
+
+class _transaction:
+    """BEGIN IMMEDIATE … COMMIT, rolled back on any error."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def _schema_version(db: sqlite3.Connection) -> int | None:
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    return int(row[0]) if row else None
+
+
+def _reset(db: sqlite3.Connection) -> None:
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    for table in tables:
+        db.execute(f'DROP TABLE IF EXISTS "{table}"')
+    for statement in SCHEMA.split(";"):
+        if statement.strip():
+            db.execute(statement)
+    db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+
+def _patch_status(statuses: list[str]) -> str:
+    distinct = set(statuses)
+    if not distinct:
+        return "empty"
+    if len(distinct) == 1:
+        return statuses[0]
+    if distinct & {"pending", "conflict"}:
+        return "partial"
+    return "mixed"
+
+
+def session_projection(state_dir: Path, session_id: str) -> dict[str, Any]:
+    """Rebuild one session's projections from its log and return them (for `replay ID --json`)."""
+    with Projections(state_dir) as projections:
+        projections.rebuild(session_id)
+        return projections.dump_session(session_id)
+
+
+def dump_all(projections: Projections) -> dict[str, Any]:
+    """Every session's dump, keyed by id: what a rebuild must reproduce exactly."""
+    return {sid: projections.dump_session(sid) for sid in projections.session_ids()}

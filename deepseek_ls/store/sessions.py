@@ -1,0 +1,103 @@
+"""`SessionStore`: where a workspace's sessions live and how to start, find and list them.
+
+Layout: ``<state_dir>/sessions/<session_id>/events.jsonl`` with UUIDv7 ids, so
+the directory listing is in creation order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from deepseek_ls.store.ids import is_id, new_id
+from deepseek_ls.store.log import EventLog, SessionNotFound
+from deepseek_ls.store.projections import LOG_NAME, SESSIONS_DIR, Projections
+
+
+class SessionSummary(BaseModel):
+    session_id: str
+    created_at: str | None = None
+    updated_at: str | None = None
+    workspace_root: str | None = None
+    mode: str | None = None
+    prompt: str | None = None
+    state: str = "Idle"
+    event_count: int = 0
+    last_seq: int = 0
+    active_plan_id: str | None = None
+    last_failure: str | None = None
+    error: str | None = None  # set when the log could not be projected past some line
+
+
+class SessionStore:
+    def __init__(self, state_dir: Path, *, durable: bool = True) -> None:
+        self.state_dir = Path(state_dir)
+        self.sessions_dir = self.state_dir / SESSIONS_DIR
+        self._durable = durable
+
+    @staticmethod
+    def new_session_id() -> str:
+        return new_id()
+
+    def log_path(self, session_id: str) -> Path:
+        return self.sessions_dir / session_id / LOG_NAME
+
+    def create(
+        self,
+        workspace_root: Path | str,
+        mode: str = "agent",
+        prompt: str | None = None,
+        *,
+        baseline_commit: str | None = None,
+    ) -> EventLog:
+        """Start a session: a new log whose first event is `SessionCreated@v1`."""
+        session_id = self.new_session_id()
+        log = EventLog(self.log_path(session_id), session_id, durable=self._durable)
+        log.append(
+            "SessionCreated@v1",
+            {
+                "workspace_root": str(workspace_root),
+                "mode": mode,
+                "prompt": prompt,
+                "baseline_commit": baseline_commit,
+            },
+        )
+        return log
+
+    def open(self, session_id: str) -> EventLog:
+        """The log of an existing session; a unique id prefix is enough."""
+        session_id = self.resolve(session_id)
+        return EventLog(self.log_path(session_id), session_id, durable=self._durable)
+
+    def resolve(self, id_or_prefix: str) -> str:
+        """Full session id for an id or a unique prefix of one; `SessionNotFound` otherwise."""
+        text = id_or_prefix.strip().lower()
+        if is_id(text) and self.log_path(text).is_file():
+            return text
+        matches = [sid for sid in self._ids() if text and sid.startswith(text)]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise SessionNotFound(
+                f"no session {id_or_prefix!r} in {self.sessions_dir}; `deepseek-ls sessions` lists them"
+            )
+        raise SessionNotFound(
+            f"{id_or_prefix!r} matches {len(matches)} sessions ({', '.join(matches[:3])}, ...); "
+            "give more of the id"
+        )
+
+    def _ids(self) -> list[str]:
+        if not self.sessions_dir.is_dir():
+            return []
+        return sorted(
+            p.name for p in self.sessions_dir.iterdir() if is_id(p.name) and (p / LOG_NAME).is_file()
+        )
+
+    def list(self) -> list[SessionSummary]:
+        """Every session, newest first, from the projections (brought up to date first)."""
+        if not self._ids():
+            return []
+        with Projections(self.state_dir) as projections:
+            projections.sync()
+            return [SessionSummary.model_validate(row) for row in projections.sessions()]
