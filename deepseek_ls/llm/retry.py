@@ -51,7 +51,7 @@ class _Wait:
     def __init__(self, config: LLMConfig) -> None:
         self._cap = config.retry_max_seconds
         self._backoff = wait_exponential_jitter(
-            initial=config.retry_base_seconds, max=config.retry_max_seconds, jitter=config.retry_base_seconds
+            multiplier=config.retry_base_seconds, max=config.retry_max_seconds, jitter=config.retry_base_seconds
         )
 
     def __call__(self, state: RetryCallState) -> float:
