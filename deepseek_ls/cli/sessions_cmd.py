@@ -1,10 +1,20 @@
-"""`deepseek-ls sessions` and `deepseek-ls replay ID --json`: the event store's views."""
+"""`deepseek-ls sessions` and `deepseek-ls replay ID --json`: views of the event store.
+
+`replay` prints a session's projections rebuilt from its log. Deterministic
+re-execution (tools and LLM answers taken from the log) belongs to the agent:
+`--rerun` calls `deepseek_ls.cli.agent_cmd.rerun_replay(args, ctx)` once the
+agent issue provides it.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
-from deepseek_ls.cli.common import add_command, not_available
+from deepseek_ls.cli import agent_cmd
+from deepseek_ls.cli.common import add_command, not_available, print_json, resolve_context
+from deepseek_ls.store.projections import session_projection
+from deepseek_ls.store.sessions import SessionStore
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -13,13 +23,81 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "sessions",
         help="list this workspace's sessions",
         description="List the sessions recorded under .deepseek/sessions/ (newest first).",
-        handler=not_available("sessions", 2),
+        handler=_sessions,
     )
     replay = add_command(
         subparsers,
         "replay",
         help="show a session rebuilt from its event log",
-        description="Rebuild one session's projections (transcript, plan, patches, tools, router) from its log.",
-        handler=not_available("replay", 2),
+        description=(
+            "Rebuild one session's projections (transcript, plans and step statuses, patches and\n"
+            "hunks, tool invocations, router decisions) from its events.jsonl and print them.\n"
+            "With --rerun, re-execute the session deterministically from the log."
+        ),
+        handler=_replay,
     )
-    replay.add_argument("session_id", help="the session to replay")
+    replay.add_argument("session_id", help="the session (a unique prefix of its id is enough)")
+    replay.add_argument(
+        "--rerun",
+        action="store_true",
+        help="re-run the agent with tool results and LLM answers taken from the log",
+    )
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    ctx = resolve_context(args, create_state=False)
+    summaries = SessionStore(ctx.state_dir).list()
+    if args.json:
+        print_json(summaries)
+        return 0
+    if not summaries:
+        print(f"no sessions yet in {ctx.state_dir}", file=sys.stderr)
+        return 0
+    for s in summaries:
+        prompt = (s.prompt or "").replace("\n", " ")
+        prompt = prompt if len(prompt) <= 60 else prompt[:57] + "..."
+        flag = "  [log damaged: see `replay`]" if s.error else ""
+        print(f"{s.session_id}  {s.created_at or '-':<27}  {s.mode or '-':<6} {s.state:<17} "
+              f"{s.event_count:>6} events  {prompt}{flag}")
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    ctx = resolve_context(args, create_state=False)
+    if args.rerun:
+        rerun = getattr(agent_cmd, "rerun_replay", None)
+        if rerun is None:
+            return not_available("replay --rerun", 6)(args)
+        return int(rerun(args, ctx) or 0)
+    session_id = SessionStore(ctx.state_dir).resolve(args.session_id)
+    projection = session_projection(ctx.state_dir, session_id)
+    if args.json:
+        print_json(projection)
+        return 0
+    _print_projection(projection)
+    return 0
+
+
+def _print_projection(p: dict) -> None:
+    s = p["session"]
+    print(f"session {s['session_id']}  mode={s['mode']}  state={s['state']}  events={s['event_count']}")
+    if s.get("prompt"):
+        print(f"prompt: {s['prompt']}")
+    if s.get("error"):
+        print(f"warning: {s['error']}")
+    turns = p["transcript"]
+    if len(turns) > 20:
+        print(f"  ... {len(turns) - 20} earlier turns (--json shows all)")
+    for turn in turns[-20:]:
+        text = (turn["content"] or "").strip().replace("\n", " ")
+        print(f"  [{turn['seq_no']}] {turn['role']}: {text[:100]}")
+    for plan in p["plans"]:
+        print(f"plan {plan['plan_id']} v{plan['version']}: {plan.get('goal') or ''}")
+        for step in plan["steps"]:
+            print(f"  - [{step['status']}] {step['title'] or step['step_id']}")
+    for patch in p["patches"]:
+        print(f"patch {patch['patch_id']} ({patch['status']}): {', '.join(patch['files'])}")
+    for d in p["router"]["decisions"]:
+        print(f"router {d['unit']}: {d['profile']} (score {d['score']:.2f} / {d['threshold']:.2f})")
+    print(f"tools: {len(p['tool_invocations'])}  llm calls: {len(p['llm_calls'])}  "
+          f"verifications: {len(p['verifications'])}  (use --json for everything)")
