@@ -1,0 +1,96 @@
+--- The deepseek-ls LSP client: find it, send requests and commands to it.
+---
+--- Every server command takes ONE JSON object (docs/protocol.md); `exec`
+--- wraps that convention so callers pass a plain Lua table.
+local protocol = require("deepseek.protocol")
+
+local M = {}
+
+local has_011 = vim.fn.has("nvim-0.11") == 1
+
+--- The deepseek-ls client attached to `bufnr`, else any running one.
+---@param bufnr integer|nil
+---@return vim.lsp.Client|nil
+function M.get(bufnr)
+  if bufnr then
+    local attached = vim.lsp.get_clients({ name = protocol.client_name, bufnr = bufnr })
+    if attached[1] then
+      return attached[1]
+    end
+  end
+  return vim.lsp.get_clients({ name = protocol.client_name })[1]
+end
+
+--- Client capabilities the server relies on beyond Neovim's defaults.
+---@return lsp.ClientCapabilities
+function M.capabilities()
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.workspace = caps.workspace or {}
+  -- Neovim has no default handler for workspace/codeLens/refresh; ours
+  -- (deepseek.handlers) re-requests lenses, so we can advertise support.
+  caps.workspace.codeLens = { refreshSupport = true }
+  caps.window = caps.window or {}
+  caps.window.workDoneProgress = true
+  caps.window.showDocument = { support = true }
+  return caps
+end
+
+--- The JSON `{}` (a Lua empty table would encode as `[]`).
+function M.empty_object()
+  return vim.empty_dict()
+end
+
+--- Raw request; `callback(err, result)` always runs on the main loop.
+---@param method string
+---@param params table|nil
+---@param callback fun(err: lsp.ResponseError|nil, result: any)
+---@param bufnr integer|nil
+---@return boolean sent
+function M.request(method, params, callback, bufnr)
+  local client = M.get(bufnr)
+  if not client then
+    callback({
+      code = -32099,
+      message = "deepseek-ls is not running: open a file of the workspace first, "
+        .. "or run :checkhealth deepseek to see why the server did not start",
+    }, nil)
+    return false
+  end
+  local handler = function(err, result)
+    callback(err, result)
+  end
+  if has_011 then
+    return (client:request(method, params or M.empty_object(), handler, bufnr))
+  end
+  return (client.request(method, params or M.empty_object(), handler, bufnr))
+end
+
+--- Run a deepseek.* server command with its one JSON object argument.
+---@param command string e.g. protocol.cmd.plan
+---@param args table|nil
+---@param callback fun(err: lsp.ResponseError|nil, result: any)
+---@param bufnr integer|nil
+function M.exec(command, args, callback, bufnr)
+  local arg = args
+  if arg == nil or next(arg) == nil then
+    arg = M.empty_object()
+  end
+  return M.request("workspace/executeCommand", { command = command, arguments = { arg } }, callback, bufnr)
+end
+
+--- LSP position helpers use UTF-16 columns; this plugin works in whole lines,
+--- so `character = 0` is exact for the ranges it sends.
+---@param bufnr integer
+---@param first integer 1-based first line
+---@param last integer 1-based last line (inclusive)
+---@return lsp.Range
+function M.line_range(bufnr, first, last)
+  local last_text = vim.api.nvim_buf_get_lines(bufnr, last - 1, last, false)[1] or ""
+  local end_char = vim.lsp.util.character_offset(bufnr, last - 1, #last_text, "utf-16")
+  return {
+    start = { line = first - 1, character = 0 },
+    ["end"] = { line = last - 1, character = end_char },
+  }
+end
+
+return M

@@ -1,0 +1,293 @@
+--- The :DeepSeek* user commands: a table of specs, registered by
+--- plugin/deepseek.lua. Each one turns into one deepseek-ls request.
+local client = require("deepseek.client")
+local protocol = require("deepseek.protocol")
+local ui = require("deepseek.ui")
+
+local M = {}
+
+local cmd = protocol.cmd
+
+local function refresh_lenses()
+  local c = client.get()
+  if not c then
+    return
+  end
+  for _, bufnr in ipairs(vim.lsp.get_buffers_by_client_id(c.id)) do
+    vim.lsp.codelens.refresh({ bufnr = bufnr })
+  end
+end
+
+local function refresh_buffer(bufnr)
+  refresh_lenses()
+  require("deepseek.diff").refresh(bufnr)
+end
+
+--- Run `command`; on success call `on_result(result)`, on error tell the user.
+local function run(what, command, args, on_result, bufnr)
+  client.exec(command, args, function(err, result)
+    if err then
+      ui.error(what, err)
+      return
+    end
+    if on_result then
+      on_result(result ~= vim.NIL and result or nil)
+    end
+  end, bufnr)
+end
+
+--- `{prompt, uri, range?}` from a command invocation (a range sends the selection).
+local function prompt_args(opts)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local args = { prompt = opts.args }
+  if vim.bo[bufnr].buftype == "" and vim.api.nvim_buf_get_name(bufnr) ~= "" then
+    args.uri = vim.uri_from_bufnr(bufnr)
+    if opts.range and opts.range > 0 then
+      args.range = client.line_range(bufnr, opts.line1, opts.line2)
+    end
+  end
+  return args, bufnr
+end
+
+local function current_session()
+  local st = require("deepseek.status").current
+  return st and st.session_id ~= vim.NIL and st.session_id or nil
+end
+
+function M.plan(opts)
+  local args, bufnr = prompt_args(opts)
+  ui.notify("planning…")
+  run("plan", cmd.plan, args, function(result)
+    local plan = result and result.plan or {}
+    local steps = plan.steps or {}
+    M.last_plan = result
+    ui.notify(("plan ready: %d step%s — run a step from its code lens"):format(#steps, #steps == 1 and "" or "s"))
+    refresh_lenses()
+  end, bufnr)
+end
+
+function M.ask(opts)
+  local args, bufnr = prompt_args(opts)
+  ui.begin_stream("Ask: " .. opts.args)
+  run("ask", cmd.ask, args, function(result)
+    M.last_answer = result
+    if result and not ui.streamed and result.content then
+      ui.append("stream", result.content)
+      ui.show(ui.scratch("stream"), "DeepSeek stream")
+    end
+  end, bufnr)
+end
+
+--- Fetch fresh hunks, then act on the pending one under the cursor.
+local function with_hunk_at_cursor(what, act)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local line = vim.api.nvim_win_get_cursor(0)[1] - 1
+  local diff = require("deepseek.diff")
+  diff.refresh(bufnr, function(hunks)
+    if not hunks then
+      return
+    end
+    local hunk = diff.hunk_at(bufnr, line)
+    if not hunk then
+      ui.notify(("no pending hunk under the cursor to %s (]h jumps to the next one)"):format(what), vim.log.levels.WARN)
+      return
+    end
+    act(hunk, bufnr)
+  end)
+end
+
+function M.accept()
+  with_hunk_at_cursor("accept", function(hunk, bufnr)
+    run("accept hunk", cmd.accept_hunk, { patch_id = hunk.patch_id, hunk_id = hunk.hunk_id }, function(result)
+      if result and result.applied == false then
+        ui.notify("hunk not applied: " .. (result.message or "the buffer changed"), vim.log.levels.WARN)
+      end
+      refresh_buffer(bufnr)
+    end, bufnr)
+  end)
+end
+
+function M.reject()
+  with_hunk_at_cursor("reject", function(hunk, bufnr)
+    run("reject hunk", cmd.reject_hunk, { patch_id = hunk.patch_id, hunk_id = hunk.hunk_id }, function()
+      refresh_buffer(bufnr)
+    end, bufnr)
+  end)
+end
+
+local function all(what, command, key)
+  return function(opts)
+    local bufnr = vim.api.nvim_get_current_buf()
+    local args = opts.args ~= "" and { patch_id = opts.args } or {}
+    run(what, command, args, function(result)
+      local ids = result and result[key] or {}
+      ui.notify(("%s %d hunk%s"):format(key, #ids, #ids == 1 and "" or "s"))
+      refresh_buffer(bufnr)
+    end, bufnr)
+  end
+end
+
+M.accept_all = all("accept all", cmd.accept_all, "applied")
+M.reject_all = all("reject all", cmd.reject_all, "rejected")
+
+--- Pick one pending approval (asking only when there are several).
+local function with_approval(what, act)
+  client.request(protocol.req.pending_approvals, {}, function(err, result)
+    if err then
+      ui.error(what, err)
+      return
+    end
+    local approvals = result and result.approvals or {}
+    if #approvals == 0 then
+      ui.notify("nothing is waiting for approval")
+    elseif #approvals == 1 then
+      act(approvals[1])
+    else
+      vim.ui.select(approvals, {
+        prompt = ("DeepSeek: %s which request?"):format(what),
+        kind = "deepseek_approval",
+        format_item = function(a)
+          return a.detail and a.detail ~= "" and (a.title .. " — " .. a.detail) or a.title
+        end,
+      }, function(choice)
+        if choice then
+          act(choice)
+        end
+      end)
+    end
+  end)
+end
+
+function M.approve(opts)
+  with_approval("approve", function(approval)
+    run("approve", cmd.approve, { request_id = approval.request_id, always = opts.bang or nil }, function()
+      ui.notify("approved: " .. approval.title)
+    end)
+  end)
+end
+
+function M.deny()
+  with_approval("deny", function(approval)
+    run("deny", cmd.deny, { request_id = approval.request_id }, function()
+      ui.notify("denied: " .. approval.title)
+    end)
+  end)
+end
+
+local function resume(session_id)
+  run("resume", cmd.resume, { session_id = session_id }, function(result)
+    ui.notify(("resumed session %s (%s)"):format(session_id, result and result.state or "?"))
+    refresh_lenses()
+  end)
+end
+
+function M.sessions()
+  run("sessions", cmd.sessions, {}, function(result)
+    local sessions = result and result.sessions or {}
+    if #sessions == 0 then
+      ui.notify("no sessions in this workspace yet")
+      return
+    end
+    vim.ui.select(sessions, {
+      prompt = "DeepSeek: resume which session?",
+      kind = "deepseek_session",
+      format_item = function(s)
+        return ("%s  %-14s %s"):format(s.created or "", s.state or "", s.prompt or "")
+      end,
+    }, function(choice)
+      if choice then
+        resume(choice.session_id)
+      end
+    end)
+  end)
+end
+
+function M.resume(opts)
+  if opts.args ~= "" then
+    resume(opts.args)
+  else
+    M.sessions()
+  end
+end
+
+function M.cancel()
+  run("cancel", cmd.cancel, { session_id = current_session() }, function(result)
+    ui.notify(result and result.cancelled and "cancelled" or "nothing to cancel")
+  end)
+end
+
+function M.undo()
+  run("undo", cmd.undo, {}, function(result)
+    local restored = result and result.restored or {}
+    ui.notify(("undo restored %d file%s"):format(#restored, #restored == 1 and "" or "s"))
+    vim.cmd("checktime")
+    refresh_lenses()
+  end)
+end
+
+--- Lines explaining a RoutingExplanation (docs/protocol.md).
+---@param r table
+---@return string[]
+function M.explanation_lines(r)
+  local lines = vim.split(r.text or "", "\n", { plain = true })
+  table.insert(lines, "")
+  table.insert(lines, ("profile: %s   model: %s"):format(tostring(r.profile), tostring(r.model)))
+  if r.score ~= nil then
+    table.insert(lines, ("score: %s   threshold: %s"):format(tostring(r.score), tostring(r.threshold)))
+  end
+  local contributions = r.contributions
+  if type(contributions) == "table" and next(contributions) then
+    table.insert(lines, "contributions:")
+    local names = vim.tbl_keys(contributions)
+    table.sort(names)
+    for _, name in ipairs(names) do
+      table.insert(lines, ("  %-24s %s"):format(name, tostring(contributions[name])))
+    end
+  end
+  if type(r.reason_codes) == "table" and #r.reason_codes > 0 then
+    table.insert(lines, "reasons: " .. table.concat(r.reason_codes, ", "))
+  end
+  return lines
+end
+
+function M.why(opts)
+  local args = { session_id = opts.args ~= "" and opts.args or current_session() }
+  run("routing explanation", cmd.explain_routing, args, function(result)
+    if not result then
+      ui.notify("no routing decision to explain yet")
+      return
+    end
+    M.last_explanation = result
+    ui.show_text("why", M.explanation_lines(result))
+  end)
+end
+
+--- name -> { fn, opts } for nvim_create_user_command.
+M.specs = {
+  DeepSeekPlan = { M.plan, { nargs = "+", range = true, desc = "DeepSeek: plan a change (a range adds the selection)" } },
+  DeepSeekAsk = { M.ask, { nargs = "+", range = true, desc = "DeepSeek: ask a question (a range adds the selection)" } },
+  DeepSeekAccept = { M.accept, { desc = "DeepSeek: accept the hunk under the cursor" } },
+  DeepSeekReject = { M.reject, { desc = "DeepSeek: reject the hunk under the cursor" } },
+  DeepSeekAcceptAll = { M.accept_all, { nargs = "?", desc = "DeepSeek: accept every pending hunk [patch_id]" } },
+  DeepSeekRejectAll = { M.reject_all, { nargs = "?", desc = "DeepSeek: reject every pending hunk [patch_id]" } },
+  DeepSeekApprove = { M.approve, { bang = true, desc = "DeepSeek: approve the pending request (! = always)" } },
+  DeepSeekDeny = { M.deny, { desc = "DeepSeek: deny the pending request" } },
+  DeepSeekSessions = { M.sessions, { desc = "DeepSeek: list sessions and resume one" } },
+  DeepSeekResume = { M.resume, { nargs = "?", desc = "DeepSeek: resume a session [session_id]" } },
+  DeepSeekCancel = { M.cancel, { desc = "DeepSeek: cancel the running session" } },
+  DeepSeekUndo = { M.undo, { desc = "DeepSeek: undo the last applied change" } },
+  DeepSeekWhy = { M.why, { nargs = "?", desc = "DeepSeek: explain the routing (why max-think?) [session_id]" } },
+}
+
+--- Define every :DeepSeek* command; safe to call again.
+function M.register()
+  for name, spec in pairs(M.specs) do
+    local fn = spec[1]
+    vim.api.nvim_create_user_command(name, function(opts)
+      require("deepseek").ensure_setup()
+      fn(opts)
+    end, spec[2])
+  end
+end
+
+return M

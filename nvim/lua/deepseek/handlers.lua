@@ -1,0 +1,79 @@
+--- Handlers for what deepseek-ls sends to Neovim, and client-side commands.
+---
+--- `M.handlers` goes into the client config (lsp/deepseek_ls.lua), so the
+--- plugin works the same through setup() and through vim.lsp.enable().
+local protocol = require("deepseek.protocol")
+
+local M = {}
+
+local function codelens_refresh(client_id)
+  for _, bufnr in ipairs(vim.lsp.get_buffers_by_client_id(client_id)) do
+    if vim.api.nvim_buf_is_loaded(bufnr) then
+      vim.lsp.codelens.refresh({ bufnr = bufnr })
+    end
+  end
+end
+
+--- Ask the user to pick one of a showMessageRequest's actions. Server
+--- requests run in a coroutine, so we can wait for vim.ui.select's answer.
+local function show_message_request(err, params, ctx, cfg)
+  local actions = params.actions or {}
+  local co, is_main = coroutine.running()
+  if #actions == 0 or not co or is_main then
+    return vim.lsp.handlers["window/showMessageRequest"](err, params, ctx, cfg)
+  end
+  require("deepseek.status").awaiting_approval = params.message
+  vim.ui.select(actions, {
+    prompt = "DeepSeek: " .. params.message,
+    kind = "deepseek_approval",
+    format_item = function(action)
+      return action.title
+    end,
+  }, function(choice)
+    vim.schedule(function()
+      require("deepseek.status").awaiting_approval = nil
+      coroutine.resume(co, choice or vim.NIL)
+    end)
+  end)
+  return coroutine.yield()
+end
+
+M.handlers = {
+  [protocol.notify.stream] = function(_, params)
+    require("deepseek.ui").on_stream(params)
+  end,
+  [protocol.notify.status] = function(_, params)
+    require("deepseek.status").update(params)
+  end,
+  [protocol.notify.hunks_changed] = function(_, params)
+    require("deepseek.diff").refresh_uris(params.uris)
+  end,
+  ["workspace/codeLens/refresh"] = function(_, _, ctx)
+    vim.schedule(function()
+      codelens_refresh(ctx.client_id)
+    end)
+    return vim.NIL
+  end,
+  ["window/showMessageRequest"] = show_message_request,
+}
+
+--- Commands run on the client when a code lens names them: "Revise…" needs
+--- the user's feedback before the server can act.
+M.commands = {
+  [protocol.cmd.revise_plan] = function(command, ctx)
+    local arg = (command.arguments or {})[1] or {}
+    vim.ui.input({ prompt = "DeepSeek: how should the plan change? " }, function(feedback)
+      if not feedback or feedback == "" then
+        return
+      end
+      local args = vim.tbl_extend("force", arg, { feedback = feedback })
+      require("deepseek.client").exec(protocol.cmd.revise_plan, args, function(err)
+        if err then
+          require("deepseek.ui").error("revise plan", err)
+        end
+      end, ctx.bufnr)
+    end)
+  end,
+}
+
+return M

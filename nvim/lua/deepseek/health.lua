@@ -1,0 +1,92 @@
+--- :checkhealth deepseek — Neovim version, server command and version,
+--- API key presence (never its value), and whether the client runs.
+local M = {}
+
+local health = vim.health
+
+--- The server command with "serve ..." replaced by "--version".
+---@param cmd string[]
+---@return string[]
+function M.version_cmd(cmd)
+  local out = {}
+  for _, part in ipairs(cmd) do
+    if part == "serve" then
+      break
+    end
+    table.insert(out, part)
+  end
+  table.insert(out, "--version")
+  return out
+end
+
+local function check_neovim()
+  local v = vim.version()
+  local text = ("%d.%d.%d"):format(v.major, v.minor, v.patch)
+  if vim.fn.has("nvim-0.10") ~= 1 then
+    health.error("Neovim " .. text .. " is too old", { "deepseek.nvim needs Neovim 0.10 or newer" })
+    return
+  end
+  local how = vim.fn.has("nvim-0.11") == 1 and "vim.lsp.config/vim.lsp.enable" or "vim.lsp.start (Neovim 0.10)"
+  health.ok(("Neovim %s (client started with %s)"):format(text, how))
+end
+
+local function check_server(cfg)
+  local exe = cfg.cmd[1]
+  if vim.fn.executable(exe) ~= 1 then
+    health.error(("server command not found: %s"):format(exe), {
+      "Install the server: pip install deepseek-ls",
+      'or point setup({ cmd = { "/path/to/deepseek-ls", "serve", "--stdio" } }) at it',
+    })
+    return
+  end
+  health.ok(("server command: %s"):format(table.concat(cfg.cmd, " ")))
+  local argv = M.version_cmd(cfg.cmd)
+  local ok, res = pcall(function()
+    return vim.system(argv, { text = true, env = cfg.cmd_env }):wait(10000)
+  end)
+  if not ok then
+    health.error(("could not run %s: %s"):format(table.concat(argv, " "), tostring(res)))
+  elseif res.code ~= 0 then
+    local detail = vim.trim((res.stderr or "") .. (res.stdout or ""))
+    health.error(("%s exited with %d: %s"):format(table.concat(argv, " "), res.code, detail))
+  else
+    health.ok("server version: " .. vim.trim(res.stdout or ""))
+  end
+end
+
+local function check_api_key(cfg)
+  local from_cmd_env = cfg.cmd_env and cfg.cmd_env.DEEPSEEK_API_KEY
+  local value = from_cmd_env or vim.env.DEEPSEEK_API_KEY
+  if value and value ~= "" then
+    health.ok(("DEEPSEEK_API_KEY is set (%s; value not shown)"):format(from_cmd_env and "cmd_env" or "environment"))
+  else
+    health.warn("DEEPSEEK_API_KEY is not set in Neovim's environment", {
+      "export DEEPSEEK_API_KEY before starting Neovim, or set it in setup({ cmd_env = {...} })",
+      "the server can also read it from its config file: run `deepseek-ls config` to see where",
+    })
+  end
+end
+
+local function check_client()
+  local client = require("deepseek.client").get()
+  if client then
+    health.ok(("deepseek-ls is running (client %d, root %s)"):format(client.id, tostring(client.root_dir)))
+  else
+    health.info("deepseek-ls is not running in this Neovim (it starts when you open a file of a workspace)")
+  end
+end
+
+function M.check()
+  health.start("deepseek.nvim")
+  local deepseek = require("deepseek")
+  local cfg = require("deepseek.config").current
+  if not deepseek.configured then
+    health.info('setup() has not been called; using the defaults (require("deepseek").setup({}))')
+  end
+  check_neovim()
+  check_server(cfg)
+  check_api_key(cfg)
+  check_client()
+end
+
+return M

@@ -1,0 +1,47 @@
+--- LSP protocol names of deepseek-ls, defined once for Lua.
+--- Mirrors deepseek_ls/lsp/names.py; documented in docs/protocol.md.
+--- tests/nvim/test_protocol_names.py keeps the two in step.
+local M = {}
+
+--- workspace/executeCommand ids. Each takes ONE JSON object argument.
+M.cmd = {
+  ask = "deepseek.ask",
+  plan = "deepseek.plan",
+  run_step = "deepseek.runStep",
+  skip_step = "deepseek.skipStep",
+  revise_plan = "deepseek.revisePlan",
+  show_plan = "deepseek.showPlan",
+  accept_hunk = "deepseek.acceptHunk",
+  reject_hunk = "deepseek.rejectHunk",
+  accept_file = "deepseek.acceptFile",
+  reject_file = "deepseek.rejectFile",
+  accept_all = "deepseek.acceptAll",
+  reject_all = "deepseek.rejectAll",
+  approve = "deepseek.approve",
+  deny = "deepseek.deny",
+  explain_routing = "deepseek.explainRouting",
+  sessions = "deepseek.sessions",
+  resume = "deepseek.resume",
+  cancel = "deepseek.cancel",
+  undo = "deepseek.undo",
+}
+
+--- Custom requests (client -> server).
+M.req = {
+  hunks = "deepseek/hunks",
+  pending_approvals = "deepseek/pendingApprovals",
+  plan = "deepseek/plan",
+  status = "deepseek/status",
+}
+
+--- Custom notifications (server -> client).
+M.notify = {
+  stream = "deepseek/stream",
+  status = "deepseek/status",
+  hunks_changed = "deepseek/hunksChanged",
+}
+
+--- Name of the LSP client (and of `lsp/deepseek_ls.lua`).
+M.client_name = "deepseek_ls"
+
+return M

@@ -1,0 +1,84 @@
+--- Session state and progress for the statusline.
+---
+--- Fed by `deepseek/status` notifications and by `$/progress` (through the
+--- LspProgress autocmd). Every change fires `User DeepSeekStatus` so a
+--- statusline plugin can redraw.
+local M = {}
+
+---@class deepseek.Status
+---@field session_id string|nil
+---@field state string
+---@field profile string|nil
+---@field max_think_active boolean
+---@field last_decision table|nil
+
+---@type deepseek.Status|nil
+M.current = nil
+
+--- token -> { title, message, percentage } of work in progress.
+---@type table<string|integer, table>
+M.progress = {}
+
+local function changed()
+  vim.api.nvim_exec_autocmds("User", { pattern = "DeepSeekStatus", modeline = false })
+end
+
+---@param status deepseek.Status
+function M.update(status)
+  M.current = status
+  changed()
+end
+
+--- Record a `$/progress` value of our client.
+---@param token string|integer
+---@param value { kind: "begin"|"report"|"end", title?: string, message?: string, percentage?: integer }
+function M.on_progress(token, value)
+  if value.kind == "end" then
+    M.progress[token] = nil
+  else
+    local entry = M.progress[token] or {}
+    entry.title = value.title or entry.title
+    entry.message = value.message or entry.message
+    entry.percentage = value.percentage or entry.percentage
+    M.progress[token] = entry
+  end
+  changed()
+end
+
+local idle_states = { Idle = true, Completed = true }
+
+--- One short line for the statusline, "" when there is nothing to say.
+---@return string
+function M.text()
+  local parts = {}
+  local st = M.current
+  if st and st.state and not idle_states[st.state] then
+    table.insert(parts, st.state)
+  end
+  if st and st.max_think_active then
+    table.insert(parts, "max-think")
+  end
+  for _, p in pairs(M.progress) do
+    local piece = p.title or ""
+    if p.message and p.message ~= "" then
+      piece = piece .. ": " .. p.message
+    end
+    if p.percentage then
+      piece = ("%s %d%%%%"):format(piece, p.percentage)
+    end
+    table.insert(parts, piece)
+    break -- one progress item keeps the line short
+  end
+  if #parts == 0 then
+    return ""
+  end
+  return "DeepSeek " .. table.concat(parts, " · ")
+end
+
+function M.reset()
+  M.current = nil
+  M.progress = {}
+  changed()
+end
+
+return M

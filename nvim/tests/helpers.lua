@@ -1,0 +1,135 @@
+--- Tiny test harness for headless Neovim (`nvim --headless -l spec.lua`).
+---
+--- A spec calls `H.run({ ["case name"] = fn, ... })`. Each case runs under
+--- xpcall; any failure (or an ERROR notification nobody expected) prints a
+--- traceback and exits Neovim with a non-zero code via :cquit, so a broken
+--- test can never hang or pass silently.
+local H = {}
+
+H.notifications = {}
+local expected_errors = {}
+
+--- Record every vim.notify so tests can assert on what the user was told.
+vim.notify = function(msg, level, _)
+  table.insert(H.notifications, { msg = tostring(msg), level = level or vim.log.levels.INFO })
+  io.stdout:write(("[notify %s] %s\n"):format(level or vim.log.levels.INFO, tostring(msg)))
+end
+
+--- Allow ERROR notifications matching `pattern` (Lua pattern) in the current case.
+function H.expect_error(pattern)
+  table.insert(expected_errors, pattern)
+end
+
+local function unexpected_errors()
+  local out = {}
+  for _, n in ipairs(H.notifications) do
+    if n.level == vim.log.levels.ERROR then
+      local allowed = false
+      for _, pat in ipairs(expected_errors) do
+        if n.msg:find(pat) then
+          allowed = true
+        end
+      end
+      if not allowed then
+        table.insert(out, n.msg)
+      end
+    end
+  end
+  return out
+end
+
+function H.fail(msg)
+  error(msg, 2)
+end
+
+function H.ok(value, what)
+  if not value then
+    error(("expected %s"):format(what or "a true value"), 2)
+  end
+  return value
+end
+
+function H.eq(actual, expected, what)
+  if not vim.deep_equal(actual, expected) then
+    error(("%s: expected %s, got %s"):format(what or "value", vim.inspect(expected), vim.inspect(actual)), 2)
+  end
+end
+
+function H.matches(text, pattern, what)
+  if type(text) ~= "string" or not text:find(pattern) then
+    error(("%s: expected text matching %q, got %s"):format(what or "text", pattern, vim.inspect(text)), 2)
+  end
+end
+
+--- Wait (processing events) until `cond()` is truthy; error after `ms`.
+function H.wait(ms, cond, what)
+  local value
+  local ok = vim.wait(ms, function()
+    value = cond()
+    return value
+  end, 20)
+  if not ok then
+    error(("timed out after %d ms waiting for %s"):format(ms, what or "a condition"), 2)
+  end
+  return value
+end
+
+--- The notification messages seen so far, at `level` or above.
+function H.messages(level)
+  local out = {}
+  for _, n in ipairs(H.notifications) do
+    if n.level >= (level or 0) then
+      table.insert(out, n.msg)
+    end
+  end
+  return out
+end
+
+--- Find the first notification containing `plain` text.
+function H.notified(plain)
+  for _, n in ipairs(H.notifications) do
+    if n.msg:find(plain, 1, true) then
+      return n
+    end
+  end
+  return nil
+end
+
+local function finish(code)
+  io.stdout:flush()
+  io.stderr:flush()
+  vim.cmd((code == 0 and "qall!" or ("cquit " .. code)))
+end
+
+--- Run `cases` (a list of {name, fn}) in order, then quit Neovim.
+---@param cases { [1]: string, [2]: fun() }[]
+function H.run(cases)
+  local failed = 0
+  for _, case in ipairs(cases) do
+    local name, fn = case[1], case[2]
+    H.notifications = {}
+    expected_errors = {}
+    local ok, err = xpcall(fn, debug.traceback)
+    if ok then
+      local bad = unexpected_errors()
+      if #bad > 0 then
+        ok, err = false, "unexpected ERROR notifications:\n  " .. table.concat(bad, "\n  ")
+      end
+    end
+    if ok then
+      io.stdout:write(("PASS %s\n"):format(name))
+    else
+      failed = failed + 1
+      io.stdout:write(("FAIL %s\n%s\n"):format(name, tostring(err)))
+    end
+  end
+  io.stdout:write(("%d passed, %d failed\n"):format(#cases - failed, failed))
+  finish(failed == 0 and 0 or 1)
+end
+
+--- The whole text of a buffer.
+function H.text(bufnr)
+  return table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
+end
+
+return H

@@ -1,0 +1,233 @@
+-- Plugin behaviour that needs no server: loading, options, rendering,
+-- statusline text, help and :checkhealth. Run by tests/nvim/test_plugin.py.
+local H = dofile(vim.fs.dirname(arg[0]) .. "/helpers.lua")
+
+vim.cmd("packadd deepseek.nvim")
+
+local function scratch_file(lines)
+  local path = vim.fn.tempname() .. ".py"
+  vim.fn.writefile(lines, path)
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  return vim.api.nvim_get_current_buf()
+end
+
+local function hunk(first, stop, new_text, status, id)
+  return {
+    patch_id = "p1",
+    hunk_id = id or ("h" .. first),
+    uri = "file:///x.py",
+    range = { start = { line = first, character = 0 }, ["end"] = { line = stop, character = 0 } },
+    old_text = "",
+    new_text = new_text,
+    added = {},
+    removed_at = first,
+    status = status or "pending",
+  }
+end
+
+H.run({
+  {
+    "plugin/ loads once and defines every command",
+    function()
+      H.eq(vim.g.loaded_deepseek, 1, "load guard")
+      local cmds = vim.api.nvim_get_commands({})
+      for name, _ in pairs(require("deepseek.commands").specs) do
+        H.ok(cmds[name], ":" .. name .. " is defined")
+      end
+      for _, name in ipairs({ "DeepSeekPlan", "DeepSeekAsk", "DeepSeekAccept", "DeepSeekReject", "DeepSeekAcceptAll",
+        "DeepSeekRejectAll", "DeepSeekApprove", "DeepSeekDeny", "DeepSeekSessions", "DeepSeekResume",
+        "DeepSeekCancel", "DeepSeekUndo", "DeepSeekWhy" }) do
+        H.ok(cmds[name], ":" .. name .. " (from the issue) is defined")
+      end
+      H.eq(cmds.DeepSeekPlan.nargs, "+", ":DeepSeekPlan needs a prompt")
+      H.ok(cmds.DeepSeekPlan.range ~= nil and cmds.DeepSeekPlan.range ~= "", ":DeepSeekPlan accepts a range")
+      -- sourcing plugin/ again must not redefine or fail
+      vim.cmd("runtime plugin/deepseek.lua")
+    end,
+  },
+  {
+    "setup() rejects bad options with a message naming the option",
+    function()
+      local config = require("deepseek.config")
+      local cases = {
+        { { cmd = "deepseek-ls" }, "cmd" },
+        { { cmd = {} }, "cmd" },
+        { { autostart = "yes" }, "autostart" },
+        { { stream = { window = "tab" } }, "stream.window" },
+        { { keymaps = { next_hunk = 3 } }, "keymaps.next_hunk" },
+        { { codelens = { events = "BufEnter" } }, "codelens.events" },
+        { { colour = "red" }, "colour" },
+        { { diff = { enable = true } }, "diff.enable" },
+      }
+      for _, case in ipairs(cases) do
+        local ok, err = pcall(require("deepseek").setup, case[1])
+        H.ok(not ok, "setup(" .. vim.inspect(case[1]) .. ") fails")
+        H.matches(tostring(err), vim.pesc(case[2]), "error for " .. vim.inspect(case[1]))
+      end
+      -- a failed setup leaves the previous options in force
+      H.eq(config.current.cmd, config.defaults.cmd, "options after failed setup")
+      local cfg = config.resolve({ cmd = { "/opt/ds", "serve" }, keymaps = { next_hunk = false } })
+      H.eq(cfg.cmd, { "/opt/ds", "serve" }, "cmd list replaced, not merged")
+      H.eq(cfg.keymaps.next_hunk, false, "keymap disabled")
+      H.eq(cfg.keymaps.prev_hunk, "[h", "other keymap keeps its default")
+    end,
+  },
+  {
+    "lsp/deepseek_ls.lua is a vim.lsp.Config carrying our handlers",
+    function()
+      local file = vim.api.nvim_get_runtime_file("lsp/deepseek_ls.lua", false)[1]
+      H.ok(file, "lsp/deepseek_ls.lua on runtimepath")
+      local conf = dofile(file)
+      H.eq(conf.cmd, { "deepseek-ls", "serve", "--stdio" }, "default cmd")
+      for _, method in ipairs({ "deepseek/stream", "deepseek/status", "deepseek/hunksChanged",
+        "workspace/codeLens/refresh", "window/showMessageRequest" }) do
+        H.ok(type(conf.handlers[method]) == "function", "handler for " .. method)
+      end
+      H.eq(conf.capabilities.workspace.codeLens.refreshSupport, true, "codeLens refresh advertised")
+      if vim.fn.has("nvim-0.11") == 1 then
+        vim.lsp.config("deepseek_ls", { cmd = { "/opt/deepseek-ls", "serve", "--stdio" } })
+        H.eq(vim.lsp.config.deepseek_ls.cmd[1], "/opt/deepseek-ls", "vim.lsp.config merges over lsp/")
+        H.ok(vim.lsp.config.deepseek_ls.handlers["deepseek/stream"], "merged config keeps handlers")
+      end
+    end,
+  },
+  {
+    "pending hunks render as removed lines plus virtual added lines; ]h/[h move",
+    function()
+      local diff = require("deepseek.diff")
+      local buf = scratch_file({ "a = 1", "b = 2", "c = 3", "d = 4", "e = 5" })
+      diff.render(buf, {
+        hunk(1, 2, "b = 20\nb2 = 21\n", "pending", "h1"),
+        hunk(4, 5, "e = 50\n", "pending", "h2"),
+        hunk(0, 0, "x\n", "rejected", "h3"),
+      })
+      local marks = vim.api.nvim_buf_get_extmarks(buf, diff.ns, 0, -1, { details = true })
+      local removed, virt = {}, {}
+      for _, m in ipairs(marks) do
+        local d = m[4]
+        if d.line_hl_group == "DeepSeekRemoved" then
+          table.insert(removed, m[2])
+        end
+        for _, vl in ipairs(d.virt_lines or {}) do
+          table.insert(virt, vl[1][1])
+        end
+      end
+      table.sort(removed)
+      H.eq(removed, { 1, 4 }, "lines marked removed")
+      H.eq(virt, { "+ b = 20", "+ b2 = 21", "+ e = 50" }, "new lines as virtual lines")
+      H.eq(diff.hunk_at(buf, 1).hunk_id, "h1", "hunk under line 2")
+      H.eq(diff.hunk_at(buf, 0), nil, "no pending hunk on line 1 (h3 is rejected)")
+      vim.api.nvim_win_set_cursor(0, { 1, 0 })
+      vim.cmd("normal ]h")
+      H.eq(vim.api.nvim_win_get_cursor(0)[1], 1, "]h needs the client attached (no mapping yet)")
+      require("deepseek").on_attach({ id = 0 }, buf)
+      diff.render(buf, diff.hunks[buf]) -- on_attach re-fetches; draw our hunks again
+      vim.cmd("normal ]h")
+      H.eq(vim.api.nvim_win_get_cursor(0)[1], 2, "]h to the first hunk")
+      vim.cmd("normal ]h")
+      H.eq(vim.api.nvim_win_get_cursor(0)[1], 5, "]h to the second hunk")
+      vim.cmd("normal [h")
+      H.eq(vim.api.nvim_win_get_cursor(0)[1], 2, "[h back")
+      H.expect_error("fetching hunks") -- no server in this spec
+    end,
+  },
+  {
+    "accepted hunks highlight added lines and show removed text above",
+    function()
+      local diff = require("deepseek.diff")
+      local buf = scratch_file({ "a = 1", "b = 20", "c = 3" })
+      local h = hunk(1, 2, "b = 20\n", "accepted")
+      h.old_text = "b = 2\n"
+      h.added = { 1 }
+      h.removed_at = 1
+      diff.render(buf, { h })
+      local marks = vim.api.nvim_buf_get_extmarks(buf, diff.ns, 0, -1, { details = true })
+      local added, virt = {}, {}
+      for _, m in ipairs(marks) do
+        if m[4].line_hl_group == "DeepSeekAdded" then
+          table.insert(added, m[2])
+        end
+        for _, vl in ipairs(m[4].virt_lines or {}) do
+          table.insert(virt, { m[2], vl[1][1], m[4].virt_lines_above })
+        end
+      end
+      H.eq(added, { 1 }, "added line highlighted")
+      H.eq(virt, { { 1, "- b = 2", true } }, "removed line shown above line 2")
+      diff.render(buf, {})
+      H.eq(#vim.api.nvim_buf_get_extmarks(buf, diff.ns, 0, -1, {}), 0, "cleared when no hunks")
+    end,
+  },
+  {
+    "status() describes state, max-think and progress for the statusline",
+    function()
+      local deepseek = require("deepseek")
+      local status = require("deepseek.status")
+      local fired = 0
+      vim.api.nvim_create_autocmd("User", { pattern = "DeepSeekStatus", callback = function() fired = fired + 1 end })
+      status.reset()
+      H.eq(deepseek.status(), "", "idle is empty")
+      status.update({ session_id = "s", state = "Planning", max_think_active = true })
+      H.eq(deepseek.status(), "DeepSeek Planning · max-think", "planning with max-think")
+      status.on_progress("t1", { kind = "begin", title = "Indexing", percentage = 40 })
+      H.eq(deepseek.status(), "DeepSeek Planning · max-think · Indexing 40%%", "with progress")
+      status.on_progress("t1", { kind = "end" })
+      status.update({ session_id = "s", state = "Completed", max_think_active = false })
+      H.eq(deepseek.status(), "", "completed is quiet")
+      H.ok(fired >= 4, "User DeepSeekStatus fired on each change")
+    end,
+  },
+  {
+    "a routing explanation lists score, threshold and each signal",
+    function()
+      local lines = require("deepseek.commands").explanation_lines({
+        text = "max-think: prompt is long", score = 0.9, threshold = 0.6, profile = "max_think",
+        model = "deepseek-reasoner", contributions = { prompt_complexity = 0.5, failure_streak = 0.4 },
+        reason_codes = { "LONG_PROMPT" },
+      })
+      local text = table.concat(lines, "\n")
+      H.matches(text, "max%-think: prompt is long", "text")
+      H.matches(text, "score: 0.9   threshold: 0.6", "score line")
+      H.matches(text, "failure_streak%s+0.4", "contribution")
+      H.matches(text, "reasons: LONG_PROMPT", "reason codes")
+    end,
+  },
+  {
+    ":help deepseek opens the plugin's help",
+    function()
+      local doc = vim.api.nvim_get_runtime_file("doc/deepseek.txt", false)[1]
+      H.ok(doc, "doc/deepseek.txt on runtimepath")
+      vim.cmd("helptags " .. vim.fn.fnameescape(vim.fs.dirname(doc)))
+      for _, tag in ipairs({ "deepseek", "deepseek-options", "deepseek-commands", ":DeepSeekPlan", ":DeepSeekWhy",
+        "deepseek-statusline", "deepseek-health" }) do
+        vim.cmd("help " .. tag)
+        H.eq(vim.bo.buftype, "help", ":help " .. tag)
+        H.matches(vim.api.nvim_buf_get_name(0), "deepseek%.txt$", ":help " .. tag .. " opens our doc")
+        vim.cmd("helpclose")
+      end
+    end,
+  },
+  {
+    ":checkhealth deepseek reports version, key presence and no errors",
+    function()
+      require("deepseek").setup({ cmd = { vim.env.DEEPSEEK_LS_BIN, "serve", "--stdio" }, autostart = false })
+      vim.cmd("checkhealth deepseek")
+      local text = H.text(0)
+      H.matches(text, "deepseek%.nvim", "section title")
+      H.matches(text, "Neovim %d+%.%d+", "Neovim version")
+      H.matches(text, "server version: deepseek%-ls %d", "server version")
+      H.matches(text, "DEEPSEEK_API_KEY is set", "key presence")
+      H.ok(not text:find(vim.env.DEEPSEEK_API_KEY, 1, true), "the key's value is never shown")
+      H.ok(not text:find("ERROR"), "no ERROR in :checkhealth deepseek:\n" .. text)
+      vim.cmd("bwipeout!")
+    end,
+  },
+  {
+    ":checkhealth deepseek reports a missing server as an error",
+    function()
+      require("deepseek").setup({ cmd = { "/nonexistent/deepseek-ls", "serve" }, autostart = false })
+      vim.cmd("checkhealth deepseek")
+      H.matches(H.text(0), "server command not found: /nonexistent/deepseek%-ls", "missing server")
+      vim.cmd("bwipeout!")
+    end,
+  },
+})
