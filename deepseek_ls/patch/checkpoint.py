@@ -1,0 +1,91 @@
+"""Checkpoints: a copy of the files an apply is about to touch, for `undo`.
+
+Each checkpoint is a directory `.deepseek/checkpoints/<id>/` with
+`manifest.json` (files, whether each existed, the patch it preceded) and the
+original bytes under `files/`. `restore_latest()` puts the newest unrestored
+checkpoint back (recreating or deleting files as needed) and marks it restored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import time
+from pathlib import Path
+
+from filelock import FileLock
+
+
+class CheckpointStore:
+    def __init__(self, root: Path, state_dir: Path) -> None:
+        self.root = Path(root).resolve()
+        self.dir = Path(state_dir) / "checkpoints"
+        self._lock = FileLock(str(Path(state_dir) / "checkpoints.lock"))
+
+    def create(self, files: list[str], *, label: str = "", meta: dict | None = None) -> str:
+        """Snapshot `files` (workspace-relative); returns the checkpoint id."""
+        checkpoint_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}"
+        target = self.dir / checkpoint_id
+        (target / "files").mkdir(parents=True, exist_ok=True)
+        entries = []
+        for rel in files:
+            src = self.root / rel
+            existed = src.is_file()
+            if existed:
+                dest = target / "files" / rel
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dest)
+            entries.append({"path": rel, "existed": existed})
+        manifest = {
+            "checkpoint_id": checkpoint_id,
+            "created": time.time(),
+            "label": label,
+            "files": entries,
+            "restored": False,
+            "meta": meta or {},
+        }
+        _write_json(target / "manifest.json", manifest)
+        return checkpoint_id
+
+    def list(self) -> list[dict]:
+        if not self.dir.is_dir():
+            return []
+        out = []
+        for manifest in self.dir.glob("*/manifest.json"):
+            try:
+                out.append(json.loads(manifest.read_text(encoding="utf-8")))
+            except (OSError, json.JSONDecodeError):
+                continue
+        return sorted(out, key=lambda m: (m["created"], m["checkpoint_id"]))
+
+    def restore_latest(self) -> tuple[str, list[str], dict] | None:
+        """Restore the newest unrestored checkpoint; None when there is nothing to undo."""
+        with self._lock:
+            live = [m for m in self.list() if not m.get("restored")]
+            if not live:
+                return None
+            manifest = live[-1]
+            cid = manifest["checkpoint_id"]
+            restored: list[str] = []
+            for entry in manifest["files"]:
+                rel = entry["path"]
+                dest = self.root / rel
+                if entry["existed"]:
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    tmp = dest.with_name(f".{dest.name}.dsls-undo")
+                    shutil.copy2(self.dir / cid / "files" / rel, tmp)
+                    os.replace(tmp, dest)
+                elif dest.exists():
+                    dest.unlink()
+                restored.append(rel)
+            manifest["restored"] = True
+            _write_json(self.dir / cid / "manifest.json", manifest)
+            return cid, restored, manifest.get("meta", {})
+
+
+def _write_json(path: Path, data: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)

@@ -1,0 +1,115 @@
+"""Find where a hunk belongs in the base text when its line numbers are wrong.
+
+Models miscount lines. A hunk is placed by its old text (context + removed
+lines): first byte-exact, then ignoring line endings, then ignoring
+whitespace; among several matches the one nearest the claimed position wins,
+and hunks keep their order without overlapping. A hunk found nowhere is
+reported with the nearest candidate (line, similarity, first differing line) so
+the model, or a person, can fix it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from deepseek_ls.patch.model import Located, PatchError
+from deepseek_ls.patch.parse import ParsedHunk
+
+
+@dataclass
+class Placement:
+    start: int  # 0-based index into base lines
+    located: Located
+    old_seq: list[str]  # the base's own lines, as matched
+    new_seq: list[str]  # the hunk's new lines, rebuilt on the base's lines and line endings
+
+
+def _eol(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+def _ws(line: str) -> str:
+    return " ".join(line.split())
+
+
+_PASSES: list[tuple[Located, Callable[[str], str]]] = [
+    ("exact", lambda s: s),
+    ("eol", _eol),
+    ("whitespace", _ws),
+]
+
+
+def locate_hunk(base: list[str], hunk: ParsedHunk, *, hint: int, floor: int) -> Placement:
+    """Place `hunk` in `base` at or after index `floor`, nearest to `hint`."""
+    old = hunk.old_seq
+    if not old:
+        # Pure insertion: only the position can be trusted.
+        start = min(max(hint, floor), len(base))
+        return Placement(start, "exact", [], _rebuild(hunk, [], base))
+    for mode, norm in _PASSES:
+        want = [norm(x) for x in old]
+        have = [norm(x) for x in base]
+        starts = [
+            i
+            for i in range(floor, len(have) - len(want) + 1)
+            if have[i] == want[0] and have[i : i + len(want)] == want
+        ]
+        if starts:
+            start = min(starts, key=lambda i: (abs(i - hint), i))
+            located: Located = mode if mode != "exact" or start == hint else "offset"
+            matched = base[start : start + len(old)]
+            return Placement(start, located, matched, _rebuild(hunk, matched, base))
+    raise PatchError(_not_found_message(base, hunk, hint, floor))
+
+
+def _rebuild(hunk: ParsedHunk, matched: list[str], base: list[str]) -> list[str]:
+    """New lines with context taken from the base verbatim and added lines in the base's line ending."""
+    crlf = _uses_crlf(base)
+    out: list[str] = []
+    k = 0
+    for tag, text in hunk.body:
+        if tag == "+":
+            if crlf and text.endswith("\n") and not text.endswith("\r\n"):
+                text = text[:-1] + "\r\n"
+            out.append(text)
+        else:
+            if tag == " ":
+                out.append(matched[k] if k < len(matched) else text)
+            k += 1
+    return out
+
+
+def _uses_crlf(base: list[str]) -> bool:
+    crlf = sum(1 for line in base if line.endswith("\r\n"))
+    return crlf > 0 and crlf * 2 >= sum(1 for line in base if line.endswith("\n"))
+
+
+def _not_found_message(base: list[str], hunk: ParsedHunk, hint: int, floor: int) -> str:
+    old = [_ws(x) for x in hunk.old_seq]
+    have = [_ws(x) for x in base]
+    claimed = hunk.old_start
+    head = f"hunk @@ -{claimed},{hunk.old_lines} @@ does not match the file"
+    if not base:
+        return f"{head}: the file is empty"
+    best_i, best_score = 0, -1
+    last = max(len(have) - len(old), 0)
+    for i in range(0, last + 1):
+        score = sum(1 for a, b in zip(old, have[i : i + len(old)]) if a == b)
+        if score > best_score or (score == best_score and abs(i - hint) < abs(best_i - hint)):
+            best_i, best_score = i, score
+    window = base[best_i : best_i + len(old)]
+    detail = ""
+    for n, (want, got) in enumerate(zip(hunk.old_seq, window)):
+        if _ws(want) != _ws(got):
+            detail = (
+                f"; first difference at line {best_i + n + 1}: expected {_eol(want)!r}, found {_eol(got)!r}"
+            )
+            break
+    else:
+        if len(window) < len(old):
+            detail = f"; the file ends after line {len(base)}"
+    return (
+        f"{head}; nearest candidate at line {best_i + 1} "
+        f"({best_score}/{len(old)} lines match{', before the previous hunk' if best_i < floor else ''}){detail}"
+    )

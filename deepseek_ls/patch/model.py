@@ -1,0 +1,134 @@
+"""The staged-change vocabulary: `PatchSet`, `FileChange`, `Hunk`.
+
+A PatchSet is what one unified diff becomes once it is validated and located
+against the exact base text the model saw. Every hunk has a stable id (a short
+hash of its file and content), knows its position in the base, and carries its
+old and new text so a client can render it without re-parsing the diff.
+Persisted as JSON under `.deepseek/patches/<patch_id>.json`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+HunkStatus = Literal["pending", "accepted", "rejected"]
+ChangeKind = Literal["modify", "add", "delete", "rename"]
+Located = Literal["exact", "offset", "eol", "whitespace"]
+
+
+class PatchError(ValueError):
+    """A diff that cannot be staged or applied; `problems` lists each reason."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        self.problems = problems or [message]
+        super().__init__(message)
+
+
+class Hunk(BaseModel):
+    hunk_id: str
+    file: str
+    old_start: int = Field(description="1-based line in the base (diff convention: for an insertion, the line after which)")
+    old_lines: int
+    new_start: int
+    new_lines: int
+    lines: list[str] = Field(default_factory=list, description="the hunk body for display: prefix + text, no line ending")
+    old_text: str = ""
+    new_text: str = ""
+    status: HunkStatus = "pending"
+    section: str = ""
+    located: Located = "exact"
+    offset: int = 0
+
+    @property
+    def start_index(self) -> int:
+        """0-based index of the first base line this hunk replaces."""
+        return self.old_start - 1 if self.old_lines else self.old_start
+
+    @property
+    def end_index(self) -> int:
+        return self.start_index + self.old_lines
+
+    @property
+    def loc(self) -> int:
+        return sum(1 for line in self.lines if line[:1] in "+-")
+
+
+class FileChange(BaseModel):
+    path: str
+    old_path: str | None = None
+    kind: ChangeKind = "modify"
+    base_sha256: str | None = None
+    base_text: str | None = None
+    hunk_ids: list[str] = Field(default_factory=list)
+
+
+class PatchSet(BaseModel):
+    patch_id: str
+    created_at: str
+    session_id: str | None = None
+    diff: str = ""
+    files: list[str] = Field(default_factory=list)
+    base_sha256: dict[str, str | None] = Field(default_factory=dict)
+    changes: dict[str, FileChange] = Field(default_factory=dict)
+    hunks: list[Hunk] = Field(default_factory=list)
+    approval_required: bool = False
+    approval_reasons: list[str] = Field(default_factory=list)
+
+    def hunk(self, hunk_id: str) -> Hunk:
+        for hunk in self.hunks:
+            if hunk.hunk_id == hunk_id:
+                return hunk
+        raise PatchError(f"patch {self.patch_id} has no hunk {hunk_id!r}; hunks: {[h.hunk_id for h in self.hunks]}")
+
+    def hunks_of(self, file: str) -> list[Hunk]:
+        return [h for h in self.hunks if h.file == file]
+
+    def pending_hunks(self) -> list[Hunk]:
+        return [h for h in self.hunks if h.status == "pending"]
+
+    @property
+    def loc(self) -> int:
+        return sum(h.loc for h in self.hunks)
+
+
+class MergeResult(BaseModel):
+    ok: bool
+    text: str | None = None
+    conflict: str | None = None
+    merged: bool = False  # True when a 3-way merge was needed
+
+
+class FileOutcome(BaseModel):
+    file: str
+    ok: bool
+    kind: ChangeKind = "modify"
+    hunk_ids: list[str] = Field(default_factory=list)
+    conflict: str | None = None
+    merged: bool = False
+
+
+class ApplyResult(BaseModel):
+    ok: bool
+    patch_id: str
+    applied: list[str] = Field(default_factory=list)
+    files: list[FileOutcome] = Field(default_factory=list)
+    checkpoint_id: str | None = None
+    message: str = ""
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def hunk_id_for(file: str, old_text: str, new_text: str, taken: set[str]) -> str:
+    """Stable, short: the same change to the same file gets the same id."""
+    digest = hashlib.sha256(f"{file}\0{old_text}\0{new_text}".encode("utf-8", "surrogatepass")).hexdigest()
+    candidate = digest[:12]
+    n = 1
+    while candidate in taken:  # identical hunks twice in one file
+        n += 1
+        candidate = f"{digest[:12]}-{n}"
+    return candidate

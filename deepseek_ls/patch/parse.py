@@ -1,0 +1,167 @@
+"""Unified diff text -> `ParsedFile`s, with unidiff doing the parsing.
+
+Models write slightly wrong diffs; the one repair done here is recounting hunk
+headers whose line counts do not match their bodies (or that carry no numbers,
+``@@ ... @@``), after which unidiff parses again. Locating hunks whose line
+numbers are wrong is `locate.py`'s job.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import unidiff
+
+from deepseek_ls.patch.model import ChangeKind, PatchError
+
+_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
+_LOOSE_HEADER = re.compile(r"^@@.*?@@(.*)$")
+
+
+@dataclass
+class ParsedHunk:
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    section: str
+    body: list[tuple[str, str]]  # (" " | "-" | "+", line text with its ending)
+
+    @property
+    def old_seq(self) -> list[str]:
+        return [text for tag, text in self.body if tag != "+"]
+
+    @property
+    def new_seq(self) -> list[str]:
+        return [text for tag, text in self.body if tag != "-"]
+
+
+@dataclass
+class ParsedFile:
+    old_path: str | None
+    new_path: str | None
+    kind: ChangeKind
+    hunks: list[ParsedHunk] = field(default_factory=list)
+    binary: bool = False
+
+    @property
+    def path(self) -> str:
+        return self.new_path or self.old_path or ""
+
+
+def parse_diff(diff_text: str) -> list[ParsedFile]:
+    """Parse a unified diff (git or plain). Raises `PatchError` when it is not one."""
+    if not diff_text.strip():
+        raise PatchError("the diff is empty")
+    try:
+        patch = _unidiff(diff_text)
+    except unidiff.UnidiffParseError:
+        try:
+            patch = _unidiff(recount_hunk_headers(diff_text))
+        except unidiff.UnidiffParseError as exc:
+            raise PatchError(f"not a valid unified diff: {exc}") from exc
+    files = [_convert(f) for f in patch]
+    if not files:
+        raise PatchError("no file changes found: expected '--- a/path' / '+++ b/path' headers and '@@' hunks")
+    return files
+
+
+def _unidiff(text: str) -> unidiff.PatchSet:
+    # Split on "\n" only: str.splitlines would also break lines at \x0c, \x1c,
+    # \u2028 ... which real source files contain.
+    pieces = text.split("\n")
+    lines = [p + "\n" for p in pieces[:-1]] + ([pieces[-1]] if pieces[-1] else [])
+    return unidiff.PatchSet(lines)
+
+
+def _strip_prefix(path: str | None, prefix: str, other: str | None, other_prefix: str) -> str | None:
+    if path is None or path == "/dev/null":
+        return None
+    path = path.split("\t", 1)[0]
+    if path.startswith(prefix) and (other is None or other == "/dev/null" or other.startswith(other_prefix)):
+        return path[len(prefix):]
+    return path
+
+
+def _convert(f: unidiff.PatchedFile) -> ParsedFile:
+    src = _strip_prefix(f.source_file, "a/", f.target_file, "b/")
+    dst = _strip_prefix(f.target_file, "b/", f.source_file, "a/")
+    if f.is_added_file or src is None:
+        kind: ChangeKind = "add"
+    elif f.is_removed_file or dst is None:
+        kind = "delete"
+    elif src != dst:
+        kind = "rename"
+    else:
+        kind = "modify"
+    parsed = ParsedFile(old_path=src, new_path=dst, kind=kind, binary=bool(f.is_binary_file))
+    for h in f:
+        body: list[tuple[str, str]] = []
+        for line in h:
+            if line.line_type == "\\":
+                if body:
+                    tag, text = body[-1]
+                    body[-1] = (tag, text[:-1] if text.endswith("\n") else text)
+                continue
+            if line.line_type not in (" ", "-", "+"):
+                continue
+            body.append((line.line_type, line.value))
+        parsed.hunks.append(
+            ParsedHunk(
+                old_start=h.source_start,
+                old_lines=h.source_length,
+                new_start=h.target_start,
+                new_lines=h.target_length,
+                section=(h.section_header or "").strip(),
+                body=body,
+            )
+        )
+    return parsed
+
+
+def recount_hunk_headers(diff_text: str) -> str:
+    """Rewrite every `@@` header with the counts its body really has."""
+    lines = diff_text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.startswith("@@"):
+            out.append(line)
+            i += 1
+            continue
+        match = _HEADER.match(line)
+        loose = _LOOSE_HEADER.match(line)
+        old_start = int(match.group(1)) if match else 1
+        new_start = int(match.group(3)) if match else 1
+        section = match.group(5) if match else (loose.group(1) if loose else "")
+        j = i + 1
+        old_n = new_n = 0
+        while j < len(lines):
+            body = lines[j]
+            if body.startswith("@@") or body.startswith("diff --git "):
+                break
+            if body.startswith("--- ") and j + 1 < len(lines) and lines[j + 1].startswith("+++ "):
+                break
+            if body.startswith("\\"):
+                j += 1
+                continue
+            if body == "" and j == len(lines) - 1:
+                break
+            tag = body[:1] if body else " "  # a blank line inside a hunk is blank context
+            if tag not in " +-":
+                break
+            if tag != "+":
+                old_n += 1
+            if tag != "-":
+                new_n += 1
+            if body == "":
+                lines[j] = " "
+            j += 1
+        if old_n == 0 and old_start > 0 and not match:
+            old_start = 0
+        out.append(f"@@ -{old_start},{old_n} +{new_start},{new_n} @@{section}")
+        out.extend(lines[i + 1 : j])
+        i = j
+    return "\n".join(out)

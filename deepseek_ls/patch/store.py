@@ -1,0 +1,424 @@
+"""`PatchStore`: stage unified diffs as PatchSets, merge, apply, reject, undo.
+
+Patch sets are persisted under `.deepseek/patches/<patch_id>.json` (atomic
+writes under a file lock) so the CLI, a resumed session and the language
+server all see the same state. Every state change is an event on the sink.
+Nothing is written to a user file except by `apply`, which checkpoints first
+and writes nothing at all when any selected file conflicts.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from filelock import FileLock
+
+from deepseek_ls.patch.checkpoint import CheckpointStore
+from deepseek_ls.patch.gate import SafetyGate
+from deepseek_ls.patch.hunks import apply_hunks, split_lines
+from deepseek_ls.patch.locate import locate_hunk
+from deepseek_ls.patch.merge import merge_three_way
+from deepseek_ls.patch.model import (
+    ApplyResult,
+    FileChange,
+    FileOutcome,
+    Hunk,
+    MergeResult,
+    PatchError,
+    PatchSet,
+    hunk_id_for,
+    sha256_text,
+)
+from deepseek_ls.patch.parse import ParsedFile, parse_diff
+from deepseek_ls.patch.validate import validate_files
+from deepseek_ls.policy.paths import PathPolicy
+from deepseek_ls.store.sink import EventSink, NullSink
+from deepseek_ls.tools.overlay import DocumentOverlay, read_disk_text
+
+
+class PatchStore:
+    def __init__(
+        self,
+        root: Path,
+        state_dir: Path,
+        *,
+        policy: PathPolicy,
+        overlay: DocumentOverlay | None = None,
+        sink: EventSink | None = None,
+        gate: SafetyGate | None = None,
+    ) -> None:
+        self.root = Path(root).resolve()
+        self.state_dir = Path(state_dir)
+        self.dir = self.state_dir / "patches"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.policy = policy
+        self.overlay = overlay if overlay is not None else DocumentOverlay(self.root)
+        self.sink = sink if sink is not None else NullSink()
+        self.gate = gate if gate is not None else SafetyGate()
+        self.checkpoints = CheckpointStore(self.root, self.state_dir)
+        self._lock = FileLock(str(self.dir / ".lock"))
+
+    # -- staging -----------------------------------------------------------
+
+    def stage(
+        self, diff_text: str, *, session_id: str | None = None, allowed_files: list[str] | None = None
+    ) -> PatchSet:
+        """Validate `diff_text`, locate its hunks against the current base (buffer if open, else
+        disk) and persist it as a pending PatchSet. Raises `PatchError` listing every problem."""
+        self.gate.check_size(len(diff_text.encode("utf-8", "surrogatepass")))
+        parsed = parse_diff(diff_text)
+        problems = validate_files(parsed, self.policy, allowed_files)
+        if problems:
+            raise PatchError(_problem_message(problems), problems)
+        changes: dict[str, FileChange] = {}
+        hunks: list[Hunk] = []
+        for f in parsed:
+            try:
+                change, file_hunks = self._stage_file(f, {h.hunk_id for h in hunks})
+            except PatchError as exc:
+                problems.extend(f"{f.path}: {p}" for p in exc.problems)
+                continue
+            changes[change.path] = change
+            hunks.extend(file_hunks)
+        if problems:
+            raise PatchError(_problem_message(problems), problems)
+        files = list(changes)
+        ps = PatchSet(
+            patch_id=f"{int(time.time() * 1000):x}-{secrets.token_hex(3)}",
+            created_at=datetime.now(timezone.utc).isoformat(),
+            session_id=session_id,
+            diff=diff_text,
+            files=files,
+            base_sha256={p: c.base_sha256 for p, c in changes.items()},
+            changes=changes,
+            hunks=hunks,
+        )
+        ps.approval_reasons = self.gate.approval_reasons(len(files), ps.loc)
+        ps.approval_required = bool(ps.approval_reasons)
+        with self._lock:
+            self._save(ps)
+        self.sink.emit(
+            "PatchStaged@v1",
+            {
+                "patch_id": ps.patch_id,
+                "files": files,
+                "hunks": [h.model_dump(include={"hunk_id", "file", "old_start", "old_lines", "new_start", "new_lines"}) for h in hunks],
+                "diff": diff_text,
+                "session_id": session_id,
+                "approval_required": ps.approval_required,
+            },
+        )
+        return ps
+
+    def _stage_file(self, f: ParsedFile, taken: set[str]) -> tuple[FileChange, list[Hunk]]:
+        path = self.policy.normalize(f.path)
+        old_path = self.policy.normalize(f.old_path) if f.old_path else None
+        if f.kind == "add":
+            if self._exists(path) and self._read_current(path):
+                raise PatchError("the diff creates this file but it already exists; diff against its current content")
+            base_text = ""
+        else:
+            assert old_path is not None
+            if not self._exists(old_path):
+                raise PatchError(f"{old_path} does not exist in the workspace")
+            if f.kind == "rename" and self._exists(path):
+                raise PatchError(f"cannot rename {old_path} to {path}: the target already exists")
+            try:
+                base_text = self.overlay.read_text(old_path, root=self.root)
+            except UnicodeDecodeError:
+                raise PatchError("the file is not UTF-8 text; binary files cannot be patched") from None
+        base = split_lines(base_text)
+        hunks: list[Hunk] = []
+        problems: list[str] = []
+        floor = 0
+        delta = 0  # lines the model's numbering is off by, carried to the next hunk
+        line_delta = 0  # new-minus-old lines so far, for new_start
+        for ph in f.hunks:
+            claimed = ph.old_start - 1 if ph.old_lines else ph.old_start
+            try:
+                place = locate_hunk(base, ph, hint=max(claimed + delta, 0), floor=floor)
+            except PatchError as exc:
+                problems.append(str(exc))
+                continue
+            delta = place.start - claimed
+            old_text, new_text = "".join(place.old_seq), "".join(place.new_seq)
+            old_n, new_n = len(place.old_seq), len(place.new_seq)
+            hid = hunk_id_for(path, old_text, new_text, taken)
+            taken.add(hid)
+            new_index = place.start + line_delta
+            hunks.append(
+                Hunk(
+                    hunk_id=hid,
+                    file=path,
+                    old_start=place.start + 1 if old_n else place.start,
+                    old_lines=old_n,
+                    new_start=new_index + 1 if new_n else new_index,
+                    new_lines=new_n,
+                    lines=[tag + text.rstrip("\r\n") for tag, text in ph.body],
+                    old_text=old_text,
+                    new_text=new_text,
+                    section=ph.section,
+                    located=place.located,
+                    offset=place.start - claimed,
+                )
+            )
+            line_delta += new_n - old_n
+            floor = place.start + old_n
+        if problems:
+            raise PatchError("; ".join(problems), problems)
+        if not hunks:  # pure rename, empty new file, deletion of an empty file
+            marker = f"{f.kind} {old_path or ''} -> {path}"
+            hid = hunk_id_for(path, marker, "", taken)
+            hunks.append(Hunk(hunk_id=hid, file=path, old_start=0, old_lines=0, new_start=0, new_lines=0, section=marker))
+        if f.kind == "delete" and apply_hunks(base_text, hunks):
+            raise PatchError("the diff deletes the file but its hunks do not remove all of its content")
+        change = FileChange(
+            path=path,
+            old_path=old_path if f.kind != "add" else None,
+            kind=f.kind,
+            base_sha256=sha256_text(base_text) if f.kind != "add" else None,
+            base_text=base_text,
+            hunk_ids=[h.hunk_id for h in hunks],
+        )
+        return change, hunks
+
+    # -- queries -----------------------------------------------------------
+
+    def get(self, patch_id: str) -> PatchSet:
+        path = self._path(patch_id)
+        if not path.is_file():
+            raise PatchError(f"no staged patch {patch_id!r}; `deepseek-ls diff` lists staged patches")
+        return PatchSet.model_validate_json(path.read_text(encoding="utf-8"))
+
+    def list(self) -> list[PatchSet]:
+        out = []
+        for path in self.dir.glob("*.json"):
+            try:
+                out.append(PatchSet.model_validate_json(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                continue
+        return sorted(out, key=lambda p: (p.created_at, p.patch_id))
+
+    def pending(self) -> list[PatchSet]:
+        return [p for p in self.list() if p.pending_hunks()]
+
+    def current_range(self, patch_id: str, hunk_id: str, current_text: str) -> tuple[int, int] | None:
+        """0-based [start, end) lines of the hunk's old text in `current_text`, nearest its base
+        position; None when the text no longer contains it (the hunk would need a 3-way merge)."""
+        hunk = self.get(patch_id).hunk(hunk_id)
+        lines = split_lines(current_text)
+        old = split_lines(hunk.old_text)
+        if not old:
+            return (min(hunk.start_index, len(lines)),) * 2
+        starts = [i for i in range(len(lines) - len(old) + 1) if lines[i : i + len(old)] == old]
+        if not starts:
+            return None
+        start = min(starts, key=lambda i: abs(i - hunk.start_index))
+        return start, start + len(old)
+
+    # -- merging and applying ---------------------------------------------
+
+    def merge_hunks(self, patch_id: str, hunk_ids: list[str], file: str, current_text: str) -> MergeResult:
+        """The text of `file` after applying `hunk_ids` onto `current_text` (the buffer as it is
+        now, which may already hold earlier accepted hunks or the user's typing). Directly when
+        the text is as expected, else 3-way; on conflict `ok=False` with a readable report."""
+        ps = self.get(patch_id)
+        result = self._merge(ps, file, hunk_ids, current_text)
+        if not result.ok:
+            self.sink.emit(
+                "PatchConflict@v1",
+                {"patch_id": patch_id, "file": file, "reason": result.conflict or "", "hunk_ids": list(hunk_ids)},
+            )
+        return result
+
+    def _merge(self, ps: PatchSet, file: str, hunk_ids: list[str], current_text: str) -> MergeResult:
+        change = ps.changes.get(file)
+        if change is None:
+            raise PatchError(f"patch {ps.patch_id} does not change {file!r}; it changes {ps.files}")
+        chosen = [ps.hunk(h) for h in hunk_ids]
+        for hunk in chosen:
+            if hunk.file != file:
+                raise PatchError(f"hunk {hunk.hunk_id} belongs to {hunk.file}, not {file}")
+        base = change.base_text or ""
+        accepted = [h for h in ps.hunks_of(file) if h.status == "accepted" and h.hunk_id not in hunk_ids]
+        prior = apply_hunks(base, accepted)
+        target = apply_hunks(base, accepted + chosen)
+        if current_text in (prior, target):
+            return MergeResult(ok=True, text=target)
+        three = merge_three_way(prior, current_text, target, label=file)
+        if three.ok:
+            return MergeResult(ok=True, text=three.text, merged=True)
+        return MergeResult(ok=False, conflict=three.report, merged=True)
+
+    def apply(
+        self, patch_id: str, hunk_ids: list[str] | None = None, files: list[str] | None = None
+    ) -> ApplyResult:
+        """Apply pending hunks (all, or those chosen by id and/or file) to disk. Checkpoints the
+        touched files first; when any file conflicts nothing is written (`ok=False`)."""
+        with self._lock:
+            ps = self.get(patch_id)
+            selected = self._select(ps, hunk_ids, files)
+            by_file: dict[str, list[str]] = {}
+            for hunk in selected:
+                by_file.setdefault(hunk.file, []).append(hunk.hunk_id)
+            outcomes: list[FileOutcome] = []
+            writes: dict[str, str] = {}
+            for file, ids in by_file.items():
+                change = ps.changes[file]
+                source = change.old_path or file
+                current = self._read_disk(source)
+                if current is None:
+                    current = "" if change.kind == "add" else None
+                if current is None:
+                    outcomes.append(FileOutcome(file=file, ok=False, kind=change.kind, hunk_ids=ids, conflict=f"{source} no longer exists"))
+                    continue
+                merged = self._merge(ps, file, ids, current)
+                outcomes.append(
+                    FileOutcome(file=file, ok=merged.ok, kind=change.kind, hunk_ids=ids, conflict=merged.conflict, merged=merged.merged)
+                )
+                if merged.ok and merged.text is not None:
+                    writes[file] = merged.text
+            failed = [o for o in outcomes if not o.ok]
+            if failed:
+                for o in failed:
+                    self.sink.emit(
+                        "PatchConflict@v1",
+                        {"patch_id": patch_id, "file": o.file, "reason": o.conflict or "", "hunk_ids": o.hunk_ids},
+                    )
+                return ApplyResult(
+                    ok=False,
+                    patch_id=patch_id,
+                    files=outcomes,
+                    message="nothing was applied:\n" + "\n".join(o.conflict or o.file for o in failed),
+                )
+            if not selected:
+                return ApplyResult(ok=True, patch_id=patch_id, message="no pending hunks to apply")
+            touched = sorted({p for f in writes for p in (f, ps.changes[f].old_path) if p})
+            applied_ids = [h.hunk_id for h in selected]
+            checkpoint_id = self.checkpoints.create(
+                touched, label=f"before applying {patch_id}", meta={"patch_id": patch_id, "hunk_ids": applied_ids}
+            )
+            for hunk in ps.hunks:
+                if hunk.hunk_id in applied_ids:
+                    hunk.status = "accepted"
+            for file, text in writes.items():
+                self._write_file(ps, file, text)
+            self._save(ps)
+        self.sink.emit(
+            "PatchApplied@v1",
+            {"patch_id": patch_id, "hunk_ids": applied_ids, "files": list(writes), "via": "disk", "checkpoint_id": checkpoint_id},
+        )
+        return ApplyResult(
+            ok=True,
+            patch_id=patch_id,
+            applied=applied_ids,
+            files=outcomes,
+            checkpoint_id=checkpoint_id,
+            message=f"applied {len(applied_ids)} hunk(s) to {len(writes)} file(s)",
+        )
+
+    def _select(self, ps: PatchSet, hunk_ids: list[str] | None, files: list[str] | None) -> list[Hunk]:
+        if hunk_ids:
+            chosen = [ps.hunk(h) for h in hunk_ids]
+            done = [h.hunk_id for h in chosen if h.status != "pending"]
+            if done:
+                raise PatchError(f"hunk(s) {done} of patch {ps.patch_id} are no longer pending")
+        else:
+            chosen = ps.pending_hunks()
+        if files:
+            wanted = {self.policy.normalize(f) for f in files}
+            unknown = wanted - set(ps.files)
+            if unknown:
+                raise PatchError(f"patch {ps.patch_id} does not change {sorted(unknown)}; it changes {ps.files}")
+            chosen = [h for h in chosen if h.file in wanted]
+        return chosen
+
+    def _write_file(self, ps: PatchSet, file: str, text: str) -> None:
+        change = ps.changes[file]
+        target = self.policy.resolve(file)
+        all_done = all(h.status == "accepted" for h in ps.hunks_of(file))
+        if change.kind == "delete" and all_done and not text:
+            target.unlink(missing_ok=True)
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.dsls-tmp")
+        tmp.write_bytes(text.encode("utf-8", "surrogatepass"))
+        source = self.policy.resolve(change.old_path) if change.old_path else None
+        if source is not None and source.exists():
+            os.chmod(tmp, source.stat().st_mode & 0o7777)
+        os.replace(tmp, target)
+        if change.kind == "rename" and source is not None and source != target:
+            source.unlink(missing_ok=True)
+
+    def mark_applied(self, patch_id: str, hunk_ids: list[str], via: str = "workspace/applyEdit") -> PatchSet:
+        """Record hunks as accepted after someone else (the editor) applied them."""
+        ps = self._set_status(patch_id, hunk_ids, "accepted")
+        files = sorted({ps.hunk(h).file for h in hunk_ids})
+        self.sink.emit("PatchApplied@v1", {"patch_id": patch_id, "hunk_ids": list(hunk_ids), "files": files, "via": via})
+        return ps
+
+    def reject(self, patch_id: str, hunk_ids: list[str] | None = None, reason: str = "") -> PatchSet:
+        """Remember hunks (default: all pending) as rejected."""
+        if hunk_ids is None:
+            hunk_ids = [h.hunk_id for h in self.get(patch_id).pending_hunks()]
+        ps = self._set_status(patch_id, hunk_ids, "rejected")
+        self.sink.emit("PatchRejected@v1", {"patch_id": patch_id, "hunk_ids": list(hunk_ids), "reason": reason})
+        return ps
+
+    def _set_status(self, patch_id: str, hunk_ids: list[str], status: str) -> PatchSet:
+        with self._lock:
+            ps = self.get(patch_id)
+            for hid in hunk_ids:
+                ps.hunk(hid).status = status  # type: ignore[assignment]
+            self._save(ps)
+        return ps
+
+    def undo(self) -> list[str]:
+        """Restore the files of the latest apply from its checkpoint; its hunks become pending."""
+        with self._lock:
+            restored = self.checkpoints.restore_latest()
+            if restored is None:
+                return []
+            checkpoint_id, files, meta = restored
+            patch_id = meta.get("patch_id")
+            if patch_id and self._path(patch_id).is_file():
+                ps = self.get(patch_id)
+                for hunk in ps.hunks:
+                    if hunk.hunk_id in meta.get("hunk_ids", []):
+                        hunk.status = "pending"
+                self._save(ps)
+        self.sink.emit("CheckpointRestored@v1", {"checkpoint_id": checkpoint_id, "files": files})
+        return files
+
+    # -- storage -----------------------------------------------------------
+
+    def _path(self, patch_id: str) -> Path:
+        if not patch_id or any(c in patch_id for c in "/\\.\0"):
+            raise PatchError(f"invalid patch id {patch_id!r}")
+        return self.dir / f"{patch_id}.json"
+
+    def _save(self, ps: PatchSet) -> None:
+        path = self._path(ps.patch_id)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(ps.model_dump_json(indent=1), encoding="utf-8")
+        os.replace(tmp, path)
+
+    def _exists(self, rel: str) -> bool:
+        return self.overlay.get(rel) is not None or (self.root / rel).is_file()
+
+    def _read_current(self, rel: str) -> str:
+        return self.overlay.read_text(rel, root=self.root)
+
+    def _read_disk(self, rel: str) -> str | None:
+        path = self.policy.resolve(rel)
+        if not path.is_file():
+            return None
+        return read_disk_text(path)
+
+
+def _problem_message(problems: list[str]) -> str:
+    return "cannot stage the diff:\n" + "\n".join(f"  - {p}" for p in problems)

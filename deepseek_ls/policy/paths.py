@@ -1,0 +1,98 @@
+"""Path policy: every path a tool or patch touches is resolved here first.
+
+Paths come from a model, so they are hostile until proven otherwise: they must
+be relative, stay inside the workspace after symlinks are resolved, never touch
+`.git/` or our own `.deepseek/`, and never name a secret location (deny-list,
+gitignore-style patterns matched case-insensitively because macOS and Windows
+file systems are).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from pathlib import Path, PurePosixPath
+
+import pathspec
+
+from deepseek_ls.policy.errors import PolicyViolation
+
+# Directories nobody but git (or we) may touch, compared case-insensitively.
+_RESERVED_DIRS = (".git", ".deepseek")
+
+
+class PathPolicy:
+    """Canonicalises workspace-relative paths and refuses the unsafe ones."""
+
+    def __init__(self, root: Path, deny_paths: list[str] | tuple[str, ...] = ()) -> None:
+        self.root = Path(root).resolve()
+        self.deny_patterns = list(deny_paths)
+        self._deny = pathspec.GitIgnoreSpec.from_lines([p.lower() for p in deny_paths])
+
+    def resolve(self, rel: str) -> Path:
+        """The absolute path for workspace-relative `rel`, or `PolicyViolation`."""
+        clean = self.normalize(rel)
+        target = (self.root / clean).resolve(strict=False)
+        if target != self.root and not target.is_relative_to(self.root):
+            raise PolicyViolation(rel, "symlink_escape", "it resolves outside the workspace root")
+        # A symlink inside the workspace may still point at .git or a secret file.
+        real_rel = target.relative_to(self.root).as_posix() if target != self.root else ""
+        if real_rel and real_rel != clean:
+            self._check_components(rel, real_rel)
+        return target
+
+    def relative(self, rel: str) -> str:
+        """The canonical workspace-relative POSIX form of `rel` (validated)."""
+        self.resolve(rel)
+        return self.normalize(rel)
+
+    def is_allowed(self, rel: str) -> bool:
+        try:
+            self.resolve(rel)
+        except PolicyViolation:
+            return False
+        return True
+
+    def normalize(self, rel: str) -> str:
+        """Lexical checks only (no file system): the canonical relative form."""
+        if not isinstance(rel, str) or not rel.strip():
+            raise PolicyViolation(str(rel), "empty_path", "the path is empty")
+        if any(ord(c) < 32 or ord(c) == 127 for c in rel):
+            raise PolicyViolation(rel, "control_character", "the path contains control characters")
+        if "\\" in rel:
+            raise PolicyViolation(rel, "backslash", "use '/' as the separator; backslashes are refused")
+        # Look-alike characters (fullwidth dots and slashes, ...) that NFKC folds
+        # into separators or dots could escape on a system that normalises names.
+        if _separator_count(unicodedata.normalize("NFKC", rel)) != _separator_count(rel):
+            raise PolicyViolation(rel, "unicode_lookalike", "the path contains look-alike dot or slash characters")
+        if rel.startswith(("/", "~")) or (len(rel) > 1 and rel[1] == ":"):
+            raise PolicyViolation(rel, "absolute_path", "absolute paths are refused; give a path relative to the workspace root")
+        parts = [p for p in PurePosixPath(rel).parts if p not in ("", ".")]
+        if not parts:
+            raise PolicyViolation(rel, "workspace_root", "the path names the workspace root itself")
+        if ".." in parts:
+            raise PolicyViolation(rel, "dotdot", "'..' components are refused")
+        clean = "/".join(parts)
+        self._check_components(rel, clean)
+        return clean
+
+    def _check_components(self, subject: str, clean: str) -> None:
+        parts = clean.split("/")
+        for part in parts:
+            # Trailing dots/spaces are dropped by Windows: ".git." is ".git".
+            folded = part.casefold().rstrip(". ")
+            if folded in _RESERVED_DIRS:
+                raise PolicyViolation(subject, "reserved_dir", f"'{part}/' is reserved and cannot be read or written by tools")
+        # Patterns are matched against every suffix of the path, so a pattern
+        # with a slash (".aws/credentials") also catches "sub/.aws/credentials",
+        # and a directory pattern (".ssh/") catches everything below it.
+        for start in range(len(parts)):
+            tail = [p.lower() for p in parts[start:]]
+            for end in range(1, len(tail) + 1):
+                candidate = "/".join(tail[:end])
+                is_dir = end < len(tail)
+                if self._deny.match_file(candidate + "/") or (not is_dir and self._deny.match_file(candidate)):
+                    raise PolicyViolation(subject, "deny_list", "the path matches the secret-location deny-list (policy.deny_paths)")
+
+
+def _separator_count(text: str) -> int:
+    return sum(text.count(ch) for ch in "./\\:")

@@ -1,0 +1,136 @@
+"""File tools: `fs.read` and `fs.list`. Reads see open editor buffers first."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+import pathspec
+from pydantic import BaseModel, Field
+
+from deepseek_ls.patch.hunks import split_lines
+from deepseek_ls.tools.registry import Tool, ToolContext
+
+MAX_LIST = 5000
+
+
+class FsReadArgs(BaseModel):
+    path: str = Field(description="workspace-relative path, e.g. src/app.py")
+    start_line: int | None = Field(default=None, ge=1, description="first line to return (1-based)")
+    end_line: int | None = Field(default=None, ge=1, description="last line to return (inclusive)")
+    max_bytes: int = Field(default=100_000, gt=0, description="truncate the returned content to this many bytes")
+
+
+class FsListArgs(BaseModel):
+    glob: str = Field(default="**", description="gitignore-style pattern, e.g. 'src/**/*.py' or '*.md'")
+    limit: int = Field(default=500, gt=0, le=MAX_LIST)
+
+
+async def fs_read(ctx: ToolContext, args: FsReadArgs) -> dict:
+    rel = ctx.paths.relative(args.path)
+    target = ctx.paths.resolve(rel)
+    if ctx.overlay.get(rel) is None:
+        if target.is_dir():
+            raise ValueError(f"{rel} is a directory; use fs.list to see its files")
+        if not target.is_file():
+            raise FileNotFoundError(f"{rel} does not exist")
+        size_cap = ctx.config.agent_loop.max_file_bytes
+        if target.stat().st_size > size_cap * 10:
+            raise ValueError(f"{rel} is {target.stat().st_size} bytes; too large to read (agent_loop.max_file_bytes={size_cap})")
+    try:
+        text = await asyncio.to_thread(ctx.overlay.read_text, rel, root=ctx.root)
+    except UnicodeDecodeError:
+        raise ValueError(f"{rel} is not UTF-8 text (binary file?)") from None
+    doc = ctx.overlay.get(rel)
+    lines = split_lines(text)
+    start = args.start_line or 1
+    end = min(args.end_line or len(lines), len(lines))
+    if start > max(len(lines), 1):
+        raise ValueError(f"{rel} has {len(lines)} lines; start_line {start} is past the end")
+    content = "".join(lines[start - 1 : end])
+    cap = min(args.max_bytes, ctx.config.agent_loop.max_file_bytes)
+    raw = content.encode("utf-8")
+    truncated = len(raw) > cap
+    if truncated:
+        content = raw[:cap].decode("utf-8", "ignore")
+    return {
+        "path": rel,
+        "content": content,
+        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "truncated": truncated,
+        "start_line": start,
+        "end_line": end,
+        "total_lines": len(lines),
+        "source": "buffer" if doc is not None else "disk",
+        "version": doc[1] if doc is not None else None,
+    }
+
+
+def workspace_files(root: Path) -> list[str]:
+    """Every file in the workspace not ignored by git (gitignore rules), sorted."""
+    if (root / ".git").exists():
+        proc = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root,
+            capture_output=True,
+            timeout=60,
+        )
+        if proc.returncode == 0:
+            names = [n for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
+            return sorted({n for n in names if (root / n).is_file()})
+    return _walk(root)
+
+
+def _walk(root: Path) -> list[str]:
+    out: list[str] = []
+    specs: dict[str, pathspec.PathSpec] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/")
+        ignore = Path(dirpath) / ".gitignore"
+        if ignore.is_file():
+            specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(ignore.read_text(encoding="utf-8", errors="replace").splitlines())
+
+        def ignored(rel: str, is_dir: bool) -> bool:
+            for base, spec in specs.items():
+                if base and not rel.startswith(base + "/"):
+                    continue
+                sub = rel[len(base) + 1 :] if base else rel
+                if spec.match_file(sub + ("/" if is_dir else "")):
+                    return True
+            return False
+
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in (".git", ".deepseek") and not ignored(f"{rel_dir}/{d}".lstrip("/"), True)
+        )
+        for name in filenames:
+            rel = f"{rel_dir}/{name}".lstrip("/")
+            if not ignored(rel, False):
+                out.append(rel)
+    return sorted(out)
+
+
+async def fs_list(ctx: ToolContext, args: FsListArgs) -> dict:
+    files = await asyncio.to_thread(workspace_files, ctx.root)
+    pattern = pathspec.GitIgnoreSpec.from_lines([args.glob]) if args.glob not in ("", "**", "*") else None
+    matched = [f for f in files if (pattern is None or pattern.match_file(f)) and ctx.paths.is_allowed(f)]
+    return {"files": matched[: args.limit], "total": len(matched), "truncated": len(matched) > args.limit}
+
+
+TOOLS = [
+    Tool(
+        "fs.read",
+        "Read a workspace file (the editor's unsaved buffer if it is open). Returns content, sha256 and line range.",
+        FsReadArgs,
+        fs_read,
+    ),
+    Tool(
+        "fs.list",
+        "List workspace files (gitignore-aware) matching a glob.",
+        FsListArgs,
+        fs_list,
+    ),
+]

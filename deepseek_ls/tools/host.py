@@ -1,0 +1,174 @@
+"""`ToolHost`: the one door through which the agent looks at and changes the workspace.
+
+It offers the tools' JSON Schemas to the model (OpenAI function format),
+validates arguments before anything runs, enforces policy (paths, commands,
+approvals) and journals every call as `ToolProposed@v1` -> (`ToolApproved@v1`)
+-> `ToolResult@v1`. Results are `ToolOutcome{ok, value | error}`; errors are
+sentences a model and a person can both act on. Event payloads are redacted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from deepseek_ls.config_models import Config
+from deepseek_ls.patch.model import PatchError
+from deepseek_ls.policy.approvals import Approvals
+from deepseek_ls.policy.commands import CommandPolicy
+from deepseek_ls.policy.errors import PolicyViolation
+from deepseek_ls.policy.paths import PathPolicy
+from deepseek_ls.policy.redact import redact_obj
+from deepseek_ls.store.sink import EventSink, NullSink
+from deepseek_ls.tools import fs, index_tools, patch_tools, search, shell
+from deepseek_ls.tools import git as git_tools
+from deepseek_ls.tools.overlay import DocumentOverlay
+from deepseek_ls.tools.registry import Tool, ToolContext, ToolDenied
+from deepseek_ls.ui_port import AutoApproveUI, UIPort
+
+log = logging.getLogger(__name__)
+
+ALL_TOOLS: list[Tool] = [
+    *fs.TOOLS,
+    *search.TOOLS,
+    *git_tools.TOOLS,
+    *index_tools.TOOLS,
+    *patch_tools.TOOLS,
+    *shell.TOOLS,
+]
+
+
+class ToolOutcome(BaseModel):
+    ok: bool
+    value: Any = None
+    error: str | None = None
+
+    def to_content(self) -> str:
+        """The tool message content sent back to the model."""
+        if self.ok:
+            return json.dumps(self.value, ensure_ascii=False)
+        return json.dumps({"error": self.error}, ensure_ascii=False)
+
+
+class ToolHost:
+    def __init__(
+        self,
+        root: Path,
+        config: Config | None = None,
+        *,
+        sink: EventSink | None = None,
+        ui: UIPort | None = None,
+        overlay: DocumentOverlay | None = None,
+        patches: Any = None,
+        index: Any = None,
+        session_id: str | None = None,
+        read_only: bool = False,
+        approvals: Approvals | None = None,
+    ) -> None:
+        self.root = Path(root).resolve()
+        self.config = config or Config()
+        self.sink = sink if sink is not None else NullSink()
+        self.ui = ui if ui is not None else AutoApproveUI("deny")
+        self.overlay = overlay if overlay is not None else DocumentOverlay(self.root)
+        self.paths = PathPolicy(self.root, self.config.policy.deny_paths)
+        self.commands = CommandPolicy(self.config.policy)
+        self.approvals = approvals or Approvals(self.config.policy, self.ui, sink=self.sink)
+        self.patches = patches
+        self.index = index
+        self.session_id = session_id
+        self.read_only = read_only
+        self.allowed_files: list[str] | None = None
+        self._tools = {t.name: t for t in ALL_TOOLS}
+        self._tools.update({t.wire_name: t for t in ALL_TOOLS})
+
+    def tools(self, read_only: bool | None = None) -> list[Tool]:
+        ro = self.read_only if read_only is None else read_only
+        return [t for t in ALL_TOOLS if not ro or t.effect == "read"]
+
+    def schemas(self, read_only: bool = False) -> list[dict[str, Any]]:
+        """OpenAI-style function definitions. Names use `_` for `.` (`fs_read`); `call` accepts both."""
+        return [t.schema() for t in self.tools(read_only or self.read_only)]
+
+    async def call(self, name: str, arguments: dict[str, Any] | str | None = None, *, call_id: str | None = None) -> ToolOutcome:
+        """Run one tool call. Never raises for tool-level failures: they become `ok=False`."""
+        call_id = call_id or str(uuid.uuid4())
+        tool = self._tools.get(name)
+        canonical = tool.name if tool else name
+        try:
+            args_dict = _parse_arguments(arguments)
+        except ValueError as exc:
+            args_dict = {"_raw": str(arguments)[:2000]}
+            return self._finish(call_id, canonical, args_dict, ToolOutcome(ok=False, error=str(exc)))
+        self.sink.emit("ToolProposed@v1", {"call_id": call_id, "tool": canonical, "arguments": redact_obj(args_dict), "session_id": self.session_id})
+        if tool is None:
+            known = ", ".join(t.name for t in self.tools())
+            return self._finish(call_id, canonical, args_dict, ToolOutcome(ok=False, error=f"unknown tool {name!r}; available: {known}"))
+        if self.read_only and tool.effect != "read":
+            return self._finish(call_id, canonical, args_dict, ToolOutcome(ok=False, error=f"{tool.name} is not available in read-only (plan) mode"))
+        try:
+            parsed = tool.args.model_validate(args_dict)
+        except ValidationError as exc:
+            return self._finish(call_id, canonical, args_dict, ToolOutcome(ok=False, error=f"invalid arguments for {tool.name}: {_validation_message(exc)}"))
+        ctx = self._context(call_id)
+        try:
+            value = await tool.handler(ctx, parsed)
+            outcome = ToolOutcome(ok=True, value=value)
+        except PolicyViolation as exc:
+            self.sink.emit("PolicyDecision@v1", {"subject": f"{tool.name}: {exc.subject}", "allowed": False, "rule": exc.rule, "reason": exc.reason})
+            outcome = ToolOutcome(ok=False, error=f"policy refused: {exc}")
+        except (ToolDenied, PatchError, FileNotFoundError, ValueError, TimeoutError, RuntimeError) as exc:
+            outcome = ToolOutcome(ok=False, error=str(exc))
+        except Exception as exc:  # a bug in a tool must not take the agent down
+            log.exception("tool %s failed", tool.name)
+            outcome = ToolOutcome(ok=False, error=f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}")
+        return self._finish(call_id, tool.name, args_dict, outcome)
+
+    def _context(self, call_id: str) -> ToolContext:
+        return ToolContext(
+            root=self.root,
+            config=self.config,
+            paths=self.paths,
+            commands=self.commands,
+            overlay=self.overlay,
+            approvals=self.approvals,
+            sink=self.sink,
+            patches=self.patches,
+            index=self.index,
+            session_id=self.session_id,
+            call_id=call_id,
+            extras={"allowed_files": self.allowed_files},
+        )
+
+    def _finish(self, call_id: str, tool: str, args: dict, outcome: ToolOutcome) -> ToolOutcome:
+        self.sink.emit(
+            "ToolResult@v1",
+            {"call_id": call_id, "tool": tool, "ok": outcome.ok, "value": redact_obj(outcome.value), "error": outcome.error},
+        )
+        return outcome
+
+
+def _parse_arguments(arguments: dict[str, Any] | str | None) -> dict[str, Any]:
+    if arguments is None or arguments == "":
+        return {}
+    if isinstance(arguments, dict):
+        return arguments
+    try:
+        value = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the tool arguments are not valid JSON ({exc.msg} at position {exc.pos})") from None
+    if not isinstance(value, dict):
+        raise ValueError("the tool arguments must be a JSON object")
+    return value
+
+
+def _validation_message(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)

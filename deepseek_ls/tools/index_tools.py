@@ -1,0 +1,36 @@
+"""`index.query`: search the code index (when one is wired into the tool host)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic import BaseModel, Field
+
+from deepseek_ls.tools.registry import Tool, ToolContext
+
+
+class QueryArgs(BaseModel):
+    q: str = Field(min_length=1, description="words or identifiers to look for")
+    top_k: int = Field(default=10, gt=0, le=100)
+    path_glob: str | None = Field(default=None, description="limit to paths matching this glob")
+    lang: str | None = Field(default=None, description="limit to one language, e.g. python")
+
+
+async def index_query(ctx: ToolContext, args: QueryArgs) -> dict:
+    if ctx.index is None:
+        raise RuntimeError("the code index is not available; use fs.search_rg instead")
+    result = await asyncio.to_thread(ctx.index.query, args.q, top_k=args.top_k, path_glob=args.path_glob, lang=args.lang)
+    data = result.model_dump() if hasattr(result, "model_dump") else result
+    if isinstance(data, dict) and "hits" in data:
+        data["hits"] = [h for h in data["hits"] if ctx.paths.is_allowed(h.get("path", ""))]
+    return data
+
+
+TOOLS = [
+    Tool(
+        "index.query",
+        "Ranked search of the code index (BM25 over files and symbols). Reports whether the index is fresh.",
+        QueryArgs,
+        index_query,
+    )
+]

@@ -1,0 +1,114 @@
+"""`fs.search_rg`: ripgrep over the workspace, with open buffers searched in memory.
+
+The `rg` binary comes from the `ripgrep` package installed next to our Python
+(found beside `sys.executable`, else on PATH). It runs without a shell and with
+`--no-config`, the query passed after `-e` so it can never be read as a flag,
+and the deny-list turned into exclude globs (results are filtered by the path
+policy as well).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pathspec
+from pydantic import BaseModel, Field
+
+from deepseek_ls.tools.registry import Tool, ToolContext
+
+MAX_LINE = 400
+
+
+class SearchArgs(BaseModel):
+    query: str = Field(min_length=1, description="regular expression (or literal text with fixed_strings)")
+    globs: list[str] = Field(default_factory=list, description="limit to paths matching these globs, e.g. ['*.py', '!tests/**']")
+    limit: int = Field(default=100, gt=0, le=2000, description="maximum number of matching lines")
+    fixed_strings: bool = False
+    case_insensitive: bool = False
+
+
+def rg_binary() -> str:
+    beside = Path(sys.executable).parent / "rg"
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which("rg")
+    if found is None:
+        raise RuntimeError("ripgrep (rg) is not installed; install the 'ripgrep' Python package")
+    return found
+
+
+async def search_rg(ctx: ToolContext, args: SearchArgs) -> dict:
+    argv = [rg_binary(), "--json", "--no-config", "--max-columns", str(MAX_LINE), "--max-columns-preview"]
+    if args.fixed_strings:
+        argv.append("--fixed-strings")
+    if args.case_insensitive:
+        argv.append("--ignore-case")
+    for glob in args.globs:
+        argv += ["--glob", glob]
+    for pattern in (*ctx.paths.deny_patterns, ".git", ".deepseek"):
+        argv += ["--glob", "!" + pattern.rstrip("/")]
+    argv += ["-e", args.query, "--", "."]
+    proc = await asyncio.create_subprocess_exec(
+        *argv, cwd=ctx.root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout=30)
+    except asyncio.TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise TimeoutError("the search took more than 30 s; narrow it with globs") from None
+    if proc.returncode not in (0, 1):
+        raise ValueError(f"rg failed: {err.decode(errors='replace').strip()}")
+    open_docs = set(ctx.overlay.open_paths())
+    matches: list[dict] = []
+    for line in out.decode("utf-8", "replace").splitlines():
+        event = json.loads(line)
+        if event.get("type") != "match":
+            continue
+        data = event["data"]
+        path = data["path"].get("text", "")
+        path = path[2:] if path.startswith("./") else path
+        if path in open_docs or not ctx.paths.is_allowed(path):
+            continue
+        text = data["lines"].get("text", "").rstrip("\r\n")
+        matches.append({"path": path, "line": data["line_number"], "text": text[:MAX_LINE]})
+    matches += _search_buffers(ctx, args, open_docs)
+    matches.sort(key=lambda m: (m["path"], m["line"]))
+    return {"matches": matches[: args.limit], "truncated": len(matches) > args.limit}
+
+
+def _search_buffers(ctx: ToolContext, args: SearchArgs, open_docs: set[str]) -> list[dict]:
+    flags = re.IGNORECASE if args.case_insensitive else 0
+    try:
+        rx = re.compile(re.escape(args.query) if args.fixed_strings else args.query, flags)
+    except re.error:
+        rx = re.compile(re.escape(args.query), flags)
+    include = None
+    if args.globs:
+        include = pathspec.GitIgnoreSpec.from_lines(args.globs)
+    out = []
+    for path in sorted(open_docs):
+        if not ctx.paths.is_allowed(path) or (include is not None and not include.match_file(path)):
+            continue
+        doc = ctx.overlay.get(path)
+        if doc is None:
+            continue
+        for n, text in enumerate(doc[0].splitlines(), 1):
+            if rx.search(text):
+                out.append({"path": path, "line": n, "text": text[:MAX_LINE]})
+    return out
+
+
+TOOLS = [
+    Tool(
+        "fs.search_rg",
+        "Search workspace files with ripgrep (regex or fixed string), gitignore-aware. Returns path, line, text.",
+        SearchArgs,
+        search_rg,
+    )
+]
