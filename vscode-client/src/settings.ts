@@ -16,7 +16,6 @@ export interface Settings {
   serverInterpreter: string;
   serverEnv: Record<string, string>;
   baseUrl: string;
-  profile: string;
   routerMode: RouterMode;
   agentMode: "plan" | "agent" | "yolo";
   approval: "suggest" | "auto" | "never";
@@ -58,7 +57,6 @@ export function readSettings(source: SettingsSource): Settings {
     serverInterpreter: str("server.interpreter"),
     serverEnv: stringMap(source.get("server.env")),
     baseUrl: str("llm.baseUrl"),
-    profile: str("llm.profile"),
     routerMode: oneOf(source.get("router.mode"), ["auto", "fast", "max-think"] as const, "auto"),
     agentMode: oneOf(source.get("agent.mode"), ["plan", "agent", "yolo"] as const, "agent"),
     approval: oneOf(source.get("agent.approval"), ["suggest", "auto", "never"] as const, "suggest"),
@@ -67,32 +65,23 @@ export function readSettings(source: SettingsSource): Settings {
 }
 
 /**
+ * Overrides in the shape of the server's `Config` (`deepseek_ls/config_models.py`),
+ * sent as `initializationOptions` and as `settings.deepseek` in
+ * `didChangeConfiguration`; the server layers them over `.deepseek/config.toml`.
+ * Every key is always sent, so switching a setting back replaces the old value.
  * (`llm.baseUrl` reaches the server as `DEEPSEEK_BASE_URL` in its environment.)
- * Overrides in the shape of the server's `Config` (`deepseek_ls/config_models.py`):
- * only what the user set, so the workspace's `.deepseek/config.toml` still
- * decides everything else. Sent as `initializationOptions.config` and as
- * `settings.deepseek.config` in `didChangeConfiguration`.
  */
 export function configOverrides(s: Settings): Record<string, Record<string, unknown>> {
-  const out: Record<string, Record<string, unknown>> = {};
-  const put = (section: string, key: string, value: unknown) => {
-    (out[section] ??= {})[key] = value;
+  return {
+    router: { force_profile: s.routerMode === "fast" ? "fast" : s.routerMode === "max-think" ? "max_think" : null },
+    agent_loop: { mode: s.agentMode },
+    policy: { approval_mode: s.approval },
   };
-  if (s.routerMode === "fast") put("router", "force_profile", "fast");
-  if (s.routerMode === "max-think") put("router", "force_profile", "max_think");
-  if (s.routerMode !== "auto") put("router", "auto_max_think", false);
-  put("agent_loop", "mode", s.agentMode);
-  put("policy", "approval_mode", s.approval);
-  return out;
 }
 
 /** The `initializationOptions` the server receives. */
 export function initializationOptions(s: Settings): Record<string, unknown> {
-  return {
-    client: "vscode",
-    config: configOverrides(s),
-    ...(s.profile ? { profile: s.profile } : {}),
-  };
+  return configOverrides(s);
 }
 
 /** True when a configuration change touches a key that needs a restart. */

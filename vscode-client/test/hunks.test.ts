@@ -1,0 +1,68 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { applyHunks, decorationPlan, hunkAtLine, offsetAt, replacedLines, textLines } from "../src/hunks";
+import type { Hunk } from "../src/protocol";
+
+function hunk(id: string, start: number, end: number, newText: string, status: Hunk["status"] = "pending", oldText = ""): Hunk {
+  return {
+    patch_id: "p1",
+    hunk_id: id,
+    uri: "file:///ws/app.py",
+    range: { start: { line: start, character: 0 }, end: { line: end, character: 0 } },
+    old_text: oldText,
+    new_text: newText,
+    added: [],
+    removed_at: start,
+    status,
+  };
+}
+
+const FILE = "def a():\n    return 1\n\n\ndef b():\n    return 2\n";
+
+test("replaced lines exclude the line an end-of-line range stops at", () => {
+  assert.deepEqual(replacedLines(hunk("h", 1, 2, "")), [1]);
+  assert.deepEqual(replacedLines(hunk("h", 3, 3, "x\n")), []);
+});
+
+test("textLines drops the trailing newline only", () => {
+  assert.deepEqual(textLines("a\nb\n"), ["a", "b"]);
+  assert.deepEqual(textLines("a\r\n\n"), ["a", ""]);
+  assert.deepEqual(textLines(""), []);
+});
+
+test("the hunk under the cursor is chosen, else the nearest pending one", () => {
+  const hunks = [hunk("h1", 1, 2, "    return 10\n"), hunk("h2", 5, 6, "    return 20\n"), hunk("h3", 3, 4, "", "accepted")];
+  assert.equal(hunkAtLine(hunks, 1)?.hunk_id, "h1");
+  assert.equal(hunkAtLine(hunks, 5)?.hunk_id, "h2");
+  assert.equal(hunkAtLine(hunks, 0)?.hunk_id, "h1");
+  assert.equal(hunkAtLine(hunks, 4)?.hunk_id, "h2", "line 4 is nearer h2 (1) than h1 (3); h3 is not pending");
+  assert.equal(hunkAtLine([hunk("h", 1, 2, "", "rejected")], 1), undefined);
+});
+
+test("decorations mark replaced lines and attach the new text after them", () => {
+  const plan = decorationPlan([hunk("h1", 1, 2, "    return 10\n    # checked\n"), hunk("h2", 5, 6, "x\n", "accepted")]);
+  assert.deepEqual(plan.removed, [{ line: 1, hunkId: "h1" }]);
+  assert.equal(plan.added.length, 1);
+  assert.equal(plan.added[0].line, 1);
+  assert.equal(plan.added[0].position, "after");
+  assert.match(plan.added[0].text, /return 10 {2}\(\+1 more line\)/);
+  assert.deepEqual(plan.added[0].added, ["    return 10", "    # checked"]);
+});
+
+test("a pure insertion hangs after the previous line, or before line 0", () => {
+  const plan = decorationPlan([hunk("h1", 3, 3, "import os\n"), hunk("h0", 0, 0, "#!/usr/bin/env python\n")]);
+  assert.deepEqual(plan.removed, []);
+  assert.deepEqual(plan.added.map((a) => [a.hunkId, a.line, a.position]), [["h1", 2, "after"], ["h0", 0, "before"]]);
+});
+
+test("offsets follow LSP positions and clamp to the line end", () => {
+  assert.equal(offsetAt(FILE, { line: 1, character: 4 }), 13);
+  assert.equal(offsetAt(FILE, { line: 0, character: 99 }), 8);
+  assert.equal(offsetAt(FILE, { line: 99, character: 0 }), FILE.length);
+});
+
+test("applying every pending hunk gives the patched file", () => {
+  const hunks = [hunk("h1", 1, 2, "    return 10\n"), hunk("h2", 5, 6, "    return 20\n"), hunk("h3", 0, 0, "# x\n", "rejected")];
+  assert.equal(applyHunks(FILE, hunks), "def a():\n    return 10\n\n\ndef b():\n    return 20\n");
+  assert.equal(applyHunks(FILE, []), FILE);
+});

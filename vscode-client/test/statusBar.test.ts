@@ -1,0 +1,58 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { RoutingExplanation, Status } from "../src/protocol";
+import { StatusBar, describeStatus, routingSummary, stateLabel } from "../src/statusBar";
+
+const decision: RoutingExplanation = {
+  decision_id: "d1",
+  text: "max-think: broad change",
+  score: 0.81,
+  threshold: 0.72,
+  profile: "max_think",
+  model: "deepseek-reasoner",
+  escalation: false,
+  contributions: { repo_breadth: 0.24 },
+  reason_codes: ["BREADTH_HIGH", "PLANNING_REQUEST"],
+};
+
+test("no session: a hint to start one, not highlighted", () => {
+  const v = describeStatus("running", { state: "Idle", max_think_active: false });
+  assert.match(v.tooltip, /Plan…/);
+  assert.equal(v.highlighted, false);
+});
+
+test("max-think is shown and highlighted", () => {
+  const s: Status = { session_id: "s1", state: "Planning", profile: "max_think", max_think_active: true, last_decision: decision };
+  const v = describeStatus("running", s);
+  assert.match(v.text, /planning · max-think/);
+  assert.equal(v.highlighted, true);
+  assert.match(v.tooltip, /score 0\.81 vs threshold 0\.72; BREADTH_HIGH, PLANNING_REQUEST/);
+});
+
+test("fast profile is shown, not highlighted", () => {
+  const v = describeStatus("running", { session_id: "s1", state: "AwaitingApproval", profile: "fast", max_think_active: false });
+  assert.equal(v.text, "$(sparkle) DeepSeek: awaiting approval · fast");
+  assert.equal(v.highlighted, false);
+});
+
+test("a failed server says how to retry", () => {
+  assert.match(describeStatus("failed", undefined).tooltip, /Restart Server/);
+});
+
+test("unknown states are shown as they are", () => {
+  assert.equal(stateLabel("Rebasing"), "rebasing");
+  assert.match(routingSummary({ ...decision, profile: "fast", reason_codes: [] }), /^fast \(deepseek-reasoner\): score 0\.81 vs threshold 0\.72$/);
+});
+
+test("StatusBar sets the background only while max-think is active", () => {
+  const item = { text: "", tooltip: undefined as unknown, command: undefined as unknown, backgroundColor: undefined as unknown, shown: 0, show() { this.shown++; } };
+  const bar = new StatusBar(item, "WARN", "deepseek-ls.explainRouting");
+  assert.equal(item.command, "deepseek-ls.explainRouting");
+  assert.equal(item.shown, 1);
+  bar.setServerState("running");
+  bar.setStatus({ session_id: "s", state: "Planning", max_think_active: true });
+  assert.equal(item.backgroundColor, "WARN");
+  bar.setStatus({ session_id: "s", state: "Completed", profile: "fast", max_think_active: false });
+  assert.equal(item.backgroundColor, undefined);
+  assert.match(item.text, /completed · fast/);
+});
