@@ -12,7 +12,7 @@ return {
   capabilities = require("deepseek.client").capabilities(),
   handlers = handlers.handlers,
   commands = handlers.commands,
-  init_options = {},
+  init_options = vim.empty_dict(),
   on_attach = function(client, bufnr)
     require("deepseek").on_attach(client, bufnr)
   end,

@@ -6,6 +6,10 @@
 --- test can never hang or pass silently.
 local H = {}
 
+-- `-u NONE` leaves filetype detection off; a user's Neovim has it on, and
+-- vim.lsp.enable() starts servers on the FileType event.
+vim.cmd("filetype on")
+
 H.notifications = {}
 local expected_errors = {}
 

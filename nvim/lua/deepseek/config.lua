@@ -16,7 +16,6 @@ local M = {}
 ---@field diff { enabled: boolean }
 ---@field keymaps { next_hunk: string|false, prev_hunk: string|false }
 ---@field stream { window: "float"|"split", reasoning: boolean }
----@field approvals { prompt_on_request: boolean }
 ---@field use_lsp_enable boolean|nil Use vim.lsp.config/enable (Nvim 0.11+); nil = when available.
 
 ---@type deepseek.Config
@@ -31,7 +30,6 @@ M.defaults = {
   diff = { enabled = true },
   keymaps = { next_hunk = "]h", prev_hunk = "[h" },
   stream = { window = "float", reasoning = false },
-  approvals = { prompt_on_request = true },
   use_lsp_enable = nil,
 }
 
@@ -101,8 +99,6 @@ function M.validate(cfg)
     fail("stream.window", '"float" or "split"', cfg.stream.window)
   end
   check("stream.reasoning", cfg.stream.reasoning, "boolean")
-  check("approvals", cfg.approvals, "table")
-  check("approvals.prompt_on_request", cfg.approvals.prompt_on_request, "boolean")
   check("use_lsp_enable", cfg.use_lsp_enable, "boolean", true)
 end
 
@@ -115,7 +111,7 @@ function M.resolve(opts)
     fail("opts", "a table", opts)
   end
   check_unknown("", opts, M.defaults)
-  for _, section in ipairs({ "codelens", "diff", "keymaps", "stream", "approvals" }) do
+  for _, section in ipairs({ "codelens", "diff", "keymaps", "stream" }) do
     if type(opts[section]) == "table" then
       check_unknown(section .. ".", opts[section], M.defaults[section])
     end

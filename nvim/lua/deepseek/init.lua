@@ -22,7 +22,8 @@ local function overrides(cfg)
     cmd_env = cfg.cmd_env,
     root_markers = cfg.root_markers,
     filetypes = cfg.filetypes,
-    init_options = cfg.init_options,
+    -- An empty Lua table would be sent as `[]`; the server wants an object.
+    init_options = next(cfg.init_options) and cfg.init_options or vim.empty_dict(),
   }
 end
 
