@@ -1,10 +1,19 @@
-"""`deepseek-ls diff|apply`: staged patches (owned by the tools/patch issue, 4)."""
+"""`deepseek-ls diff|apply`: show, stage, apply and undo patches from the shell.
+
+`apply --diff FILE|-` stages a unified diff and applies it (asking on a
+terminal unless `--yes`; `--check` validates only). Any file that fails means
+exit status 1 and no file changed. `apply PATCH_ID [--hunk ID ...]` applies a
+staged patch; `apply --undo` restores the files of the last apply.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
-from deepseek_ls.cli.common import add_command, not_available
+from deepseek_ls.cli.common import add_command, exit_with, print_json, resolve_context
+from deepseek_ls.patch import PatchError, PatchSet, PatchStore, SafetyGate
+from deepseek_ls.policy.paths import PathPolicy
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -12,18 +21,155 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         subparsers,
         "diff",
         help="show staged patches (all pending, or one)",
-        description="Print the staged patch PATCH_ID as a unified diff, or list pending patches.",
-        handler=not_available("diff", 4),
+        description="Print the staged patch PATCH_ID as a unified diff with its hunk ids, or list pending patches.",
+        handler=_diff,
     )
     diff.add_argument("patch_id", nargs="?", help="the patch to show (default: list pending patches)")
+    diff.add_argument("--all", action="store_true", help="list every staged patch, not only pending ones")
 
     apply = add_command(
         subparsers,
         "apply",
-        help="apply a staged patch to disk (whole, per file or per hunk)",
-        description="Apply staged patch PATCH_ID to the files on disk (a checkpoint is taken first).",
-        handler=not_available("apply", 4),
+        help="apply a unified diff or a staged patch to disk (whole, per file or per hunk)",
+        description=(
+            "Apply staged patch PATCH_ID, or a unified diff with --diff FILE|- , to the files on disk.\n"
+            "A checkpoint is taken first (`apply --undo` restores it). If any file fails, nothing changes."
+        ),
+        handler=_apply,
     )
-    apply.add_argument("patch_id", help="the patch to apply")
+    apply.add_argument("patch_id", nargs="?", help="the staged patch to apply")
+    apply.add_argument("--diff", metavar="FILE", help="stage and apply this unified diff ('-' reads stdin)")
     apply.add_argument("--hunk", action="append", metavar="HUNK_ID", help="apply only this hunk (repeatable)")
     apply.add_argument("--file", action="append", metavar="PATH", help="apply only this file's hunks (repeatable)")
+    apply.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    apply.add_argument("--check", action="store_true", help="validate only: report what would change, change nothing")
+    apply.add_argument("--undo", action="store_true", help="restore the files changed by the last apply")
+
+
+def _store(args: argparse.Namespace) -> PatchStore:
+    ctx = resolve_context(args)
+    config = ctx.config
+    return PatchStore(
+        ctx.root,
+        ctx.state_dir,
+        policy=PathPolicy(ctx.root, config.policy.deny_paths),
+        gate=SafetyGate.from_config(config.agent_loop),
+    )
+
+
+def _diff(args: argparse.Namespace) -> int:
+    store = _store(args)
+    if args.patch_id:
+        try:
+            ps = store.get(args.patch_id)
+        except PatchError as exc:
+            exit_with(str(exc))
+        if args.json:
+            print_json(_public(ps))
+        else:
+            _print_patch(ps, full=True)
+        return 0
+    patches = store.list() if args.all else store.pending()
+    if args.json:
+        print_json({"patches": [_public(p) for p in patches]})
+        return 0
+    if not patches:
+        print("no pending patches", file=sys.stderr)
+        return 0
+    for ps in patches:
+        _print_patch(ps, full=False)
+    return 0
+
+
+def _public(ps: PatchSet) -> dict:
+    data = ps.model_dump(mode="json")
+    for change in data["changes"].values():
+        change.pop("base_text", None)
+    return data
+
+
+def _print_patch(ps: PatchSet, *, full: bool) -> None:
+    pending = len(ps.pending_hunks())
+    print(f"patch {ps.patch_id}  {ps.created_at}  {pending}/{len(ps.hunks)} hunks pending")
+    for change in ps.changes.values():
+        what = change.kind if change.kind != "rename" else f"rename from {change.old_path}"
+        print(f"  {change.path} ({what})")
+        for hunk in ps.hunks_of(change.path):
+            print(f"    {hunk.hunk_id}  [{hunk.status}]  @@ -{hunk.old_start},{hunk.old_lines} +{hunk.new_start},{hunk.new_lines} @@ {hunk.section}".rstrip())
+            if full:
+                for line in hunk.lines:
+                    print(f"      {line}")
+    if ps.approval_reasons:
+        print("  needs explicit approval: " + "; ".join(ps.approval_reasons))
+
+
+def _apply(args: argparse.Namespace) -> int:
+    store = _store(args)
+    if args.undo:
+        restored = store.undo()
+        if not restored:
+            exit_with("nothing to undo: no apply has been made since the last undo")
+        if args.json:
+            print_json({"restored": restored})
+        else:
+            print("restored: " + ", ".join(restored))
+        return 0
+    if bool(args.diff) == bool(args.patch_id):
+        exit_with("give either PATCH_ID or --diff FILE|- (see `deepseek-ls apply --help`)", code=2)
+    try:
+        if args.diff:
+            ps = store.stage(_read_diff(args.diff), persist=not args.check)
+        else:
+            ps = store.get(args.patch_id)
+    except PatchError as exc:
+        exit_with(f"{exc}\nnothing was changed")
+    except OSError as exc:
+        exit_with(f"cannot read the diff: {exc}")
+    if args.check:
+        if args.json:
+            print_json(_public(ps))
+        else:
+            _print_patch(ps, full=False)
+            print("check passed: the diff applies cleanly (nothing changed)")
+        return 0
+    if not args.yes and not _confirm(ps, args):
+        print(f"not applied; the patch stays staged as {ps.patch_id}", file=sys.stderr)
+        return 1
+    try:
+        result = store.apply(ps.patch_id, hunk_ids=args.hunk, files=args.file)
+    except PatchError as exc:
+        exit_with(f"{exc}\nnothing was changed")
+    if args.json:
+        print_json(result)
+    elif result.ok:
+        print(f"{result.message} (patch {ps.patch_id}; undo with `deepseek-ls apply --undo`)")
+    if not result.ok:
+        exit_with(result.message)
+    return 0
+
+
+def _read_diff(source: str) -> str:
+    if source == "-":
+        return sys.stdin.read()
+    with open(source, encoding="utf-8", newline="") as fh:
+        return fh.read()
+
+
+def _confirm(ps: PatchSet, args: argparse.Namespace) -> bool:
+    """Ask on the terminal (stdin, or /dev/tty when stdin carries the diff); no terminal: refuse."""
+    stream = None
+    if args.diff != "-" and sys.stdin.isatty():
+        stream = sys.stdin
+    else:
+        try:
+            stream = open("/dev/tty", encoding="utf-8")
+        except OSError:
+            stream = None
+    if stream is None:
+        print("deepseek-ls: no terminal to confirm on; pass --yes to apply without asking", file=sys.stderr)
+        return False
+    _print_patch(ps, full=True)
+    sys.stderr.write(f"Apply {len(ps.pending_hunks())} hunk(s) to {', '.join(ps.files)}? [y/N] ")
+    sys.stderr.flush()
+    answer = stream.readline().strip().lower()
+    return answer in ("y", "yes")

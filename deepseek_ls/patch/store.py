@@ -65,10 +65,16 @@ class PatchStore:
     # -- staging -----------------------------------------------------------
 
     def stage(
-        self, diff_text: str, *, session_id: str | None = None, allowed_files: list[str] | None = None
+        self,
+        diff_text: str,
+        *,
+        session_id: str | None = None,
+        allowed_files: list[str] | None = None,
+        persist: bool = True,
     ) -> PatchSet:
         """Validate `diff_text`, locate its hunks against the current base (buffer if open, else
-        disk) and persist it as a pending PatchSet. Raises `PatchError` listing every problem."""
+        disk) and persist it as a pending PatchSet. Raises `PatchError` listing every problem.
+        With `persist=False` only validates (`apply --check`): nothing is stored or emitted."""
         self.gate.check_size(len(diff_text.encode("utf-8", "surrogatepass")))
         parsed = parse_diff(diff_text)
         problems = validate_files(parsed, self.policy, allowed_files)
@@ -99,6 +105,8 @@ class PatchStore:
         )
         ps.approval_reasons = self.gate.approval_reasons(len(files), ps.loc)
         ps.approval_required = bool(ps.approval_reasons)
+        if not persist:
+            return ps
         with self._lock:
             self._save(ps)
         self.sink.emit(
