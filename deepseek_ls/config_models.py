@@ -165,6 +165,8 @@ class IndexConfig(_Section):
     max_file_bytes: int = Field(default=1_000_000, gt=0)
     repo_map_tokens: int = Field(default=2000, gt=0)
     update_on_save: bool = True
+    # How long a query may trust the last fresh/stale check before re-checking.
+    freshness_ttl_seconds: float = Field(default=2.0, ge=0)
 
 
 class FailureClassifierConfig(_Section):

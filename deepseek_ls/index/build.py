@@ -1,0 +1,250 @@
+"""Full builds and incremental updates: from workspace files to a committed index.
+
+Both return the new `Manifest` (the caller switches to it atomically) and a
+`BuildReport`. A full build writes a fresh generation directory; an update
+edits the current generation in place (tantivy commits are atomic, and the
+manifest is rewritten after the commit).
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Literal
+
+import tantivy
+from pydantic import BaseModel, Field
+
+from ..config_models import IndexConfig
+from . import schema as f
+from .document import PreparedFile, prepare, sha256_hex
+from .filestate import FileStateCache
+from .freshness import diff, hash_snapshot
+from .manifest import Manifest, SkippedFile, merkle_root
+from .reader import ContentReader, FileBytes, UnstableFile, disk_stat
+from .schema import SCHEMA_VERSION
+from .sources import Snapshot, SourceFile, resolve_paths, take_snapshot
+from .storage import create_index, finish, new_writer, next_generation, open_index
+
+
+@dataclass(frozen=True, slots=True)
+class BuildProgress:
+    done: int
+    total: int
+    files_per_second: float
+    path: str
+
+
+ProgressCallback = Callable[[BuildProgress], None]
+
+
+class BuildCancelled(RuntimeError):
+    """The build was cancelled; the previous index (if any) is untouched."""
+
+
+class BuildReport(BaseModel):
+    kind: Literal["build", "update"]
+    files_indexed: int = 0  # documents written by this run
+    bytes_indexed: int = 0
+    removed: list[str] = Field(default_factory=list)
+    skipped: list[SkippedFile] = Field(default_factory=list)
+    restarted: list[str] = Field(default_factory=list)  # re-read: changed while being indexed
+    total_files: int = 0  # documents in the index afterwards
+    seconds: float = 0.0
+    baseline_commit: str | None = None
+    generation: str = ""
+
+    @property
+    def mb_per_second(self) -> float:
+        return self.bytes_indexed / 1e6 / self.seconds if self.seconds > 0 else 0.0
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class _Batch:
+    """Documents going into one writer, and the bookkeeping the manifest needs."""
+
+    def __init__(self, writer: tantivy.IndexWriter, config: IndexConfig, cache: FileStateCache) -> None:
+        self.writer = writer
+        self.config = config
+        self.cache = cache
+        self.files: dict[str, str] = {}
+        self.skipped: dict[str, SkippedFile] = {}
+        self.bytes = 0
+        self.count = 0
+
+    def add(self, src: SourceFile, content: FileBytes) -> None:
+        digest = sha256_hex(content.data)
+        self.cache.record(src.path, digest, oid=src.oid, mtime_ns=content.mtime_ns, size=content.size)
+        result = prepare(src.path, content.data, max_file_bytes=self.config.max_file_bytes, sha256=digest)
+        if isinstance(result, PreparedFile):
+            self.writer.add_document(result.document)
+            self.files[src.path] = digest
+            self.skipped.pop(src.path, None)
+            self.bytes += result.size
+            self.count += 1
+        else:
+            self.files.pop(src.path, None)
+            self.skipped[src.path] = result
+
+    def unreadable(self, src: SourceFile, reason: str) -> None:
+        self.skipped[src.path] = SkippedFile(path=src.path, reason="unreadable", sha256="", detail=reason)
+
+    def remove(self, path: str) -> None:
+        self.writer.delete_documents_by_term(f.PATH, path)
+        self.files.pop(path, None)
+        self.skipped.pop(path, None)
+
+
+def _manifest(
+    files: dict[str, str], skipped: dict[str, SkippedFile], *, baseline: str | None, ignore_hash: str, storage
+) -> Manifest:
+    pairs = sorted(files.items())
+    return Manifest(
+        schema_version=SCHEMA_VERSION,
+        baseline_commit=baseline,
+        files=pairs,
+        merkle_root=merkle_root(pairs),
+        ignore_rules_hash=ignore_hash,
+        skipped=sorted(skipped.values(), key=lambda s: s.path),
+        built_at=_now(),
+        storage=storage,
+    )
+
+
+def full_build(
+    index_dir: Path,
+    snapshot: Snapshot,
+    config: IndexConfig,
+    cache: FileStateCache,
+    *,
+    progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+) -> tuple[Manifest, BuildReport]:
+    """Index every file of `snapshot` into a new generation directory."""
+    started = time.perf_counter()
+    gen_dir = index_dir / next_generation(index_dir)
+    index = create_index(gen_dir)
+    writer = new_writer(index)
+    batch = _Batch(writer, config, cache)
+    disk_reads: dict[str, tuple[int | None, int | None]] = {}
+    restarted: list[str] = []
+    total = len(snapshot.files)
+    try:
+        with ContentReader(snapshot.root) as reader:
+            for done, src in enumerate(snapshot.files.values(), start=1):
+                if cancel is not None and cancel.is_set():
+                    raise BuildCancelled("index build cancelled")
+                _read_into(batch, reader, src, disk_reads)
+                if progress is not None:
+                    elapsed = time.perf_counter() - started
+                    progress(BuildProgress(done, total, done / elapsed if elapsed else 0.0, src.path))
+            # A file edited after we read it is read again, alone.
+            for path, stat in disk_reads.items():
+                if disk_stat(snapshot.root / path) != stat:
+                    restarted.append(path)
+                    batch.remove(path)
+                    _read_into(batch, reader, SourceFile(path), {})
+        if cancel is not None and cancel.is_set():
+            raise BuildCancelled("index build cancelled")
+        storage = finish(writer, gen_dir)
+    except BaseException:
+        del writer, index
+        shutil.rmtree(gen_dir, ignore_errors=True)
+        raise
+    manifest = _manifest(
+        batch.files, batch.skipped, baseline=snapshot.baseline_commit,
+        ignore_hash=snapshot.ignore_rules_hash, storage=storage,
+    )
+    report = BuildReport(
+        kind="build", files_indexed=batch.count, bytes_indexed=batch.bytes,
+        skipped=manifest.skipped, restarted=restarted, total_files=len(manifest.files),
+        seconds=time.perf_counter() - started, baseline_commit=snapshot.baseline_commit,
+        generation=gen_dir.name,
+    )
+    return manifest, report
+
+
+def _read_into(
+    batch: _Batch, reader: ContentReader, src: SourceFile, disk_reads: dict[str, tuple[int | None, int | None]]
+) -> None:
+    try:
+        content = reader.read(src)
+    except UnstableFile as exc:
+        batch.unreadable(src, str(exc))
+        return
+    except OSError as exc:
+        batch.unreadable(src, f"{exc.__class__.__name__}: {exc.strerror or exc}")
+        return
+    if content is None:  # deleted since the snapshot: it is simply not there
+        return
+    if src.oid is None:
+        disk_reads[src.path] = (content.mtime_ns, content.size)
+    batch.add(src, content)
+
+
+def incremental_update(
+    index_dir: Path,
+    root: Path,
+    manifest: Manifest,
+    config: IndexConfig,
+    cache: FileStateCache,
+    *,
+    paths: list[str] | None = None,
+) -> tuple[Manifest, BuildReport]:
+    """Re-index only what changed since `manifest` (all of the workspace, or `paths`)."""
+    started = time.perf_counter()
+    baseline, ignore_hash = manifest.baseline_commit, manifest.ignore_rules_hash
+    changed: dict[str, tuple[SourceFile, FileBytes] | None] = {}  # None = remove
+    with ContentReader(root) as reader:
+        if paths is None:
+            snapshot = take_snapshot(root)
+            baseline, ignore_hash = snapshot.baseline_commit, snapshot.ignore_rules_hash
+            state = hash_snapshot(snapshot, cache, reader)
+            for change in diff(manifest.seen, state.hashes):
+                if change.change == "deleted":
+                    changed[change.path] = None
+                    continue
+                src = snapshot.files[change.path]
+                content = state.read.get(change.path) or reader.read(src)
+                changed[change.path] = (src, content) if content is not None else None
+        else:
+            for path, src in resolve_paths(root, paths).items():
+                content = reader.read_disk(path) if src is not None else None
+                if src is None or content is None:
+                    if path in manifest.seen:
+                        changed[path] = None
+                elif sha256_hex(content.data) != manifest.seen.get(path):
+                    changed[path] = (src, content)
+    gen_dir = index_dir / manifest.storage.generation
+    if not changed:
+        unchanged = manifest.model_copy(update={"baseline_commit": baseline, "ignore_rules_hash": ignore_hash})
+        return unchanged, BuildReport(
+            kind="update", total_files=len(manifest.files), seconds=time.perf_counter() - started,
+            baseline_commit=baseline, generation=gen_dir.name,
+        )
+    writer = new_writer(open_index(gen_dir))
+    batch = _Batch(writer, config, cache)
+    batch.files = dict(manifest.file_map)
+    batch.skipped = {s.path: s for s in manifest.skipped}
+    removed: list[str] = []
+    for path, item in sorted(changed.items()):
+        batch.remove(path)
+        if item is None:
+            removed.append(path)
+        else:
+            batch.add(*item)
+    storage = finish(writer, gen_dir, previous=manifest.storage)
+    new_manifest = _manifest(batch.files, batch.skipped, baseline=baseline, ignore_hash=ignore_hash, storage=storage)
+    report = BuildReport(
+        kind="update", files_indexed=batch.count, bytes_indexed=batch.bytes, removed=removed,
+        skipped=[s for s in new_manifest.skipped if s.path in changed], total_files=len(new_manifest.files),
+        seconds=time.perf_counter() - started, baseline_commit=baseline, generation=gen_dir.name,
+    )
+    return new_manifest, report

@@ -1,0 +1,279 @@
+"""`CodeIndex`: the one object the rest of deepseek-ls uses to reach the index.
+
+It lives at `.deepseek/index/` (`manifest.json`, `filestate.json`, the lock and
+the tantivy generation directories). Writes (build, update) take a file lock,
+so the language server and a CLI in another terminal never write at once;
+reads need no lock and notice other processes' writes by the manifest's stat.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import tantivy
+from filelock import FileLock, Timeout
+
+from ..config_models import IndexConfig
+from ..store.sink import EventSink, NullSink
+from . import query as q
+from . import schema as f
+from .build import BuildReport, ProgressCallback, full_build, incremental_update
+from .filestate import FileStateCache
+from .freshness import IndexStatus, diff, hash_snapshot
+from .languages import normalize_language
+from .manifest import Manifest, ManifestError, load_manifest, save_manifest
+from .reader import ContentReader
+from .repo_map import overview_order, render
+from .schema import SCHEMA_VERSION
+from .sources import take_snapshot
+from .storage import StorageCorrupt, open_index, remove_generations, verify
+from .symbols import Symbol
+
+log = logging.getLogger(__name__)
+
+LOCK_TIMEOUT_SECONDS = 60.0
+
+
+class IndexUnavailable(RuntimeError):
+    """The index is missing or corrupt; `status` says which. Build it first."""
+
+    def __init__(self, status: IndexStatus) -> None:
+        hint = "run `deepseek-ls index build`"
+        super().__init__(f"the code index is {status.state}: {status.reason} ({hint})")
+        self.status = status
+
+
+class IndexBusy(RuntimeError):
+    """Another process holds the index's write lock for too long."""
+
+
+@dataclass
+class _Open:
+    manifest: Manifest
+    index: tantivy.Index
+    stamp: tuple[int, int, int]  # manifest.json (inode, mtime_ns, size)
+
+
+class CodeIndex:
+    """Build, update, check and query the workspace's code index."""
+
+    def __init__(self, root: Path, state_dir: Path, config: IndexConfig | None = None, *, sink: EventSink | None = None):
+        self.root = Path(root).resolve()
+        self.config = config or IndexConfig()
+        self.sink = sink or NullSink()
+        self.dir = Path(state_dir) / "index"
+        self.manifest_path = self.dir / "manifest.json"
+        self._write_lock = FileLock(str(self.dir / "write.lock"))
+        self._mutex = threading.RLock()
+        self._open: _Open | None = None
+        self._fresh: tuple[float, bool] | None = None  # (checked at, fresh) for query()
+        self._glob_cache: dict[tuple[str, str], list[str]] = {}
+
+    # ---- opening -------------------------------------------------------------------------
+
+    def _stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self.manifest_path)
+        except OSError:
+            return None
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
+    def _opened(self) -> _Open:
+        """The open index, reopened if another process (or we) rewrote the manifest."""
+        stamp = self._stamp()
+        current = self._open
+        if current is not None and current.stamp == stamp:
+            return current
+        with self._mutex:
+            if self._open is not None and self._open.stamp == stamp:
+                return self._open
+            if stamp is None:
+                raise IndexUnavailable(IndexStatus(state="missing", reason="no index has been built"))
+            try:
+                manifest = load_manifest(self.manifest_path)
+                if manifest.schema_version != SCHEMA_VERSION:
+                    raise ManifestError(
+                        f"schema version {manifest.schema_version}, this deepseek-ls needs {SCHEMA_VERSION}"
+                    )
+                gen_dir = self.dir / manifest.storage.generation
+                same_gen = self._open is not None and self._open.manifest.storage.generation == manifest.storage.generation
+                verify(gen_dir, manifest.storage)
+                index = self._open.index if same_gen else open_index(gen_dir)
+                index.reload()
+                if index.searcher().num_docs != manifest.storage.num_docs:
+                    raise StorageCorrupt(
+                        f"index holds {index.searcher().num_docs} documents, manifest says {manifest.storage.num_docs}"
+                    )
+            except FileNotFoundError:
+                raise IndexUnavailable(IndexStatus(state="missing", reason="no index has been built")) from None
+            except (ManifestError, StorageCorrupt) as exc:
+                self._open = None
+                raise IndexUnavailable(IndexStatus(state="corrupt", reason=str(exc))) from exc
+            self._open = _Open(manifest, index, stamp)
+            self._fresh = None
+            self._glob_cache.clear()
+            return self._open
+
+    def _adopt(self, manifest: Manifest, index: tantivy.Index | None = None) -> None:
+        """Switch to a manifest we just wrote (no need to re-verify our own files)."""
+        save_manifest(self.manifest_path, manifest)
+        if index is None:
+            index = open_index(self.dir / manifest.storage.generation)
+        index.reload()
+        self._open = _Open(manifest, index, self._stamp() or (0, 0, 0))
+        self._fresh = (time.monotonic(), True)
+        self._glob_cache.clear()
+
+    # ---- writing -------------------------------------------------------------------------
+
+    def _locked(self) -> FileLock:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self._write_lock.acquire(timeout=LOCK_TIMEOUT_SECONDS)
+        except Timeout:
+            raise IndexBusy(
+                f"another process has been writing the index for over {LOCK_TIMEOUT_SECONDS:.0f}s "
+                f"({self.dir / 'write.lock'})"
+            ) from None
+        return self._write_lock
+
+    def build(self, progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> BuildReport:
+        """Index the whole workspace from scratch (a new generation). Cancellable."""
+        with self._mutex, self._locked():
+            cache = FileStateCache(self.dir / "filestate.json")
+            snapshot = take_snapshot(self.root)
+            manifest, report = full_build(self.dir, snapshot, self.config, cache, progress=progress, cancel=cancel)
+            cache.forget_except(set(snapshot.files))
+            self._adopt(manifest)
+            cache.save()
+            remove_generations(self.dir, keep=manifest.storage.generation)
+            log.info("index built: %d files in %.2fs", report.total_files, report.seconds)
+            return report
+
+    def update(self, paths: list[str | Path] | None = None) -> BuildReport:
+        """Re-index what changed: everything (`paths=None`) or just `paths` (on save).
+
+        A missing or corrupt index is rebuilt in full instead.
+        """
+        try:
+            self._opened()
+        except IndexUnavailable as exc:
+            log.warning("%s; rebuilding", exc)
+            return self.build()
+        rels = None if paths is None else self._relative(paths)
+        if rels is not None and any((self.root / r).is_dir() for r in rels):
+            rels = None  # a directory event: look at everything
+        with self._mutex, self._locked():
+            current = self._opened()
+            cache = FileStateCache(self.dir / "filestate.json")
+            manifest, report = incremental_update(
+                self.dir, self.root, current.manifest, self.config, cache, paths=rels
+            )
+            if manifest is not current.manifest:
+                self._adopt(manifest, current.index)
+            else:
+                self._fresh = (time.monotonic(), True) if rels is None else self._fresh
+            cache.save()
+            return report
+
+    def _relative(self, paths: list[str | Path]) -> list[str]:
+        out = []
+        for raw in paths:
+            p = Path(raw)
+            if p.is_absolute():
+                try:
+                    p = p.resolve().relative_to(self.root)
+                except ValueError:
+                    continue  # outside the workspace
+            out.append(p.as_posix())
+        return out
+
+    # ---- reading -------------------------------------------------------------------------
+
+    def status(self) -> IndexStatus:
+        """Compare the index with the workspace now: fresh, stale (what changed), corrupt, missing."""
+        try:
+            current = self._opened()
+        except IndexUnavailable as exc:
+            return exc.status
+        manifest = current.manifest
+        cache = FileStateCache(self.dir / "filestate.json")
+        snapshot = take_snapshot(self.root)
+        with ContentReader(self.root) as reader:
+            state = hash_snapshot(snapshot, cache, reader)
+        try:
+            cache.save()
+        except OSError:
+            pass  # only an accelerator
+        changed = diff(manifest.seen, state.hashes)
+        self._fresh = (time.monotonic(), not changed)
+        return IndexStatus(
+            state="stale" if changed else "fresh",
+            changed=changed,
+            baseline_commit=manifest.baseline_commit,
+            files=len(manifest.files),
+            built_at=manifest.built_at,
+        )
+
+    def is_fresh(self) -> bool:
+        """Freshness for query results, re-checked at most every `freshness_ttl_seconds`."""
+        checked = self._fresh
+        if checked is None or time.monotonic() - checked[0] > self.config.freshness_ttl_seconds:
+            return self.status().state == "fresh"
+        return checked[1]
+
+    def query(
+        self, text: str, top_k: int = 10, path_glob: str | None = None, lang: str | None = None
+    ) -> q.QueryResult:
+        """Ranked files for `text`, with line hits. Raises IndexUnavailable if missing/corrupt."""
+        current = self._opened()
+        compiled = q.compile_query(current.index, text)
+        paths = None
+        if path_glob:
+            key = (current.manifest.merkle_root, path_glob)
+            paths = self._glob_cache.get(key)
+            if paths is None:
+                paths = self._glob_cache[key] = q.glob_filter(path_glob, [p for p, _ in current.manifest.files])
+        hits = q.run(
+            current.index, current.index.searcher(), compiled, top_k=top_k, paths=paths,
+            lang=normalize_language(lang) if lang else None,
+        )
+        return q.QueryResult(query=text, fresh=self.is_fresh(), hits=hits, warnings=compiled.warnings)
+
+    def symbols(self, paths: list[str]) -> dict[str, list[Symbol]]:
+        """Top-level symbols of indexed files (files not in the index are left out)."""
+        current = self._opened()
+        searcher = current.index.searcher()
+        out: dict[str, list[Symbol]] = {}
+        for path in paths:
+            found = searcher.search(tantivy.Query.term_query(current.index.schema, f.PATH, path), 1).hits
+            if found:
+                doc = searcher.doc(found[0][1])
+                out[path] = [Symbol.from_list(item) for item in q.symbol_table(doc)]
+        return out
+
+    def repo_map(self, query: str | None = None, token_budget: int | None = None) -> str:
+        """Files and their top-level symbols, most relevant to `query` first, within ~token_budget."""
+        current = self._opened()
+        budget = token_budget if token_budget is not None else self.config.repo_map_tokens
+        all_paths = [p for p, _ in current.manifest.files]
+        ranked: list[str] = []
+        if query:
+            ranked = [h.path for h in self.query(query, top_k=50).hits]
+        seen = set(ranked)
+        order = ranked + [p for p in overview_order(all_paths) if p not in seen]
+
+        def entries():
+            # Fetch symbols lazily, in small batches: the budget usually ends the walk early.
+            for start in range(0, len(order), 32):
+                chunk = order[start : start + 32]
+                table = self.symbols(chunk)
+                for path in chunk:
+                    yield path, table.get(path, [])
+
+        return render(entries(), len(all_paths), budget)

@@ -1,0 +1,160 @@
+"""Answer a query: ranked files, the lines that matched, a fresh/stale flag.
+
+User text goes through tantivy's lenient parser (it never raises); if the
+parser reports errors (an unbalanced quote, `a.b:c` read as a field name) the
+query is retried with its words only, so typing code never fails. Sub-words of
+compound identifiers in the query are matched against the `parts` field with a
+small boost, so `parseConfig` also finds `parse_config`. Line hits are found in
+the stored content with plain substring search (fast), best lines first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import tantivy
+from pydantic import BaseModel, Field
+
+from . import schema as f
+from .tokenize import query_parts, query_words
+
+MAX_LINES_PER_FILE = 5
+MAX_OCCURRENCES_PER_TERM = 64
+SNIPPET_CHARS = 160
+
+
+class LineHit(BaseModel):
+    line: int  # 1-based
+    text: str  # the line, trimmed to a short snippet
+
+
+class FileHit(BaseModel):
+    path: str
+    score: float
+    lang: str = "text"
+    lines: list[LineHit] = Field(default_factory=list)
+
+
+class QueryResult(BaseModel):
+    query: str
+    fresh: bool
+    hits: list[FileHit] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+
+@dataclass
+class CompiledQuery:
+    query: tantivy.Query | None
+    terms: list[str]  # lowercased, for line hits
+    warnings: list[str]
+
+
+def _parse(index: tantivy.Index, text: str, fields: list[str], boosts: dict[str, float]):
+    query, errors = index.parse_query_lenient(text, fields, field_boosts=boosts)
+    return query, [str(e) for e in errors]
+
+
+def compile_query(index: tantivy.Index, text: str) -> CompiledQuery:
+    words = query_words(text)
+    parts = query_parts(text)
+    terms = sorted({w.lower() for w in words} | set(parts), key=lambda t: (-len(t), t))
+    if not words:
+        return CompiledQuery(None, [], [])
+    fields = list(f.FIELD_BOOSTS)
+    main, errors = _parse(index, text, fields, f.FIELD_BOOSTS)
+    warnings: list[str] = []
+    if errors:
+        warnings.append(f"query syntax not understood ({errors[0]}); searched for its words instead")
+        main, _ = _parse(index, " ".join(w.lower() for w in words), fields, f.FIELD_BOOSTS)
+    clauses = [(tantivy.Occur.Should, main)]
+    if parts:
+        extra, _ = _parse(index, " ".join(parts), [f.PARTS], {f.PARTS: f.PARTS_BOOST})
+        clauses.append((tantivy.Occur.Should, extra))
+    return CompiledQuery(tantivy.Query.boolean_query(clauses), terms, warnings)
+
+
+def with_filters(
+    schema: tantivy.Schema, query: tantivy.Query, *, paths: list[str] | None, lang: str | None
+) -> tantivy.Query:
+    clauses = [(tantivy.Occur.Must, query)]
+    if paths is not None:
+        clauses.append((tantivy.Occur.Must, tantivy.Query.term_set_query(schema, f.PATH, paths)))
+    if lang is not None:
+        clauses.append((tantivy.Occur.Must, tantivy.Query.term_query(schema, f.LANG, lang)))
+    return tantivy.Query.boolean_query(clauses) if len(clauses) > 1 else query
+
+
+def _snippet(line: str) -> str:
+    line = line.strip()
+    return line if len(line) <= SNIPPET_CHARS else line[: SNIPPET_CHARS - 1] + "…"
+
+
+def line_hits(content: str, terms: list[str], limit: int = MAX_LINES_PER_FILE) -> list[LineHit]:
+    """The best `limit` lines containing query terms (more distinct terms first), in line order."""
+    if not terms:
+        return []
+    lowered = content.lower()
+    per_line: dict[int, set[str]] = {}  # line start offset -> terms seen on it
+    for term in terms:
+        pos, seen = lowered.find(term), 0
+        while pos != -1 and seen < MAX_OCCURRENCES_PER_TERM:
+            start = lowered.rfind("\n", 0, pos) + 1
+            per_line.setdefault(start, set()).add(term)
+            seen += 1
+            end = lowered.find("\n", pos)
+            pos = -1 if end == -1 else lowered.find(term, end)
+    best = sorted(per_line.items(), key=lambda kv: (-sum(len(t) for t in kv[1]), kv[0]))[:limit]
+    out = []
+    for start, _ in sorted(best):
+        end = content.find("\n", start)
+        text = content[start : end if end != -1 else len(content)]
+        out.append(LineHit(line=content.count("\n", 0, start) + 1, text=_snippet(text)))
+    return out
+
+
+def run(
+    index: tantivy.Index,
+    searcher: tantivy.Searcher,
+    compiled: CompiledQuery,
+    *,
+    top_k: int,
+    paths: list[str] | None,
+    lang: str | None,
+) -> list[FileHit]:
+    if compiled.query is None or top_k <= 0 or (paths is not None and not paths):
+        return []
+    query = with_filters(index.schema, compiled.query, paths=paths, lang=lang)
+    # Ask for a few more than needed: ties at the cut are broken by path, not by
+    # segment order, so results do not depend on how tantivy merged segments.
+    hits = searcher.search(query, limit=top_k + 16, count=False).hits
+    cut = min(top_k, len(hits))
+    while 0 < cut < len(hits) and round(hits[cut][0], 5) == round(hits[cut - 1][0], 5):
+        cut += 1
+    scored: list[tuple[float, str, Any]] = []
+    for score, address in hits[:cut]:
+        doc = searcher.doc(address)
+        scored.append((round(score, 5), doc.get_first(f.PATH), doc))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return [
+        FileHit(
+            path=path, score=score, lang=doc.get_first(f.LANG) or "text",
+            lines=line_hits(doc.get_first(f.CONTENT) or "", compiled.terms),
+        )
+        for score, path, doc in scored[:top_k]
+    ]
+
+
+def symbol_table(doc: tantivy.Document) -> list[list[Any]]:
+    raw = doc.get_first(f.SYMBOL_TABLE)
+    return json.loads(bytes(raw)) if raw else []
+
+
+def glob_filter(patterns: str, paths: list[str]) -> list[str]:
+    """Paths matching a gitignore-style glob (`*.py`, `src/**/test_*.py`, `docs/`)."""
+    import pathspec
+
+    spec = pathspec.GitIgnoreSpec.from_lines([p for p in re.split(r"[,\s]+", patterns) if p])
+    return [p for p in paths if spec.match_file(p)]

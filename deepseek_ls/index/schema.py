@@ -1,0 +1,58 @@
+"""The tantivy schema of the code index and its analyzers.
+
+Bump `SCHEMA_VERSION` whenever a field, an analyzer or what goes into a field
+changes: an index whose manifest names another version is treated as corrupt
+and rebuilt, never trusted.
+"""
+
+from __future__ import annotations
+
+import tantivy
+
+SCHEMA_VERSION = 1
+
+CODE_ANALYZER = "code"
+
+# Field names.
+PATH = "path"  # exact, for deletes and --path-glob filtering
+PATH_TEXT = "path_text"  # the path's words, for ranking ("config" finds config.py)
+LANG = "lang"  # exact
+CONTENT = "content"  # whole identifiers; stored for line hits and snippets
+PARTS = "parts"  # sub-words of compound identifiers (see tokenize.py)
+SYMBOLS = "symbols"  # names of top-level definitions (and their sub-words)
+SYMBOL_TABLE = "symbol_table"  # stored JSON [[name, kind, line], ...] for the repo map
+SIZE = "size"
+SHA256 = "sha256"
+
+# Query-time weights: a definition named like the query beats a mention.
+FIELD_BOOSTS: dict[str, float] = {SYMBOLS: 3.0, PATH_TEXT: 2.0, CONTENT: 1.0}
+PARTS_BOOST = 0.3
+
+
+def build_schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field(PATH, stored=True, tokenizer_name="raw")
+    sb.add_text_field(PATH_TEXT, tokenizer_name=CODE_ANALYZER)
+    sb.add_text_field(LANG, stored=True, tokenizer_name="raw")
+    sb.add_text_field(CONTENT, stored=True, tokenizer_name=CODE_ANALYZER)
+    sb.add_text_field(PARTS, tokenizer_name=CODE_ANALYZER, index_option="freq")
+    sb.add_text_field(SYMBOLS, tokenizer_name=CODE_ANALYZER, index_option="freq")
+    sb.add_bytes_field(SYMBOL_TABLE, stored=True, indexed=False)
+    sb.add_unsigned_field(SIZE, stored=True)
+    sb.add_text_field(SHA256, stored=True, tokenizer_name="raw")
+    return sb.build()
+
+
+def code_analyzer() -> tantivy.TextAnalyzer:
+    """Whole identifiers, lowercased; ripgrep's notion of a word (Rust `\\w`)."""
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(r"\w+"))
+        .filter(tantivy.Filter.remove_long(128))
+        .filter(tantivy.Filter.lowercase())
+        .build()
+    )
+
+
+def register_analyzers(index: tantivy.Index) -> None:
+    """Analyzers are not persisted by tantivy: register them on every open."""
+    index.register_tokenizer(CODE_ANALYZER, code_analyzer())

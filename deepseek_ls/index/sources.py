@@ -1,0 +1,202 @@
+"""What the index should contain: the workspace's files and where to read them.
+
+In a git repository the snapshot is the baseline commit's tree (`git ls-tree`,
+blobs read with one `git cat-file --batch` process, so the index describes
+exactly that commit) plus the working-tree changes as an overlay read from disk
+(modified, staged, untracked-but-not-ignored; deleted files drop out). Outside
+git it is a walk honouring every `.gitignore` on the way down (pathspec). Paths
+are workspace-relative POSIX strings, always in sorted order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from ..workspace import STATE_DIR_NAME
+
+ALWAYS_EXCLUDED_DIRS = frozenset({".git", STATE_DIR_NAME})
+GIT_ENV = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    path: str
+    oid: str | None = None  # git blob id when read from the baseline commit, else None (disk)
+
+
+@dataclass
+class Snapshot:
+    root: Path
+    git: bool
+    baseline_commit: str | None
+    ignore_rules_hash: str
+    files: dict[str, SourceFile] = field(default_factory=dict)
+
+
+class SourceError(RuntimeError):
+    """The workspace could not be enumerated (e.g. git failed)."""
+
+
+def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    proc = subprocess.run(
+        ["git", *args], cwd=root, env=GIT_ENV, capture_output=True, stdin=subprocess.DEVNULL
+    )
+    if check and proc.returncode != 0:
+        raise SourceError(f"git {' '.join(args)} failed: {proc.stderr.decode(errors='replace').strip()}")
+    return proc
+
+
+def _z(output: bytes) -> list[str]:
+    return [p for p in output.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def in_git(root: Path) -> bool:
+    try:
+        proc = _git(root, "rev-parse", "--is-inside-work-tree", check=False)
+    except FileNotFoundError:  # no git binary: walk instead
+        return False
+    return proc.returncode == 0 and proc.stdout.strip() == b"true"
+
+
+def _excluded(path: str) -> bool:
+    return path.split("/", 1)[0] in ALWAYS_EXCLUDED_DIRS
+
+
+def _is_regular_file(root: Path, rel: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(root / rel).st_mode)
+    except OSError:
+        return False
+
+
+def take_snapshot(root: Path) -> Snapshot:
+    """Enumerate what the index should hold right now."""
+    return _git_snapshot(root) if in_git(root) else _walk_snapshot(root)
+
+
+def _git_snapshot(root: Path) -> Snapshot:
+    head = _git(root, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False)
+    baseline = head.stdout.decode().strip() if head.returncode == 0 else None
+    files: dict[str, SourceFile] = {}
+    if baseline:
+        # Without --full-tree, ls-tree lists (and names relative to) the cwd.
+        for entry in _z(_git(root, "ls-tree", "-r", "-z", baseline).stdout):
+            meta, path = entry.split("\t", 1)
+            mode, kind, oid = meta.split()
+            if kind == "blob" and mode != "120000" and not _excluded(path):
+                files[path] = SourceFile(path, oid)
+        changed = _z(_git(root, "diff", "--name-only", "--no-renames", "--relative", "-z", baseline).stdout)
+        untracked = _z(_git(root, "ls-files", "-z", "--others", "--exclude-standard").stdout)
+    else:  # a repository without commits: everything is overlay
+        changed = []
+        untracked = _z(_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout)
+    for path in (*changed, *untracked):
+        if _excluded(path):
+            continue
+        if _is_regular_file(root, path):
+            files[path] = SourceFile(path, None)
+        else:
+            files.pop(path, None)
+    ignore = hashlib.sha256()
+    exclude = _git(root, "rev-parse", "--git-path", "info/exclude", check=False).stdout.decode().strip()
+    if exclude and (root / exclude).is_file():
+        ignore.update((root / exclude).read_bytes())
+    for path, src in sorted(files.items()):
+        if path.rsplit("/", 1)[-1] == ".gitignore":
+            ident = src.oid or hashlib.sha256((root / path).read_bytes()).hexdigest()
+            ignore.update(f"{path}\0{ident}\n".encode())
+    return Snapshot(root, True, baseline, ignore.hexdigest(), dict(sorted(files.items())))
+
+
+_Specs = list[tuple[str, pathspec.GitIgnoreSpec]]
+
+
+def _load_spec(directory: Path) -> pathspec.GitIgnoreSpec | None:
+    gitignore = directory / ".gitignore"
+    if not gitignore.is_file():
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(gitignore.read_text("utf-8", "replace").splitlines())
+
+
+def _ignored_by(specs: _Specs, rel: str, is_dir: bool) -> bool:
+    """Git semantics: the last matching rule wins, deeper `.gitignore` files last."""
+    verdict = None
+    for base, spec in specs:
+        sub = rel[len(base) + 1 :] if base else rel
+        result = spec.check_file(sub + "/" if is_dir else sub).include
+        if result is not None:
+            verdict = result
+    return bool(verdict)
+
+
+def _walk_snapshot(root: Path) -> Snapshot:
+    ignore = hashlib.sha256()
+    specs: dict[str, _Specs] = {}
+    files: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        rel_dir = "" if rel_dir == "." else rel_dir
+        active = list(specs.get(rel_dir.rpartition("/")[0], [])) if rel_dir else []
+        spec = _load_spec(Path(dirpath))
+        if spec is not None:
+            ignore.update(f"{rel_dir}/.gitignore\0".encode() + Path(dirpath, ".gitignore").read_bytes())
+            active.append((rel_dir, spec))
+        specs[rel_dir] = active
+        prefix = f"{rel_dir}/" if rel_dir else ""
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if not (not rel_dir and d in ALWAYS_EXCLUDED_DIRS)
+            and not os.path.islink(os.path.join(dirpath, d))
+            and not _ignored_by(active, prefix + d, True)
+        )
+        for name in filenames:
+            rel = prefix + name
+            if not _ignored_by(active, rel, False) and _is_regular_file(root, rel):
+                files.append(rel)
+    return Snapshot(root, False, None, ignore.hexdigest(), {p: SourceFile(p) for p in sorted(files)})
+
+
+def resolve_paths(root: Path, paths: list[str]) -> dict[str, SourceFile | None]:
+    """Where each of `paths` should come from now; None when it is gone or ignored.
+
+    Used by incremental updates on save: cheaper than a full snapshot. Files are
+    read from disk (the editor just saved them), never from the baseline commit.
+    """
+    rels = sorted({p.replace(os.sep, "/").lstrip("/") for p in paths})
+    out: dict[str, SourceFile | None] = {p: None for p in rels}
+    if not rels:
+        return out
+    if in_git(root):
+        listed = set(
+            _z(_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *rels).stdout)
+        )
+    else:
+        listed = {p for p in rels if _walk_allows(root, p)}
+    for rel in rels:
+        if rel in listed and not _excluded(rel) and _is_regular_file(root, rel):
+            out[rel] = SourceFile(rel, None)
+    return out
+
+
+def _walk_allows(root: Path, rel: str) -> bool:
+    """Whether the gitignore-aware walk would include `rel`."""
+    parts = rel.split("/")
+    if parts[0] in ALWAYS_EXCLUDED_DIRS:
+        return False
+    specs: _Specs = []
+    for depth in range(len(parts)):
+        base = "/".join(parts[:depth])
+        if depth and _ignored_by(specs, base, True):
+            return False  # an ignored directory hides everything below it
+        spec = _load_spec(root / base if base else root)
+        if spec is not None:
+            specs.append((base, spec))
+    return not _ignored_by(specs, rel, False)

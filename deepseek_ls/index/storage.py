@@ -1,0 +1,131 @@
+"""The tantivy side: generation directories, writers, integrity of segment files.
+
+Each full build writes a new generation directory (`gen-000042/`) and only
+then switches `manifest.json` to it, so a cancelled or failed build leaves the
+previous index untouched and readers in other processes keep working. The
+manifest records the size and sha256 of every live segment file; opening
+checks them, so a truncated or tampered index is reported corrupt instead of
+answering wrongly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from pathlib import Path
+
+import tantivy
+
+from .manifest import Storage
+from .schema import build_schema, register_analyzers
+
+_GEN = re.compile(r"^gen-(\d{6})$")
+WRITER_HEAP_BYTES = 128_000_000
+
+
+class StorageCorrupt(RuntimeError):
+    """The index files do not match what the manifest recorded."""
+
+
+def next_generation(index_dir: Path) -> str:
+    numbers = [int(m.group(1)) for p in index_dir.iterdir() if (m := _GEN.match(p.name))]
+    return f"gen-{max(numbers, default=0) + 1:06d}"
+
+
+def create_index(directory: Path) -> tantivy.Index:
+    directory.mkdir(parents=True, exist_ok=False)
+    index = tantivy.Index(build_schema(), path=str(directory), reuse=False)
+    register_analyzers(index)
+    return index
+
+
+def open_index(directory: Path) -> tantivy.Index:
+    try:
+        index = tantivy.Index.open(str(directory))
+    except Exception as exc:  # tantivy raises ValueError for most, but not all, damage
+        raise StorageCorrupt(f"tantivy cannot open {directory.name}: {exc}") from exc
+    register_analyzers(index)
+    return index
+
+
+def new_writer(index: tantivy.Index) -> tantivy.IndexWriter:
+    # One indexing thread: documents land in path order, so ties rank the same
+    # in every build (determinism) and the build does not starve the editor.
+    return index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
+
+
+def finish(writer: tantivy.IndexWriter, directory: Path, previous: Storage | None = None) -> Storage:
+    """Commit, wait for merges, and describe the resulting files."""
+    opstamp = writer.commit()
+    writer.garbage_collect_files()
+    writer.wait_merging_threads()
+    return describe(directory, opstamp, previous)
+
+
+def _live_files(directory: Path) -> tuple[dict, list[Path]]:
+    meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
+    seg_ids = [s["segment_id"].replace("-", "") for s in meta.get("segments", [])]
+    files = [directory / "meta.json"]
+    for path in sorted(directory.iterdir()):
+        if path.name.split(".", 1)[0] in seg_ids:
+            files.append(path)
+    return meta, files
+
+
+def _digest(path: Path) -> str:
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def describe(directory: Path, opstamp: int, previous: Storage | None = None) -> Storage:
+    """Sizes and digests of the live files. Segment files are write-once in
+    tantivy, so digests of files `previous` already described are reused; only
+    new segments (and meta.json) are hashed, which keeps updates cheap."""
+    meta, files = _live_files(directory)
+    known = previous.files if previous and previous.generation == directory.name else {}
+    num_docs = sum(int(s["max_doc"]) - int((s.get("deletes") or {}).get("num_deleted_docs", 0))
+                   for s in meta.get("segments", []))
+    return Storage(
+        generation=directory.name,
+        opstamp=opstamp,
+        num_docs=num_docs,
+        files={p.name: _describe_file(p, known) for p in files},
+    )
+
+
+def _describe_file(path: Path, known: dict[str, tuple[int, str]]) -> tuple[int, str]:
+    size = path.stat().st_size
+    if path.name != "meta.json" and path.name in known and known[path.name][0] == size:
+        return known[path.name]
+    return size, _digest(path)
+
+
+def verify(directory: Path, storage: Storage) -> None:
+    """Raise StorageCorrupt unless every recorded file is present and unchanged."""
+    if not directory.is_dir():
+        raise StorageCorrupt(f"index directory {directory.name} is missing")
+    for name, (size, sha) in sorted(storage.files.items()):
+        path = directory / name
+        try:
+            actual = path.stat().st_size
+        except OSError:
+            raise StorageCorrupt(f"index file {name} is missing") from None
+        if actual != size:
+            raise StorageCorrupt(f"index file {name} has {actual} bytes, expected {size} (truncated?)")
+        if _digest(path) != sha:
+            raise StorageCorrupt(f"index file {name} does not match its recorded sha256 (tampered?)")
+    try:
+        meta, _ = _live_files(directory)
+    except (OSError, ValueError, KeyError) as exc:
+        raise StorageCorrupt(f"meta.json unreadable: {exc}") from exc
+    if int(meta.get("opstamp", -1)) != storage.opstamp:
+        raise StorageCorrupt(f"index opstamp {meta.get('opstamp')} != manifest's {storage.opstamp}")
+
+
+def remove_generations(index_dir: Path, keep: str) -> None:
+    """Delete every generation directory but `keep` (best effort)."""
+    for path in index_dir.iterdir():
+        if _GEN.match(path.name) and path.name != keep:
+            shutil.rmtree(path, ignore_errors=True)
