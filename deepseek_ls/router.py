@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
-from deepseek_ls.ids import uuid7
+from deepseek_ls.store.ids import new_id
 from deepseek_ls.config_models import ModelProfile, RouterConfig
 from deepseek_ls.store import events
 from deepseek_ls.store.sink import EventSink, NullSink
@@ -201,7 +201,7 @@ class Router:
             codes.append("SCORE_BELOW_THRESHOLD")
         return self._emit(
             RouterDecision(
-                decision_id=uuid7(),
+                decision_id=new_id(),
                 unit=unit,
                 role=signals.role,
                 features=features,
@@ -239,7 +239,7 @@ class Router:
         self._escalations[previous.unit] = self._escalations.get(previous.unit, 0) + 1
         decision = previous.model_copy(
             update={
-                "decision_id": uuid7(),
+                "decision_id": new_id(),
                 "profile": "max_think",
                 "model": self.profiles["max_think"].model,
                 "escalation": True,

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from deepseek_ls.ids import uuid7
+from deepseek_ls.store.ids import new_id
 
 StepStatus = Literal["pending", "running", "done", "failed", "skipped"]
 
@@ -19,7 +19,7 @@ StepStatus = Literal["pending", "running", "done", "failed", "skipped"]
 class Step(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    step_id: str = Field(default_factory=uuid7)
+    step_id: str = Field(default_factory=new_id)
     title: str
     intent: str = "edit"
     tools: list[str] = Field(default_factory=list)
@@ -53,7 +53,7 @@ class Step(BaseModel):
 class Plan(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    plan_id: str = Field(default_factory=uuid7)
+    plan_id: str = Field(default_factory=new_id)
     version: int = Field(default=1, ge=1)
     goal: str
     assumptions: list[str] = Field(default_factory=list)
