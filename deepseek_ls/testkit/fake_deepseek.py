@@ -85,7 +85,7 @@ class FakeDeepSeek:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._counter = 0
-        self._server = ThreadingHTTPServer((host, port), _make_handler(self))
+        self._server = _Server((host, port), _make_handler(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -96,7 +96,10 @@ class FakeDeepSeek:
         return f"http://{host}:{port}"
 
     def start(self) -> "FakeDeepSeek":
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-deepseek", daemon=True)
+        # A short poll interval makes stop() prompt (shutdown waits for the next poll).
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-deepseek", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -143,6 +146,13 @@ class FakeDeepSeek:
     def _sleep(self, seconds: float) -> None:
         if seconds > 0:
             self._stopping.wait(seconds)
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client closing its connection (cancellation, tests ending) is normal here.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def _make_handler(fake: FakeDeepSeek) -> type[BaseHTTPRequestHandler]:
@@ -246,7 +256,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 chunks = responses.chat_chunks(reply, envelope=envelope, usage=usage, id_prefix=id_prefix)
                 whole = responses.chat_body(reply, envelope=envelope, usage=usage, id_prefix=id_prefix)
-            if record.body.get("stream"):
+            if record.body.get("stream") and not reply.ignore_stream:
                 self._stream(record, reply, chunks)
             else:
                 self._send_json(200, whole, record)

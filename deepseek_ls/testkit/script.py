@@ -73,6 +73,7 @@ class Reply(_Model):
     chunk_chars: int = Field(default=8, ge=1)  # characters of text per streamed chunk
     chunk_delay: float = Field(default=0.0, ge=0)  # seconds between streamed chunks
     write_bytes: int | None = Field(default=None, ge=1)  # split each socket write (UTF-8 tests)
+    ignore_stream: bool = False  # answer one JSON body even to `stream: true`, like some compatible servers
     fault: Fault | None = None
 
 

@@ -8,9 +8,6 @@ from deepseek_ls.config_models import LLMConfig
 from deepseek_ls.llm import LLMClient
 from deepseek_ls.store.sink import ListSink
 
-USER = [{"role": "user", "content": "hi"}]
-
-
 def fast_config(**overrides) -> LLMConfig:
     """Real retry and timeout logic, with waits short enough for unit tests."""
     values = {
@@ -30,7 +27,19 @@ def sink() -> ListSink:
 
 
 @pytest.fixture
-async def client(fake_deepseek, sink):
-    llm = LLMClient(fast_config(), sink=sink)
-    yield llm
-    await llm.aclose()
+async def make_client(sink):
+    """`make_client(**llm_config_overrides)`: a client recording into `sink`, closed after the test."""
+    made: list[LLMClient] = []
+
+    def make(**overrides) -> LLMClient:
+        made.append(LLMClient(fast_config(**overrides), sink=sink))
+        return made[-1]
+
+    yield make
+    for llm in made:
+        await llm.aclose()
+
+
+@pytest.fixture
+async def client(fake_deepseek, make_client):
+    return make_client()
