@@ -1,0 +1,161 @@
+-- The whole editing flow against the real deepseek-ls and the fake DeepSeek
+-- server (scripted by tests/nvim/test_flow.py): plan -> step lenses -> run
+-- the step -> hunks drawn as extmarks -> accept one, reject one -> buffer
+-- text; then :DeepSeekWhy. vim.ui.select is stubbed to pick like a person.
+local H = dofile(vim.fs.dirname(arg[0]) .. "/helpers.lua")
+
+vim.cmd("packadd deepseek.nvim")
+
+local diff = require("deepseek.diff")
+
+-- vim.ui.select stub: each call is recorded and answered by the first
+-- chooser whose pattern matches an item's text.
+local selects = {}
+local choosers = {}
+vim.ui.select = function(items, opts, on_choice)
+  local texts = {}
+  for i, item in ipairs(items) do
+    texts[i] = opts.format_item and opts.format_item(item) or tostring(item)
+  end
+  table.insert(selects, { prompt = opts.prompt, kind = opts.kind, items = texts })
+  for _, chooser in ipairs(choosers) do
+    for i, text in ipairs(texts) do
+      if text:find(chooser, 1, true) then
+        on_choice(items[i], i)
+        return
+      end
+    end
+  end
+  error("vim.ui.select stub: nothing to pick among " .. vim.inspect(texts))
+end
+
+local buf
+
+local function lens_titles(bufnr)
+  local titles = {}
+  for _, lens in ipairs(vim.lsp.codelens.get(bufnr)) do
+    if lens.command and lens.command.title then
+      table.insert(titles, lens.command.title)
+    end
+  end
+  return titles
+end
+
+local function find_lens(bufnr, plain)
+  for _, lens in ipairs(vim.lsp.codelens.get(bufnr)) do
+    if lens.command and lens.command.title:find(plain, 1, true) then
+      return lens
+    end
+  end
+end
+
+local function pending()
+  return diff.pending(buf)
+end
+
+local function extmark_count()
+  return #vim.api.nvim_buf_get_extmarks(buf, diff.ns, 0, -1, {})
+end
+
+H.run({
+  {
+    "the server starts for app.py",
+    function()
+      require("deepseek").setup({ cmd = { vim.env.DEEPSEEK_LS_BIN, "serve", "--stdio" } })
+      vim.cmd("edit app.py")
+      buf = vim.api.nvim_get_current_buf()
+      H.wait(20000, function()
+        local c = vim.lsp.get_clients({ name = "deepseek_ls", bufnr = buf })[1]
+        return c and c.initialized
+      end, "deepseek_ls to initialize")
+    end,
+  },
+  {
+    ":DeepSeekPlan shows the plan's step as a code lens on app.py",
+    function()
+      vim.cmd("DeepSeekPlan make greet use an f-string and make add convert its arguments")
+      H.wait(60000, function()
+        return H.notified("plan ready")
+      end, "the plan")
+      H.ok(H.notified("plan ready: 1 step"), "one step planned: " .. vim.inspect(H.messages()))
+      H.wait(20000, function()
+        return find_lens(buf, "Step 1")
+      end, "a Step 1 lens on app.py (lenses: " .. vim.inspect(lens_titles(buf)) .. ")")
+    end,
+  },
+  {
+    "running the step's lens stages two hunks drawn as extmarks",
+    function()
+      local lens = find_lens(buf, "Step 1")
+      vim.api.nvim_win_set_cursor(0, { lens.range.start.line + 1, 0 })
+      choosers = { "Step 1" } -- several lenses share the line: pick the step
+      vim.lsp.codelens.run()
+      H.wait(60000, function()
+        return #pending() == 2
+      end, "two pending hunks for app.py")
+      H.wait(5000, function()
+        return extmark_count() > 0
+      end, "hunk extmarks")
+      local marks = vim.api.nvim_buf_get_extmarks(buf, diff.ns, 0, -1, { details = true })
+      local virt = {}
+      for _, m in ipairs(marks) do
+        for _, vl in ipairs(m[4].virt_lines or {}) do
+          table.insert(virt, vl[1][1])
+        end
+      end
+      H.ok(vim.tbl_contains(virt, "+     return f'hello {name}'"), "new greet line as virtual text: " .. vim.inspect(virt))
+      H.ok(vim.tbl_contains(virt, "+     return int(a) + int(b)"), "new add line as virtual text: " .. vim.inspect(virt))
+      H.wait(20000, function()
+        return find_lens(buf, "Accept")
+      end, "Accept/Reject lenses on the hunks (lenses: " .. vim.inspect(lens_titles(buf)) .. ")")
+    end,
+  },
+  {
+    "accept the first hunk and reject the second; the buffer has only the first",
+    function()
+      vim.api.nvim_win_set_cursor(0, { 1, 0 })
+      vim.cmd("normal ]h")
+      local first = diff.hunk_at(buf, vim.api.nvim_win_get_cursor(0)[1] - 1)
+      H.ok(first, "]h lands on a hunk")
+      H.matches(first.new_text, "f'hello {name}'", "first hunk is greet's")
+      vim.cmd("DeepSeekAccept")
+      H.wait(20000, function()
+        return H.text(buf):find("f'hello {name}'", 1, true)
+      end, "the accepted hunk in the buffer")
+      H.wait(20000, function()
+        return #pending() == 1
+      end, "one hunk left pending")
+      vim.api.nvim_win_set_cursor(0, { 1, 0 })
+      vim.cmd("normal ]h")
+      local second = diff.hunk_at(buf, vim.api.nvim_win_get_cursor(0)[1] - 1)
+      H.ok(second, "]h lands on the second hunk")
+      H.matches(second.new_text, "int%(a%)", "second hunk is add's")
+      vim.cmd("DeepSeekReject")
+      H.wait(20000, function()
+        return #pending() == 0
+      end, "no pending hunks")
+      H.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), {
+        "def greet(name):",
+        "    return f'hello {name}'",
+        "",
+        "",
+        "def add(a, b):",
+        "    return a + b",
+      }, "app.py after accept + reject")
+      H.ok(vim.bo[buf].modified, "accepting edits the buffer (the user saves)")
+    end,
+  },
+  {
+    ":DeepSeekWhy explains the routing decision",
+    function()
+      vim.cmd("DeepSeekWhy")
+      local why = H.wait(20000, function()
+        local b = vim.fn.bufnr("deepseek://why")
+        return b ~= -1 and H.text(b):find("threshold", 1, true) and b
+      end, "the routing explanation buffer")
+      local text = H.text(why)
+      H.matches(text, "profile: %w+", "profile")
+      H.matches(text, "score: [%d%.]+   threshold: [%d%.]+", "score and threshold")
+    end,
+  },
+})
