@@ -1,0 +1,219 @@
+"""Projections: what they show, and that a rebuild from the logs equals the live (incremental) rows."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from deepseek_ls.store.ids import is_id, uuid7_time_ms
+from deepseek_ls.store.log import SessionNotFound
+from deepseek_ls.store.projections import Projections, dump_all, session_projection
+from deepseek_ls.store.sessions import SessionStore
+
+PLAN = {
+    "plan_id": "plan-1",
+    "version": 1,
+    "goal": "rename foo to bar",
+    "steps": [
+        {"step_id": "s1", "title": "find uses"},
+        {"step_id": "s2", "title": "edit"},
+        {"step_id": "s3", "title": "test"},
+    ],
+    "verification": ["pytest"],
+}
+
+# A session touching every projection, as (kind, payload) in order.
+SCENARIO: list[tuple[str, dict]] = [
+    ("SessionStateChanged@v1", {"from_state": "Idle", "to_state": "Planning"}),
+    ("TurnAdded@v1", {"role": "user", "content": "rename foo"}),
+    ("RouterDecision@v1", {
+        "decision_id": "d1", "unit": "planner", "role": "planner", "features": {"prompt_complexity": 0.9},
+        "weights": {"prompt_complexity": 0.2}, "contributions": {"prompt_complexity": 0.18},
+        "score": 0.81, "threshold": 0.72, "reason_codes": ["COMPLEX_PROMPT"], "profile": "max_think",
+        "model": "deepseek-reasoner"}),
+    ("LLMCall@v1", {"call_id": "c1", "role": "planner", "profile": "max_think", "model": "deepseek-reasoner",
+                    "request_hash": "abc", "usage": {"total_tokens": 10}, "ttft_ms": 5.0}),
+    ("PlanCreated@v1", {"plan": PLAN}),
+    ("StepMarked@v1", {"plan_id": "plan-1", "step_id": "s1", "status": "done"}),
+    ("ToolProposed@v1", {"call_id": "t1", "tool": "fs.read", "arguments": {"path": "a.py"}}),
+    ("ToolApproved@v1", {"call_id": "t1", "tool": "fs.read", "answer": "allow"}),
+    ("ToolResult@v1", {"call_id": "t1", "tool": "fs.read", "ok": True, "value": {"text": "foo"}}),
+    ("PatchStaged@v1", {"patch_id": "p1", "files": ["a.py", "b.py"], "hunks": [
+        {"hunk_id": "h1", "file": "a.py"}, {"hunk_id": "h2", "file": "a.py"}, {"hunk_id": "h3", "file": "b.py"}]}),
+    ("ApprovalRequested@v1", {"request_id": "r1", "kind": "patch", "title": "apply p1"}),
+    ("ApprovalResolved@v1", {"request_id": "r1", "answer": "accept"}),
+    ("PatchApplied@v1", {"patch_id": "p1", "hunk_ids": ["h1"], "files": ["a.py"], "via": "workspace/applyEdit",
+                         "checkpoint_id": "cp1"}),
+    ("PatchConflict@v1", {"patch_id": "p1", "file": "b.py", "reason": "buffer changed", "hunk_ids": ["h3"]}),
+    ("PatchRejected@v1", {"patch_id": "p1", "hunk_ids": ["h2"]}),
+    ("VerificationRun@v1", {"command": "pytest", "exit_code": 1, "ok": False}),
+    ("FailureClassified@v1", {"failure_class": "MechanicalVerifyFailure"}),
+    ("RouterEscalation@v1", {"decision_id": "d1", "from_profile": "fast", "to_profile": "max_think",
+                             "reason_codes": ["VERIFY_FAILED"]}),
+    ("PlanRevised@v1", {"plan": {**PLAN, "version": 2, "steps": [
+        *PLAN["steps"], {"step_id": "s4", "title": "fix test"}]}, "previous_version": 1}),
+    ("CheckpointRestored@v1", {"checkpoint_id": "cp1", "files": ["a.py"]}),
+    ("StepMarked@v1", {"plan_id": "plan-1", "step_id": "s2", "status": "failed", "reason": "tests"}),
+    ("SessionStateChanged@v1", {"from_state": "Verifying", "to_state": "Failed"}),
+]
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Path:
+    return tmp_path / ".deepseek"
+
+
+def record(state_dir: Path, events=SCENARIO, prompt="rename foo") -> str:
+    store = SessionStore(state_dir, durable=False)
+    with store.create("/ws", "agent", prompt) as log:
+        for kind, payload in events:
+            log.append(kind, payload)
+        return log.session_id
+
+
+def test_session_projection_shows_transcript_plan_patches_tools_router(state_dir):
+    sid = record(state_dir)
+    p = session_projection(state_dir, sid)
+    assert p["session"]["state"] == "Failed"
+    assert p["session"]["event_count"] == len(SCENARIO) + 1
+    assert p["session"]["last_failure"] == "MechanicalVerifyFailure"
+    assert [t["content"] for t in p["transcript"]] == ["rename foo"]
+    (plan,) = p["plans"]
+    assert plan["version"] == 2
+    # The revision kept s1's progress and added s4; s2 failed afterwards.
+    assert [(s["step_id"], s["status"]) for s in plan["steps"]] == [
+        ("s1", "done"), ("s2", "failed"), ("s3", "pending"), ("s4", "pending")]
+    (patch,) = p["patches"]
+    assert [(h["hunk_id"], h["status"]) for h in patch["hunks"]] == [
+        ("h1", "reverted"), ("h2", "rejected"), ("h3", "conflict")]
+    assert patch["hunks"][0]["applied_via"] == "workspace/applyEdit"
+    (tool,) = p["tool_invocations"]
+    assert (tool["approval"], tool["ok"], tool["value"]) == ("allow", 1, {"text": "foo"})
+    assert p["router"]["decisions"][0]["reason_codes"] == ["COMPLEX_PROMPT"]
+    assert p["router"]["escalations"][0]["to_profile"] == "max_think"
+    assert p["llm_calls"][0]["usage"] == {"total_tokens": 10}
+    assert p["approvals"][0]["answer"] == "accept"
+    assert p["verifications"][0]["ok"] == 0
+
+
+def test_rebuild_from_logs_equals_live_projections_synced_in_pieces(state_dir):
+    store = SessionStore(state_dir, durable=False)
+    projections = Projections(state_dir)
+    logs = [store.create("/ws", "agent", f"task {i}") for i in range(3)]
+    for i, (kind, payload) in enumerate(SCENARIO):
+        if kind == "TurnAdded@v1":
+            logs[1 + i % 2].append(kind, payload)
+        logs[0].append(kind, payload)
+        if i % 4 == 0:
+            projections.sync()  # live: a little at a time, like a running session
+    logs[1].append("SessionStateChanged@v1", {"from_state": "Idle", "to_state": "Paused"})
+    projections.sync()
+    live = dump_all(projections)
+
+    projections.rebuild()
+    rebuilt = dump_all(projections)
+    assert rebuilt == live
+    assert live[logs[0].session_id]["session"]["state"] == "Failed"
+    assert live[logs[1].session_id]["session"]["state"] == "Paused"
+    projections.close()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cuts=st.lists(st.integers(min_value=0, max_value=len(SCENARIO)), max_size=6))
+def test_any_sync_schedule_gives_the_same_rows_as_one_rebuild(tmp_path_factory, cuts):
+    state_dir = tmp_path_factory.mktemp("state")
+    store = SessionStore(state_dir, durable=False)
+    projections = Projections(state_dir)
+    with store.create("/ws", "agent", "x") as log:
+        for i, (kind, payload) in enumerate(SCENARIO):
+            if i in cuts:
+                projections.sync()
+            log.append(kind, payload)
+    projections.sync()
+    live = dump_all(projections)
+    projections.rebuild()
+    assert dump_all(projections) == live
+    projections.close()
+
+
+def test_a_line_being_written_is_not_projected_until_complete(state_dir):
+    sid = record(state_dir, events=[])
+    path = state_dir / "sessions" / sid / "events.jsonl"
+    with Projections(state_dir) as projections:
+        with open(path, "ab") as fh:
+            fh.write(b'{"seq_no":2,')
+        projections.sync()
+        assert projections.dump_session(sid)["session"]["event_count"] == 1
+        assert projections.dump_session(sid)["session"]["error"] is None
+
+
+def test_schema_version_change_rebuilds_from_the_logs(state_dir):
+    sid = record(state_dir)
+    with Projections(state_dir) as projections:
+        projections.sync()
+        before = projections.dump_session(sid)
+        projections.db.execute("UPDATE meta SET value='0' WHERE key='schema_version'")
+        projections.db.execute("DELETE FROM transcript")
+    with Projections(state_dir) as projections:  # sees the old version: rebuilds
+        assert projections.db.execute("SELECT COUNT(*) FROM transcript").fetchone() == (0,)
+        projections.sync()
+        assert projections.dump_session(sid) == before
+
+
+def test_a_damaged_database_is_replaced_and_rebuilt(state_dir):
+    sid = record(state_dir)
+    (state_dir / "state.db").write_bytes(b"this is not sqlite" * 100)
+    with Projections(state_dir) as projections:
+        projections.sync()
+        assert projections.dump_session(sid)["session"]["event_count"] == len(SCENARIO) + 1
+    assert sqlite3.connect(state_dir / "state.db").execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_a_corrupt_line_marks_the_session_and_keeps_what_came_before(state_dir):
+    sid = record(state_dir)
+    path = state_dir / "sessions" / sid / "events.jsonl"
+    data = path.read_bytes().split(b"\n")
+    data[3] = b"garbage"
+    path.write_bytes(b"\n".join(data))
+    with Projections(state_dir) as projections:
+        projections.sync()
+        session = projections.dump_session(sid)["session"]
+    assert session["event_count"] == 3
+    assert "event 4" in session["error"]
+    assert path.read_bytes() == b"\n".join(data)  # the log is left for a human
+
+
+def test_sessions_are_listed_newest_first_with_their_state(state_dir):
+    store = SessionStore(state_dir, durable=False)
+    first = record(state_dir, events=[], prompt="first")
+    second = record(state_dir, prompt="second")
+    listed = store.list()
+    assert [s.session_id for s in listed] == [second, first]
+    assert (listed[0].prompt, listed[0].state, listed[1].state) == ("second", "Failed", "Idle")
+
+
+def test_open_resolves_a_unique_prefix_and_rejects_unknown_ids(state_dir):
+    sid = record(state_dir, events=[])
+    store = SessionStore(state_dir)
+    with store.open(sid[:13]) as log:
+        assert log.session_id == sid
+        assert log.last_seq == 1
+    with pytest.raises(SessionNotFound, match="deepseek-ls sessions"):
+        store.open("ffffffff")
+    with pytest.raises(SessionNotFound):
+        store.open("../../etc")
+    with pytest.raises(SessionNotFound):
+        session_projection(state_dir, "01900000-0000-7000-8000-00000000dead")
+
+
+def test_session_ids_are_uuid7_and_sort_by_creation():
+    ids = [SessionStore.new_session_id() for _ in range(2000)]
+    assert ids == sorted(ids)
+    assert len(set(ids)) == len(ids)
+    assert all(is_id(i) and i[14] == "7" and i[19] in "89ab" for i in ids)
+    assert abs(uuid7_time_ms(ids[-1]) - time.time() * 1000) < 5000
