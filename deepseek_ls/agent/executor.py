@@ -1,0 +1,168 @@
+"""The executor: one plan step → staged patches (seeds/001 3.2, seeds/000 4.2).
+
+The model sees the exact current content of the step's declared files and
+answers with a unified diff (fenced, bare, or through the `patch.stage` tool),
+with bounded `NEED_CONTEXT|path[:start-end]` round trips, `NEED_FILE|` (scope
+growth: the plan must be revised) or `NO_CHANGE|`. Diffs that touch files the
+step does not declare are refused before staging. Nothing is applied here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from deepseek_ls.agent import executor_prompts as prompts
+from deepseek_ls.agent.executor_parse import ExecutorParseError, parse_executor_answer
+from deepseek_ls.agent.plan import Plan, Step
+from deepseek_ls.agent.runtime import MAX_TOOL_ROUNDS, SessionRuntime
+from deepseek_ls.patch import PatchError
+from deepseek_ls.patch.parse import parse_diff
+from deepseek_ls.policy import PolicyViolation
+from deepseek_ls.router import RouterDecision, RouterSignals
+
+STAGE_TOOL = "patch_stage"
+
+
+@dataclass
+class StepResult:
+    kind: Literal["patches", "no_change", "need_file", "patch_mismatch"]
+    patch_ids: list[str] = field(default_factory=list)
+    need_files: list[tuple[str, str]] = field(default_factory=list)
+    reason: str = ""
+    decision: RouterDecision | None = None
+
+
+class Executor:
+    async def execute(self, rt: SessionRuntime, plan: Plan, step: Step, *, feedback: str | None = None) -> StepResult:
+        world, loop_cfg, session = rt.world, rt.config.agent_loop, rt.session
+        files = step.files[: loop_cfg.max_files_per_iteration]
+        contents = {f: await world.read_file(f) for f in files}
+        decision = rt.router.decide(
+            RouterSignals(
+                prompt=f"{step.title}\n{feedback or ''}",
+                role="executor",
+                files_touched=max(len(files), session.files_touched()),
+                failure_streak=session.failure_streak,
+                verification_failures=session.verification_failures,
+                failure_class=session.last_failure_class if feedback else None,
+                latency_mode=rt.latency_mode,  # type: ignore[arg-type]
+                override=rt.override,  # type: ignore[arg-type]
+            ),
+            unit=f"executor:{step.step_id}",
+        )
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": prompts.SYSTEM},
+            {"role": "user", "content": prompts.plan_message(plan.to_json())},
+            {"role": "user", "content": prompts.files_message(contents)},
+            {"role": "user", "content": prompts.step_message(step.model_dump(), feedback)},
+        ]
+        tools = [*world.tool_schemas(read_only=True), *_stage_schema(world)]
+        world.allow_files(step.files)
+        retries = 0
+        escalated = False
+        context_rounds = 0
+        tool_rounds = 0
+        questions = 0
+        while True:
+            completion = await rt.complete(messages, decision, role="executor", tools=tools)
+            staged = [c for c in completion.tool_calls if c.function.name == STAGE_TOOL]
+            if completion.tool_calls and tool_rounds < MAX_TOOL_ROUNDS:
+                tool_rounds += 1
+                await rt.run_tool_calls(completion, messages)
+                ids = _staged_ids(messages, len(completion.tool_calls)) if staged else []
+                if ids:
+                    return StepResult("patches", patch_ids=ids, decision=decision)
+                continue
+            text = completion.content or ""
+            try:
+                answer = parse_executor_answer(text)
+            except ExecutorParseError as exc:
+                problem = str(exc)
+            else:
+                if answer.kind == "no_change":
+                    return StepResult("no_change", reason=answer.reason, decision=decision)
+                if answer.kind == "need_file":
+                    return StepResult("need_file", need_files=answer.need_files, decision=decision)
+                if answer.kind == "ask_user" and questions < loop_cfg.max_ask_user_cycles:
+                    questions += 1
+                    reply = await rt.ask_user(answer.reason, "ExecutingStep")
+                    messages += [{"role": "assistant", "content": text},
+                                 {"role": "user", "content": f"The user answered: {reply}"}]
+                    continue
+                if answer.kind == "need_context" and context_rounds < loop_cfg.max_context_requests_per_iteration:
+                    context_rounds += 1
+                    blocks = [await self._context(rt, r.path, r.start, r.end) for r in answer.context]
+                    messages += [{"role": "assistant", "content": text},
+                                 {"role": "user", "content": prompts.context_message(blocks)}]
+                    continue
+                if answer.kind == "diff":
+                    outside = _outside_files(answer.diff, step.files)
+                    if outside:
+                        return StepResult(
+                            "need_file",
+                            need_files=[(f, "the executor's diff edits it") for f in outside],
+                            decision=decision,
+                        )
+                    try:
+                        ps = await world.stage(answer.diff, session_id=rt.session_id, allowed_files=step.files)
+                        return StepResult("patches", patch_ids=[ps.patch_id], decision=decision)
+                    except PatchError as exc:
+                        problem = f"the diff could not be staged: {exc}"
+                else:
+                    problem = f"{answer.kind} is not allowed any more in this step"
+            messages += [{"role": "assistant", "content": text}, {"role": "user", "content": prompts.reask_message(problem)}]
+            retries += 1
+            if retries > loop_cfg.editor_parse_retries:
+                if escalated:
+                    return StepResult("patch_mismatch", reason=problem, decision=decision)
+                up = rt.router.escalate(decision, "EXECUTOR_INVALID_OUTPUT")
+                if up is None:
+                    return StepResult("patch_mismatch", reason=problem, decision=decision)
+                decision, escalated, retries = up, True, 0
+
+    async def _context(self, rt: SessionRuntime, path: str, start: int | None, end: int | None) -> str:
+        try:
+            text = await rt.world.read_file(path)
+        except PolicyViolation as exc:
+            return f"{path}: refused ({exc})"
+        if text is None:
+            return f"{path}: (does not exist)"
+        lines = text.splitlines()
+        limit = rt.config.agent_loop.max_context_range_lines
+        lo = max(1, start or 1)
+        hi = min(len(lines), end or len(lines), lo + limit - 1)
+        body = "\n".join(lines[lo - 1 : hi])
+        return f"{path} lines {lo}-{hi}:\n```\n{body}\n```"
+
+
+def _stage_schema(world) -> list[dict[str, Any]]:
+    return [s for s in world.tool_schemas(read_only=False) if s.get("function", {}).get("name") == STAGE_TOOL]
+
+
+def _staged_ids(messages: list[dict[str, Any]], n: int) -> list[str]:
+    ids = []
+    for msg in messages[-n:]:
+        try:
+            value = json.loads(msg.get("content") or "{}")
+        except ValueError:
+            continue
+        patch_id = (value.get("value") or {}).get("patch_id") if isinstance(value, dict) and value.get("ok") else None
+        if patch_id:
+            ids.append(patch_id)
+    return ids
+
+
+def _outside_files(diff: str, declared: list[str]) -> list[str]:
+    try:
+        parsed = parse_diff(diff)
+    except Exception:  # noqa: BLE001 - staging reports the parse error in full
+        return []
+    allowed = set(declared)
+    touched = []
+    for f in parsed:
+        for p in (f.new_path, f.old_path):
+            if p and p not in allowed and p not in touched:
+                touched.append(p)
+    return touched

@@ -1,0 +1,82 @@
+"""Read the executor's answer: a unified diff, NEED_CONTEXT / NEED_FILE lines, NO_CHANGE, or ASK_USER.
+
+The diff itself is validated by `PatchStore.stage`; here we only find it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+_FENCE = re.compile(r"```(?:diff|patch|udiff)?[ \t]*\n(.*?)```", re.DOTALL)
+_NEED_CONTEXT = re.compile(r"^NEED_CONTEXT\|([^:\s|]+)(?::(\d+)-(\d+))?\s*$")
+
+
+class ExecutorParseError(ValueError):
+    pass
+
+
+@dataclass
+class ContextRequest:
+    path: str
+    start: int | None = None
+    end: int | None = None
+
+
+@dataclass
+class ExecutorAnswer:
+    kind: Literal["diff", "need_context", "need_file", "no_change", "ask_user"]
+    diff: str = ""
+    context: list[ContextRequest] = field(default_factory=list)
+    need_files: list[tuple[str, str]] = field(default_factory=list)
+    reason: str = ""
+
+
+def parse_executor_answer(text: str) -> ExecutorAnswer:
+    text = text or ""
+    lines = [ln.strip() for ln in text.splitlines()]
+    for ln in lines:
+        if ln.startswith("ASK_USER|"):
+            return ExecutorAnswer("ask_user", reason=ln.partition("|")[2].strip())
+    needs = [ln for ln in lines if ln.startswith("NEED_FILE|")]
+    if needs:
+        pairs = []
+        for ln in needs:
+            parts = ln.split("|")
+            pairs.append((parts[1].strip(), "|".join(parts[2:]).strip()))
+        return ExecutorAnswer("need_file", need_files=pairs)
+    diff = extract_diff(text)
+    if diff:
+        return ExecutorAnswer("diff", diff=diff)
+    requests = []
+    for ln in lines:
+        m = _NEED_CONTEXT.match(ln)
+        if m:
+            start, end = (int(m.group(2)), int(m.group(3))) if m.group(2) else (None, None)
+            requests.append(ContextRequest(m.group(1), start, end))
+    if requests:
+        return ExecutorAnswer("need_context", context=requests)
+    for ln in lines:
+        if ln.startswith("NO_CHANGE"):
+            return ExecutorAnswer("no_change", reason=ln.partition("|")[2].strip() or "no change needed")
+    raise ExecutorParseError("no unified diff, NEED_CONTEXT|, NEED_FILE| or NO_CHANGE| line found")
+
+
+def extract_diff(text: str) -> str:
+    """The diff in fenced ```diff blocks (all of them, joined) or the bare diff starting at its first header."""
+    blocks = [b for b in _FENCE.findall(text) if _looks_like_diff(b)]
+    if blocks:
+        return "".join(b if b.endswith("\n") else b + "\n" for b in blocks)
+    lines = text.splitlines(keepends=True)
+    for i, ln in enumerate(lines):
+        if ln.startswith("diff --git ") or (
+            ln.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ ")
+        ):
+            body = "".join(lines[i:])
+            return body if body.endswith("\n") else body + "\n"
+    return ""
+
+
+def _looks_like_diff(block: str) -> bool:
+    return ("--- " in block and "+++ " in block) or block.lstrip().startswith("diff --git")

@@ -1,0 +1,62 @@
+"""The executor's prompts, beside the parser of its answers (`executor_parse.py`).
+
+Stable prefix first (system prompt, the plan), then the step's files, then
+the step and any feedback (patch errors, verification output).
+"""
+
+from __future__ import annotations
+
+import json
+
+SYSTEM = """\
+You are the executor of deepseek-ls, a coding agent. You carry out ONE step of a plan.
+
+Answer with edits as a unified diff (```diff fenced, or bare), with `--- a/<path>` and
+`+++ b/<path>` headers and correct @@ hunk headers, against the exact file contents you were
+given. Edit only the files the step declares. Nothing is written until the user accepts it.
+
+If you need to see more of a file first, answer only with lines
+NEED_CONTEXT|<path>[:<start>-<end>]
+and you will get the content. If the step needs a file it does not declare, answer
+NEED_FILE|<path>|<why> and the plan will be revised.
+If the step needs no change, answer NO_CHANGE|<reason>.
+"""
+
+
+def plan_message(plan: dict) -> str:
+    steps = [
+        f"{i}. {s['title']} [{s.get('status', 'pending')}] files: {', '.join(s.get('files') or []) or '-'}"
+        for i, s in enumerate(plan.get("steps", []), start=1)
+    ]
+    return f"Plan goal: {plan.get('goal', '')}\nSteps:\n" + "\n".join(steps)
+
+
+def files_message(files: dict[str, str | None]) -> str:
+    blocks = []
+    for path, text in files.items():
+        if text is None:
+            blocks.append(f"{path}: (does not exist yet; create it with a diff from /dev/null)")
+        else:
+            blocks.append(f"{path}:\n```\n{text}\n```")
+    return "Current contents of the step's files:\n\n" + "\n\n".join(blocks)
+
+
+def step_message(step: dict, feedback: str | None) -> str:
+    text = (
+        f"Step: {step['title']}\nIntent: {step.get('intent', 'edit')}\n"
+        f"Files you may edit: {json.dumps(step.get('files', []))}"
+    )
+    if feedback:
+        text += f"\n\nFeedback from the previous attempt:\n{feedback.strip()}"
+    return text
+
+
+def context_message(blocks: list[str]) -> str:
+    return "Requested context:\n\n" + "\n\n".join(blocks)
+
+
+def reask_message(error: str) -> str:
+    return (
+        f"Your answer could not be used: {error}.\n"
+        "Answer with a unified diff of the step's files, NEED_CONTEXT| lines, NEED_FILE| or NO_CHANGE|."
+    )

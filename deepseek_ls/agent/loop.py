@@ -1,0 +1,286 @@
+"""The agent loop: plan → execute step → approve/apply → verify → recover (design.md).
+
+Two drivers use the same pieces:
+
+* the language server goes step by step: `plan`, `execute_step` (stages
+  patches, the editor applies accepted hunks), `settle_step` (verify, mark,
+  recover);
+* the CLI runs `run_to_end`, where approval goes through the UI port and apply
+  through the patch store.
+
+Recovery follows seeds/001 3.5: a patch mismatch goes back to the executor
+with the error; a mechanical verification failure adds a local "fix" step for
+the executor; repeated or design failures go back to the planner with the
+router nudged towards max-think. Every failure counts against
+`agent_loop.max_iterations`; when spent the session fails and says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from deepseek_ls.agent.executor import Executor
+from deepseek_ls.agent.failures import Failure
+from deepseek_ls.agent.plan import Plan, Step
+from deepseek_ls.agent.planner import Planner
+from deepseek_ls.agent.runtime import AgentFailure, SessionRuntime
+from deepseek_ls.ui_port import ApprovalRequest
+
+
+@dataclass
+class StepOutcome:
+    session_id: str
+    step_id: str
+    status: str
+    patch_ids: list[str] = field(default_factory=list)
+    state: str = ""
+    message: str = ""
+    next_step_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _to(rt: SessionRuntime, state: str, reason: str) -> None:
+    machine = rt.session.machine
+    if machine.state != state or state == "ExecutingStep":
+        machine.to(state, reason)
+
+
+class AgentLoop:
+    def __init__(self) -> None:
+        self.planner = Planner()
+        self.executor = Executor()
+
+    # -- planning ----------------------------------------------------------------
+
+    async def plan(self, rt: SessionRuntime, prompt: str, context: str | None = None) -> Plan:
+        _to(rt, "Planning", "planning the request")
+        plan = await self.planner.make_plan(rt, prompt, context=context)
+        rt.session.emit("PlanCreated@v1", {"plan": plan.to_json()})
+        return rt.session.plan  # type: ignore[return-value]
+
+    async def revise(self, rt: SessionRuntime, feedback: str, step_id: str | None = None, *, unit: str = "planner:revise") -> Plan:
+        session = rt.session
+        previous = session.plan
+        if previous is None:
+            raise AgentFailure("there is no plan to revise yet; make a plan first")
+        _to(rt, "Planning", "revising the plan")
+        title = previous.step(step_id).title if step_id else None
+        new = await self.planner.make_plan(
+            rt, session.prompt, previous=previous, feedback=feedback, step_title=title, unit=unit
+        )
+        self._emit_revision(rt, previous.revised(new), previous, feedback)
+        return session.plan  # type: ignore[return-value]
+
+    def _emit_revision(self, rt: SessionRuntime, plan: Plan, previous: Plan, feedback: str) -> None:
+        rt.session.emit(
+            "PlanRevised@v1", {"plan": plan.to_json(), "previous_version": previous.version, "feedback": feedback}
+        )
+
+    # -- one step ----------------------------------------------------------------
+
+    async def execute_step(self, rt: SessionRuntime, step_id: str, feedback: str | None = None) -> StepOutcome:
+        """Stage the step's patches (nothing applied). Recovers from mismatches and scope growth."""
+        session = rt.session
+        while True:
+            plan = self._plan(rt)
+            step = plan.step(step_id)
+            if step.status in ("done", "skipped"):
+                return self._outcome(rt, step, message=f"step is already {step.status}")
+            self._check_budget(rt)
+            _to(rt, "ExecutingStep", f"step: {step.title}")
+            self._mark(rt, plan, step, "running")
+            if feedback is None and step.intent == "fix":
+                feedback = session.last_verify_output
+            result = await self.executor.execute(rt, plan, step, feedback=feedback)
+            if result.kind == "patches":
+                _to(rt, "AwaitingApproval", f"{len(result.patch_ids)} patch(es) staged for review")
+                return self._outcome(rt, step, patch_ids=result.patch_ids, status="staged")
+            if result.kind == "no_change":
+                self._mark(rt, plan, step, "done", result.reason)
+                return self._outcome(rt, step, message=result.reason)
+            if result.kind == "need_file":
+                files = ", ".join(f for f, _ in result.need_files)
+                failure = rt.classifier.patch_mismatch(f"out of scope: step '{step.title}' needs {files}")
+                self._check_budget(rt)
+                why = "; ".join(f"{f}: {r}" for f, r in result.need_files)
+                new = await self.revise(rt, f"The step '{step.title}' also needs these files: {why}. "
+                                        "Declare every file a step edits.", step.step_id)
+                step_id = self._same_step(new, step).step_id
+                feedback = failure.detail
+                continue
+            # patch_mismatch: back to the executor with the error, within the failure budget.
+            failure = rt.classifier.patch_mismatch(result.reason)
+            feedback = failure.detail
+
+    async def settle_step(self, rt: SessionRuntime, step_id: str) -> StepOutcome:
+        """After the step's hunks were accepted/rejected: mark it, verify when the plan is finished, recover."""
+        plan = self._plan(rt)
+        step = plan.step(step_id)
+        records = rt.session.step_patches(step_id)
+        pending = [r for r in records if not r.settled]
+        if pending:
+            return self._outcome(rt, step, patch_ids=[r.patch_id for r in pending], status="staged",
+                                 message="some hunks are still waiting for accept/reject")
+        if records and not any(r.applied for r in records):
+            self._mark(rt, plan, step, "failed", "every hunk was rejected")
+            _to(rt, "Paused", "the change was rejected; revise the plan or skip the step")
+            return self._outcome(rt, step, message="every hunk was rejected")
+        self._mark(rt, plan, step, "done")
+        return await self.after_step(rt, step)
+
+    async def after_step(self, rt: SessionRuntime, step: Step) -> StepOutcome:
+        plan = self._plan(rt)
+        nxt = plan.next_pending()
+        if nxt is not None:
+            _to(rt, "Paused", "step done; next step ready")
+            return self._outcome(rt, step, next_step_id=nxt.step_id)
+        return await self.verify(rt, step)
+
+    async def verify(self, rt: SessionRuntime, step: Step) -> StepOutcome:
+        plan = self._plan(rt)
+        _to(rt, "Verifying", "verifying the change")
+        result = await rt.verifier.verify(plan.verification)
+        if result.ok:
+            rt.classifier.verify_passed()
+            _to(rt, "Completed", "verification passed" if result.commands else "done (no verification command)")
+            return self._outcome(rt, step)
+        failure = rt.classifier.verify_failed(result.command or "", result.output)
+        self._check_budget(rt)
+        nxt = await self.recover(rt, failure)
+        _to(rt, "Paused", f"verification failed ({failure.failure_class}); next: {nxt.title}")
+        return self._outcome(rt, step, status="failed", message=failure.detail, next_step_id=nxt.step_id)
+
+    async def recover(self, rt: SessionRuntime, failure: Failure) -> Step:
+        """The step that handles `failure`: a local fix step (mechanical) or a planner revision."""
+        plan = self._plan(rt)
+        if failure.goes_to_planner:
+            rt.classifier.note_replan()
+            plan = await self.revise(
+                rt,
+                f"{failure.failure_class}: {failure.detail}\n{rt.session.last_verify_output}",
+                unit=f"planner:recover:{rt.session.failures}",
+            )
+            nxt = plan.next_pending()
+            if nxt is not None:
+                return nxt
+        fix = Step(title=f"Fix: {failure.detail}", intent="fix", files=plan.files)
+        revised = plan.model_copy(update={"version": plan.version + 1, "steps": [*plan.steps, fix]})
+        self._emit_revision(rt, revised, plan, failure.detail)
+        return fix
+
+    # -- the whole loop (CLI, autopilot) -------------------------------------------------
+
+    async def run_to_end(self, rt: SessionRuntime, approvals) -> str:
+        """Drive the session until Completed, Failed or Paused (a person must act). Resumable."""
+        session = rt.session
+        while not session.machine.terminal:
+            plan = session.plan
+            if plan is None:
+                await self.plan(rt, session.prompt)
+                if session.mode == "plan":
+                    _to(rt, "Paused", "plan ready")
+                    return session.state
+                continue
+            step = plan.next_pending()
+            if step is None:
+                last = plan.steps[-1] if plan.steps else Step(title=plan.goal)
+                outcome = await self.verify(rt, last)
+                continue
+            unsettled = [r for r in session.step_patches(step.step_id) if not r.settled]
+            if step.status != "running" or not unsettled:
+                outcome = await self.execute_step(rt, step.step_id)
+                if outcome.status != "staged":
+                    if outcome.status == "done" and not self._plan(rt).next_pending():
+                        await self.verify(rt, step)
+                    continue
+                unsettled = [r for r in session.step_patches(step.step_id) if not r.settled]
+            _to(rt, "AwaitingApproval", "approve the staged change")
+            if not await self._approve_and_apply(rt, step, unsettled, approvals):
+                return session.state
+            outcome = await self.settle_step(rt, step.step_id)
+            if session.state == "Paused" and outcome.next_step_id is None and outcome.status != "failed":
+                return session.state
+        return session.state
+
+    async def _approve_and_apply(self, rt: SessionRuntime, step: Step, records, approvals) -> bool:
+        session = rt.session
+        for rec in records:
+            ps = rt.world.patch(rec.patch_id)
+            pending = [h for h in ps.hunks if h.status == "pending"]
+            if not pending:
+                continue
+            previous = next((rid for rid, p in session.pending_approvals.items() if p.get("patch_id") == ps.patch_id), None)
+            request = ApprovalRequest(
+                request_id=previous or f"apply-{ps.patch_id}",
+                kind="patch.apply",
+                title=f"Apply {len(pending)} hunk(s) to {', '.join(ps.files)} (step: {step.title})",
+                detail=ps.diff,
+                files=ps.files,
+                hunk_ids=[h.hunk_id for h in pending],
+                patch_id=ps.patch_id,
+                session_id=session.session_id,
+            )
+            decision, _ = await approvals.decide(request, force_explicit=ps.approval_required)
+            if not decision.allowed:
+                await rt.world.reject(ps.patch_id, None, "denied by the user")
+                self._mark(rt, self._plan(rt), step, "failed", "the change was denied")
+                _to(rt, "Paused", "the change was denied; revise the plan or skip the step")
+                return False
+            result = await rt.world.apply(ps.patch_id)
+            if not result.ok:
+                failure = rt.classifier.patch_mismatch(f"applying {ps.patch_id} failed: {result.message}")
+                await rt.world.reject(ps.patch_id, None, "could not be applied")
+                self._check_budget(rt)
+                outcome = await self.execute_step(rt, step.step_id, feedback=failure.detail)
+                fresh = [r for r in session.step_patches(step.step_id) if not r.settled]
+                if outcome.status != "staged":
+                    return True
+                return await self._approve_and_apply(rt, step, fresh, approvals)
+        return True
+
+    # -- helpers -------------------------------------------------------------------
+
+    def _plan(self, rt: SessionRuntime) -> Plan:
+        if rt.session.plan is None:
+            raise AgentFailure("the session has no plan yet")
+        return rt.session.plan
+
+    def _mark(self, rt: SessionRuntime, plan: Plan, step: Step, status: str, reason: str = "") -> None:
+        rt.session.emit(
+            "StepMarked@v1", {"plan_id": plan.plan_id, "step_id": step.step_id, "status": status, "reason": reason}
+        )
+
+    def _check_budget(self, rt: SessionRuntime) -> None:
+        limit = rt.config.agent_loop.max_iterations
+        if rt.session.failures >= limit:
+            raise AgentFailure(
+                f"stopped after {rt.session.failures} failed attempts (agent_loop.max_iterations = {limit}); "
+                f"last failure: {rt.session.last_error}"
+            )
+
+    @staticmethod
+    def _same_step(plan: Plan, old: Step) -> Step:
+        for s in plan.steps:
+            if s.title == old.title or set(old.files) <= set(s.files):
+                if s.status not in ("done", "skipped"):
+                    return s
+        nxt = plan.next_pending()
+        if nxt is None:
+            raise AgentFailure("the revised plan has no step left to run")
+        return nxt
+
+    def _outcome(self, rt: SessionRuntime, step: Step, *, patch_ids=None, status: str | None = None,
+                 message: str = "", next_step_id: str | None = None) -> StepOutcome:
+        current = rt.session.plan.step(step.step_id).status if rt.session.plan else step.status
+        return StepOutcome(
+            session_id=rt.session_id,
+            step_id=step.step_id,
+            status=status or current,
+            patch_ids=list(patch_ids or []),
+            state=rt.session.state,
+            message=message,
+            next_step_id=next_step_id,
+        )

@@ -1,0 +1,99 @@
+"""What one session needs while it runs: its view, router, classifier, verifier and the shared services.
+
+Also the one place an LLM call is made, so every call is routed, streamed to
+the UI and counted against the max-think budget the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from deepseek_ls.agent.failures import FailureClassifier
+from deepseek_ls.agent.session import Session
+from deepseek_ls.agent.verify import Verifier
+from deepseek_ls.agent.world import World
+from deepseek_ls.config_models import Config
+from deepseek_ls.router import Router, RouterDecision
+from deepseek_ls.ui_port import UIPort
+
+MAX_TOOL_ROUNDS = 8
+
+
+class SessionCancelled(Exception):
+    """The person cancelled (a question, an approval): the session stopped without failing."""
+
+
+class AgentFailure(Exception):
+    """An unrecoverable failure; the message is what the person reads."""
+
+
+@dataclass
+class SessionRuntime:
+    session: Session
+    router: Router
+    classifier: FailureClassifier
+    verifier: Verifier
+    world: World
+    llm: Any
+    ui: UIPort
+    config: Config
+    latency_mode: str = "interactive"
+    override: str | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self.session.session_id
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        decision: RouterDecision,
+        *,
+        role: str,
+        tools: list[dict[str, Any]] | None = None,
+    ):
+        sid = self.session_id
+
+        def on_delta(delta) -> None:
+            channel = "reasoning" if delta.kind == "reasoning" else "content"
+            self.ui.stream(channel, delta.text, session_id=sid)
+
+        completion = await self.llm.complete(
+            messages, role=role, profile=decision.profile, tools=tools or None, on_delta=on_delta
+        )
+        self.router.record_usage(
+            decision.profile, completion.usage.total_tokens, (completion.total_ms or 0.0) / 1000.0
+        )
+        return completion
+
+    async def run_tool_calls(self, completion, messages: list[dict[str, Any]]) -> None:
+        """Execute the model's tool calls and append their results to `messages`."""
+        messages.append(completion.message())
+        for call in completion.tool_calls:
+            try:
+                arguments = json.loads(call.function.arguments or "{}")
+                if not isinstance(arguments, dict):
+                    raise ValueError("arguments must be a JSON object")
+            except ValueError as exc:
+                result = {"ok": False, "error": f"invalid JSON arguments: {exc}"}
+            else:
+                result = await self.world.call_tool(call.function.name, arguments)
+            messages.append(
+                {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result, ensure_ascii=False, default=str)[:20000]}
+            )
+
+    async def ask_user(self, question: str, resume_state: str) -> str:
+        """AwaitingUserInput round trip; a cancel returns the session to Idle and raises SessionCancelled."""
+        session = self.session
+        session.machine.to("AwaitingUserInput", "the model asked a question")
+        session.emit("UserQuestionAsked@v1", {"question": question, "choices": None})
+        answer = await self.ui.ask_user(question)
+        if answer is None or not answer.strip():
+            session.emit("UserQuestionAnswered@v1", {"answer": None, "cancelled": True})
+            session.machine.to("Idle", f"question cancelled: {question}")
+            raise SessionCancelled(f"cancelled while the agent asked: {question}")
+        session.emit("UserQuestionAnswered@v1", {"answer": answer, "cancelled": False})
+        session.machine.to(resume_state, "the user answered")
+        return answer

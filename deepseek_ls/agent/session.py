@@ -1,0 +1,204 @@
+"""One session's live view, folded from its events.
+
+The event log is the source of truth. A `Session` is the sink every service of
+the session writes to: `emit()` appends the event durably, then folds it into
+the view (state, plan versions, patches per step, router decisions, pending
+approvals, counters). `Session.restore()` folds an existing log the same way,
+so a resumed session is exactly the session that stopped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Protocol
+
+from deepseek_ls.agent.plan import Plan
+from deepseek_ls.agent.state import SessionStateMachine
+
+
+class LogLike(Protocol):
+    def append(self, kind: str, payload: Mapping[str, Any]) -> Any: ...
+
+    def read(self) -> list[Any]: ...
+
+
+@dataclass
+class PatchRecord:
+    patch_id: str
+    step_id: str | None
+    profile: str | None
+    decision_id: str | None
+    files: list[str]
+    hunk_ids: list[str]
+    applied: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+
+    @property
+    def settled(self) -> bool:
+        return set(self.applied) | set(self.rejected) >= set(self.hunk_ids)
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "patch_id": self.patch_id,
+            "step_id": self.step_id,
+            "profile": self.profile,
+            "decision_id": self.decision_id,
+            "files": self.files,
+            "hunk_ids": self.hunk_ids,
+            "applied": self.applied,
+            "rejected": self.rejected,
+        }
+
+
+class Session:
+    def __init__(self, session_id: str, log: LogLike) -> None:
+        self.session_id = session_id
+        self.log = log
+        self.machine = SessionStateMachine(self)
+        self.prompt: str = ""
+        self.mode: str = "agent"
+        self.plan: Plan | None = None
+        self.plan_versions: list[dict[str, Any]] = []
+        self.decisions: list[dict[str, Any]] = []
+        self.patches: dict[str, PatchRecord] = {}
+        self.pending_approvals: dict[str, dict[str, Any]] = {}
+        self.questions: list[dict[str, Any]] = []
+        self.last_error: str | None = None
+        self.current_step_id: str | None = None
+        self.active_decision: dict[str, Any] | None = None
+        self.verification_failures = 0
+        self.failure_streak = 0
+        self.last_failure_class: str | None = None
+        self.failures = 0
+        self.last_verify_output: str = ""
+        self.driver: str | None = None
+        self.events_seen = 0
+
+    # -- the sink ----------------------------------------------------------------
+
+    def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
+        """Append durably, then fold into the view (EventSink)."""
+        self.log.append(kind, payload)
+        self.fold(kind, dict(payload))
+
+    @classmethod
+    def restore(cls, session_id: str, log: LogLike) -> "Session":
+        session = cls(session_id, log)
+        for event in log.read():
+            session.fold(event.kind, event.payload)
+        return session
+
+    def past_events(self) -> list[dict[str, Any]]:
+        return [{"kind": e.kind, "payload": e.payload, "seq_no": e.seq_no} for e in self.log.read()]
+
+    # -- the fold ----------------------------------------------------------------
+
+    def fold(self, kind: str, p: dict[str, Any]) -> None:
+        self.events_seen += 1
+        name = kind.split("@", 1)[0]
+        handler = getattr(self, f"_on_{name}", None)
+        if handler is not None:
+            handler(p)
+
+    def _on_SessionCreated(self, p: dict[str, Any]) -> None:
+        self.prompt = p.get("prompt") or ""
+        self.mode = p.get("mode") or "agent"
+        self.driver = p.get("driver")
+
+    def _on_SessionStateChanged(self, p: dict[str, Any]) -> None:
+        self.machine.state = p["to_state"]
+        if p["to_state"] == "Failed":
+            self.last_error = p.get("reason") or self.last_error
+
+    def _on_PlanCreated(self, p: dict[str, Any]) -> None:
+        self.plan = Plan.model_validate(p["plan"])
+        self.plan_versions.append(p["plan"])
+
+    _on_PlanRevised = _on_PlanCreated
+
+    def _on_StepMarked(self, p: dict[str, Any]) -> None:
+        if self.plan is not None and self.plan.plan_id == p["plan_id"]:
+            self.plan = self.plan.with_status(p["step_id"], p["status"])
+        self.current_step_id = p["step_id"] if p["status"] == "running" else self.current_step_id
+        if p["status"] == "failed":
+            self.last_error = p.get("reason") or self.last_error
+        elif p["status"] == "done":
+            self.failure_streak = 0
+
+    def _on_RouterDecision(self, p: dict[str, Any]) -> None:
+        self.decisions.append(p)
+        if p.get("role") == "executor":
+            self.active_decision = p
+
+    def _on_PatchStaged(self, p: dict[str, Any]) -> None:
+        decision = self.active_decision or {}
+        self.patches[p["patch_id"]] = PatchRecord(
+            patch_id=p["patch_id"],
+            step_id=self.current_step_id,
+            profile=decision.get("profile"),
+            decision_id=decision.get("decision_id"),
+            files=list(p.get("files", [])),
+            hunk_ids=[h.get("hunk_id") for h in p.get("hunks", []) if h.get("hunk_id")],
+        )
+
+    def _on_PatchApplied(self, p: dict[str, Any]) -> None:
+        rec = self.patches.get(p["patch_id"])
+        if rec is not None:
+            rec.applied.extend(h for h in p.get("hunk_ids", []) if h not in rec.applied)
+
+    def _on_PatchRejected(self, p: dict[str, Any]) -> None:
+        rec = self.patches.get(p["patch_id"])
+        if rec is not None:
+            rec.rejected.extend(h for h in p.get("hunk_ids", []) if h not in rec.rejected)
+
+    def _on_ApprovalRequested(self, p: dict[str, Any]) -> None:
+        self.pending_approvals[p["request_id"]] = p
+
+    def _on_ApprovalResolved(self, p: dict[str, Any]) -> None:
+        self.pending_approvals.pop(p["request_id"], None)
+
+    def _on_UserQuestionAsked(self, p: dict[str, Any]) -> None:
+        self.questions.append({"question": p["question"], "answer": None, "cancelled": False})
+
+    def _on_UserQuestionAnswered(self, p: dict[str, Any]) -> None:
+        if self.questions:
+            self.questions[-1].update(answer=p.get("answer"), cancelled=p.get("cancelled", False))
+
+    def _on_VerificationRun(self, p: dict[str, Any]) -> None:
+        if not p.get("ok"):
+            self.verification_failures += 1
+            self.last_verify_output = f"`{p['command']}` exited {p.get('exit_code')}:\n{(p.get('output') or '')[-4000:]}"
+
+    def _on_FailureClassified(self, p: dict[str, Any]) -> None:
+        self.last_failure_class = p["failure_class"]
+        self.last_error = p.get("detail") or self.last_error
+        self.failure_streak += 1
+        self.failures += 1
+
+    # -- views -------------------------------------------------------------------
+
+    @property
+    def state(self) -> str:
+        return self.machine.state
+
+    def step_patches(self, step_id: str) -> list[PatchRecord]:
+        return [r for r in self.patches.values() if r.step_id == step_id]
+
+    def files_touched(self) -> int:
+        return len({f for r in self.patches.values() for f in r.files})
+
+    def view(self) -> dict[str, Any]:
+        """What the language server shows: state, plan with step statuses, patches, decisions."""
+        return {
+            "session_id": self.session_id,
+            "state": self.state,
+            "prompt": self.prompt,
+            "mode": self.mode,
+            "plan": self.plan.to_json() if self.plan else None,
+            "plan_versions": len(self.plan_versions),
+            "patches": [r.view() for r in self.patches.values()],
+            "decisions": self.decisions,
+            "pending_approvals": list(self.pending_approvals),
+            "questions": self.questions,
+            "last_error": self.last_error,
+        }

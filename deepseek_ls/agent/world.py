@@ -1,0 +1,223 @@
+"""Everything the agent reads from or does to the workspace, each effect recorded.
+
+The planner, executor and verifier never touch files, the index, the patch
+store or processes directly: they call a `World`. Every result is recorded in
+the session's log (as `ToolResult@v1`, `PatchStaged@v1`, `VerificationRun@v1`
+…) so that `replay.ReplayWorld` can serve the same results without re-running
+anything. Blocking work runs in a thread: the agent lives on the server's
+event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from deepseek_ls.config_models import Config
+from deepseek_ls.store.ids import new_id
+from deepseek_ls.patch import ApplyResult, PatchError, PatchSet, PatchStore
+from deepseek_ls.policy import PathPolicy, PolicyViolation
+from deepseek_ls.policy.commands import CommandPolicy
+from deepseek_ls.store.sink import EventSink
+from deepseek_ls.tools.overlay import DocumentOverlay
+
+log = logging.getLogger("deepseek_ls.agent")
+
+
+@dataclass
+class CommandResult:
+    command: str
+    exit_code: int | None
+    output: str
+    duration_ms: float
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
+class World:
+    def __init__(
+        self,
+        root: Path,
+        config: Config,
+        *,
+        sink: EventSink,
+        overlay: DocumentOverlay,
+        patches: PatchStore,
+        index: Any = None,
+        tools: Any = None,
+    ) -> None:
+        self.root = Path(root).resolve()
+        self.config = config
+        self.sink = sink
+        self.overlay = overlay
+        self.patches = patches
+        self.index = index
+        self.tools = tools
+        self.paths = PathPolicy(self.root, config.policy.deny_paths)
+        self.commands = CommandPolicy(config.policy)
+
+    # -- recording ---------------------------------------------------------------
+
+    def _record(self, tool: str, ok: bool, value: Any = None, error: str | None = None) -> None:
+        self.sink.emit("ToolResult@v1", {"call_id": new_id(), "tool": tool, "ok": ok, "value": value, "error": error})
+
+    # -- reads -------------------------------------------------------------------
+
+    async def read_file(self, rel: str) -> str | None:
+        """The text the user sees (open buffer, else disk); None when the file does not exist."""
+        text, error = await asyncio.to_thread(self._read, rel)
+        self._record("agent.read_file", error is None, {"path": rel, "text": text}, error)
+        if error is not None:
+            raise PolicyViolation(rel, "read_refused", error)
+        return text
+
+    def _read(self, rel: str) -> tuple[str | None, str | None]:
+        try:
+            path = self.paths.resolve(rel)
+            clean = self.paths.normalize(rel)
+            if self.overlay.get(clean) is None and not path.is_file():
+                return None, None
+            text = self.overlay.read_text(clean, root=self.root)
+            limit = self.config.agent_loop.max_file_bytes
+            if len(text.encode("utf-8", "surrogatepass")) > limit:
+                return None, f"{rel} is larger than agent_loop.max_file_bytes ({limit})"
+            return text, None
+        except PolicyViolation as exc:
+            return None, str(exc)
+        except (OSError, UnicodeDecodeError) as exc:
+            return None, f"{rel}: {exc}"
+
+    async def repo_map(self, query: str | None = None) -> str:
+        text = await asyncio.to_thread(self._repo_map, query)
+        self._record("agent.repo_map", True, {"text": text})
+        return text
+
+    def _repo_map(self, query: str | None) -> str:
+        budget = self.config.index.repo_map_tokens
+        if self.index is not None:
+            try:
+                return self.index.repo_map(query=query, token_budget=budget)
+            except Exception as exc:  # noqa: BLE001 - the plan can still be made without the map
+                log.warning("repo map unavailable (%s); using a file listing", exc)
+        return _file_listing(self.root, budget * 4)
+
+    async def index_hits(self, query: str, top_k: int = 8) -> tuple[str, int]:
+        """Index hits for the request as prompt text, and how many distinct files they name."""
+        text, count = await asyncio.to_thread(self._index_hits, query, top_k)
+        self._record("agent.index_hits", True, {"text": text, "files": count})
+        return text, count
+
+    def _index_hits(self, query: str, top_k: int) -> tuple[str, int]:
+        if self.index is None:
+            return "", 0
+        try:
+            result = self.index.query(query, top_k=top_k)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("index query failed: %s", exc)
+            return "", 0
+        lines = []
+        for hit in result.hits:
+            shown = "; ".join(f"{lh.line}: {lh.text.strip()[:100]}" for lh in hit.lines[:3])
+            lines.append(f"- {hit.path} {shown}".rstrip())
+        stale = "" if result.fresh else "(the index is stale; verify by reading the files)\n"
+        return stale + "\n".join(lines), len(result.hits)
+
+    # -- tools (the ToolHost records its own calls) --------------------------------
+
+    def tool_schemas(self, read_only: bool) -> list[dict[str, Any]]:
+        if self.tools is None:
+            return []
+        return self.tools.schemas(read_only=read_only)
+
+    def allow_files(self, files: list[str]) -> None:
+        """Scope of `patch.stage` through the tool host: the current step's declared files."""
+        if self.tools is not None:
+            self.tools.allowed_files = list(files)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        if self.tools is None:
+            return {"ok": False, "value": None, "error": f"tool {name!r} is not available"}
+        outcome = await self.tools.call(name, arguments)
+        return {"ok": outcome.ok, "value": outcome.value, "error": outcome.error}
+
+    # -- patches -------------------------------------------------------------------
+
+    async def stage(self, diff: str, *, session_id: str, allowed_files: list[str]) -> PatchSet:
+        try:
+            ps = await asyncio.to_thread(
+                self.patches.stage, diff, session_id=session_id, allowed_files=allowed_files
+            )
+        except PatchError as exc:
+            self._record("patch.stage", False, {"problems": exc.problems}, str(exc))
+            raise
+        self._record("patch.stage", True, {"patch_id": ps.patch_id})
+        return ps
+
+    async def apply(self, patch_id: str, hunk_ids: list[str] | None = None) -> ApplyResult:
+        result = await asyncio.to_thread(self.patches.apply, patch_id, hunk_ids)
+        self._record("patch.apply", result.ok, result.model_dump(mode="json"), None if result.ok else result.message)
+        return result
+
+    async def reject(self, patch_id: str, hunk_ids: list[str] | None = None, reason: str = "") -> None:
+        await asyncio.to_thread(self.patches.reject, patch_id, hunk_ids, reason)
+
+    def patch(self, patch_id: str) -> PatchSet:
+        return self.patches.get(patch_id)
+
+    # -- commands ------------------------------------------------------------------
+
+    async def run_command(self, command: str, timeout: float) -> CommandResult:
+        """Run an allowlisted verification command (policy-checked; never through a shell unless allowed)."""
+        argv = self.commands.check(command)
+        return await asyncio.to_thread(self._run, command, argv, timeout)
+
+    def _run(self, command: str, argv: list[str], timeout: float) -> CommandResult:
+        started = time.perf_counter()
+        limit = self.config.policy.max_output_bytes
+        try:
+            proc = subprocess.run(
+                argv, cwd=self.root, capture_output=True, timeout=timeout, env=_command_env(), check=False
+            )
+            output = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+            code: int | None = proc.returncode
+        except subprocess.TimeoutExpired as exc:
+            output = ((exc.stdout or b"") + (exc.stderr or b"")).decode("utf-8", "replace")
+            output += f"\n[timed out after {timeout:.0f} s]"
+            code = None
+        except FileNotFoundError:
+            output, code = f"{argv[0]}: command not found", 127
+        if len(output) > limit:
+            output = output[: limit // 2] + "\n[… output truncated …]\n" + output[-limit // 2 :]
+        return CommandResult(command, code, output, round((time.perf_counter() - started) * 1000, 1))
+
+
+def _command_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_TOKEN", "_SECRET"))}
+    env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    return env
+
+
+def _file_listing(root: Path, max_chars: int) -> str:
+    """Sorted tracked (or walked) files, for repos without an index."""
+    try:
+        out = subprocess.run(
+            ["git", "ls-files"], cwd=root, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        out = []
+    if not out:
+        skip = {".git", ".deepseek", "node_modules", ".venv", "__pycache__"}
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d not in skip)
+            rel = Path(dirpath).relative_to(root)
+            out.extend((rel / f).as_posix() for f in sorted(filenames))
+    text = "\n".join(sorted(out))
+    return text[:max_chars]
