@@ -1,5 +1,112 @@
-"""(being written)"""
+"""Code lenses: plan steps (on their target files and on the plan document) and
+staged hunks (Accept / Reject, and Accept all / Reject all per file)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from lsprotocol import types
+
+from deepseek_ls.lsp import names
+from deepseek_ls.lsp.edits import text_key, views_for_uri
+from deepseek_ls.lsp.plan_doc import status_mark, step_heading_lines, symbol_line
+from deepseek_ls.lsp.server import DeepSeekServer
+from deepseek_ls.lsp.uris import current_text, uri_to_relpath
+
+log = logging.getLogger(__name__)
+
+PLANS_DIR = ".deepseek/plans"
+_symbol_cache: dict[tuple[Any, ...], int] = {}
 
 
-def register(server) -> None:
-    return None
+def plan_doc_relpath(session_id: str) -> str:
+    return f"{PLANS_DIR}/{session_id}.md"
+
+
+def _lens(line: int, title: str, command: str, args: dict[str, Any]) -> types.CodeLens:
+    position = types.Position(line=line, character=0)
+    return types.CodeLens(
+        range=types.Range(start=position, end=position),
+        command=types.Command(title=title, command=command, arguments=[args]),
+    )
+
+
+def step_lenses(session_id: str, number: int, step: dict[str, Any], line: int) -> list[types.CodeLens]:
+    status = step.get("status", "pending")
+    ids = {"session_id": session_id, "step_id": step.get("step_id")}
+    title = f"▶ Step {number}: {step.get('title', '')} [{status_mark(status)} {status}]"
+    runnable = status in ("pending", "failed")
+    lenses = [_lens(line, title, names.CMD_RUN_STEP if runnable else names.CMD_SHOW_PLAN, ids if runnable else {"session_id": session_id})]
+    if runnable:
+        lenses.append(_lens(line, "Skip", names.CMD_SKIP_STEP, ids))
+    lenses.append(_lens(line, "Revise…", names.CMD_REVISE_PLAN, {**ids, "feedback": ""}))
+    return lenses
+
+
+def step_line(ls: DeepSeekServer, uri: str, rel: str, title: str) -> int:
+    key = (id(ls), rel, text_key(ls, uri), title)
+    line = _symbol_cache.get(key)
+    if line is None:
+        if len(_symbol_cache) > 2000:
+            _symbol_cache.clear()
+        text, _ = current_text(ls, uri)
+        line = _symbol_cache[key] = symbol_line(text, title)
+    return line
+
+
+def plan_lenses(ls: DeepSeekServer, uri: str, rel: str) -> list[types.CodeLens]:
+    session_id = ls.active_session
+    view = ls.session_views.get(session_id or "")
+    plan = (view or {}).get("plan")
+    if not session_id or not plan:
+        return []
+    steps = plan.get("steps", [])
+    out: list[types.CodeLens] = []
+    if rel == plan_doc_relpath(session_id):
+        text, _ = current_text(ls, uri)
+        headings = step_heading_lines(text)
+        for n, step in enumerate(steps, start=1):
+            if step.get("step_id") in headings:
+                out += step_lenses(session_id, n, step, headings[step["step_id"]])
+        return out
+    for n, step in enumerate(steps, start=1):
+        if rel in step.get("files", []):
+            out += step_lenses(session_id, n, step, step_line(ls, uri, rel, step.get("title", "")))
+    return out
+
+
+def hunk_lenses(ls: DeepSeekServer, uri: str) -> list[types.CodeLens]:
+    out: list[types.CodeLens] = []
+    patches_here: dict[str, int] = {}
+    for view in views_for_uri(ls, uri):
+        ids = {"patch_id": view.patch_id, "hunk_id": view.hunk_id}
+        line = view.anchor_line
+        suffix = " (rebase)" if view.start is None else ""
+        out.append(_lens(line, f"Accept{suffix}", names.CMD_ACCEPT_HUNK, ids))
+        out.append(_lens(line, "Reject", names.CMD_REJECT_HUNK, ids))
+        patches_here[view.patch_id] = patches_here.get(view.patch_id, 0) + 1
+    for patch_id, count in patches_here.items():
+        args = {"patch_id": patch_id, "uri": uri}
+        out.append(_lens(0, f"Accept all ({count})", names.CMD_ACCEPT_FILE, args))
+        out.append(_lens(0, "Reject all", names.CMD_REJECT_FILE, args))
+    return out
+
+
+def code_lens(ls: DeepSeekServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    uri = params.text_document.uri
+    rel = uri_to_relpath(ls.root, uri) if ls.root else None
+    if rel is None or ls.services is None:
+        return []
+    lenses: list[types.CodeLens] = []
+    # Each kind on its own: a failing hunk lookup must not hide the plan.
+    for kind, make in (("plan", lambda: plan_lenses(ls, uri, rel)), ("hunk", lambda: hunk_lenses(ls, uri))):
+        try:
+            lenses += make()
+        except Exception:  # noqa: BLE001 - logged; the other kind still shows
+            log.exception("%s lenses failed for %s", kind, rel)
+    return lenses
+
+
+def register(server: DeepSeekServer) -> None:
+    server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))(code_lens)

@@ -1,5 +1,299 @@
-"""(being written)"""
+"""Staged hunks as editor edits: accept → `workspace/applyEdit`, reject, per file
+or all, and the `deepseek/hunks` request.
+
+Accepting computes the file's text after the chosen hunks from the *current*
+buffer (`PatchStore.merge_hunks`, 3-way when the buffer moved), sends only the
+lines that differ as a `TextDocumentEdit` versioned with the buffer's current
+version, and records the hunks as applied only when the client says it applied
+them. A conflict or a refusal changes nothing and says why.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from deepseek_ls.lsp import names
+from deepseek_ls.lsp.hunk_views import HunkView, HunkViews
+from deepseek_ls.lsp.params import AllArgs, FileArgs, HunkArgs, UriArgs, parse_args
+from deepseek_ls.lsp.server import DeepSeekServer
+from deepseek_ls.lsp.textedits import minimal_edits
+from deepseek_ls.lsp.uris import current_text, open_document, relpath_to_uri, uri_to_relpath
+
+log = logging.getLogger(__name__)
 
 
-def register(server) -> None:
-    return None
+def patch_store(ls: DeepSeekServer) -> Any:
+    if ls.services is None:
+        raise RuntimeError("the server is not initialized")
+    return ls.services.patches
+
+
+def hunk_views(ls: DeepSeekServer) -> HunkViews:
+    views = ls.hunk_views
+    if views is None:
+        store = patch_store(ls)
+        views = ls.hunk_views = HunkViews(store.list, Path(store.dir))
+    return views
+
+
+def text_key(ls: DeepSeekServer, uri: str) -> Any:
+    """Identifies the text of `uri` for caching: buffer version, else file mtime."""
+    doc = open_document(ls, uri)
+    if doc is not None:
+        return ("buffer", doc.version, len(doc.source))
+    rel = uri_to_relpath(ls.root, uri) if ls.root else None
+    try:
+        return ("disk", (ls.root / rel).stat().st_mtime_ns) if rel else None
+    except OSError:
+        return ("missing",)
+
+
+def views_for_uri(ls: DeepSeekServer, uri: str, *, include_settled: bool = False) -> list[HunkView]:
+    rel = uri_to_relpath(ls.root, uri) if ls.root else None
+    if rel is None:
+        return []
+    views = hunk_views(ls)
+    if not include_settled and rel not in views.files():
+        return []
+    text, _ = current_text(ls, uri)
+    return views.for_file(rel, text, text_key(ls, uri), include_settled=include_settled)
+
+
+def changed(ls: DeepSeekServer, files: list[str]) -> None:
+    """Hunks changed state: drop caches, tell the client, refresh lenses."""
+    if ls.hunk_views is not None:
+        ls.hunk_views.invalidate()
+    uris = [relpath_to_uri(ls.root, f) for f in sorted(set(files))]
+    ls.notify(names.NOTIFY_HUNKS_CHANGED, {"uris": uris})
+    refresh_lenses(ls)
+
+
+def refresh_lenses(ls: DeepSeekServer) -> None:
+    if ls.client_supports("workspace", "code_lens", "refresh_support"):
+        ls.tasks.spawn(ls.workspace_code_lens_refresh_async(None), "codeLens refresh")
+
+
+# -- accepting -----------------------------------------------------------------
+
+
+async def accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str], file: str) -> dict[str, Any]:
+    """Apply `hunk_ids` (all in `file`) through the editor; the result says whether."""
+    store = patch_store(ls)
+    uri = relpath_to_uri(ls.root, file)
+    text, version = current_text(ls, uri)
+    merged = store.merge_hunks(patch_id, hunk_ids, file, text)
+    if not merged.ok:
+        message = (
+            f"deepseek-ls: not applied — {file} changed since the hunk was staged and the change "
+            f"conflicts with it. Nothing was modified; revise the step or edit by hand.\n{merged.conflict or ''}"
+        ).strip()
+        ls.show_message(message, types.MessageType.Warning)
+        return {"applied": False, "uri": uri, "version": version, "message": message, "hunk_ids": hunk_ids}
+    edit = _workspace_edit(ls, uri, version, text, merged.text or "", file)
+    response = await ls.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(edit=edit, label=f"deepseek: accept {len(hunk_ids)} hunk(s) in {file}")
+    )
+    if not response.applied:
+        reason = response.failure_reason or "the editor refused the edit"
+        message = (
+            f"deepseek-ls: the editor did not apply the hunk to {file} ({reason}). Nothing was recorded; "
+            "accept again to retry against the current buffer."
+        )
+        ls.show_message(message, types.MessageType.Warning)
+        return {"applied": False, "uri": uri, "version": version, "message": message, "hunk_ids": hunk_ids}
+    store.mark_applied(patch_id, hunk_ids, via="workspace/applyEdit")
+    log.info("applied %s of %s to %s (version %s, 3-way=%s)", hunk_ids, patch_id, file, version, merged.merged)
+    changed(ls, [file])
+    await _after_settled(ls, patch_id)
+    result: dict[str, Any] = {"applied": True, "uri": uri, "version": version, "hunk_ids": hunk_ids}
+    if merged.merged:
+        result["message"] = "rebased onto your edits (3-way merge)"
+    return result
+
+
+def _workspace_edit(
+    ls: DeepSeekServer, uri: str, version: int | None, old: str, new: str, file: str
+) -> types.WorkspaceEdit:
+    edits = [
+        types.TextEdit(
+            range=types.Range(
+                start=types.Position(line=e.start_line, character=e.start_char),
+                end=types.Position(line=e.end_line, character=e.end_char),
+            ),
+            new_text=e.new_text,
+        )
+        for e in minimal_edits(old, new)
+    ]
+    if not ls.client_supports("workspace", "workspace_edit", "document_changes"):
+        return types.WorkspaceEdit(changes={uri: edits})
+    changes: list[Any] = []
+    exists = open_document(ls, uri) is not None or (ls.root / file).exists()
+    if not exists:
+        changes.append(types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True)))
+    changes.append(
+        types.TextDocumentEdit(
+            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+            edits=edits,
+        )
+    )
+    return types.WorkspaceEdit(document_changes=changes)
+
+
+async def _after_settled(ls: DeepSeekServer, patch_id: str) -> None:
+    """Let the plan flow know (verification when a step's hunks are all settled)."""
+    for listener in ls.patch_listeners:
+        try:
+            await listener(patch_id)
+        except Exception:  # noqa: BLE001 - the edit itself succeeded
+            log.exception("patch listener failed for %s", patch_id)
+
+
+def _group_pending(patch: Any, file: str | None = None) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for hunk in patch.pending_hunks():
+        if file is None or hunk.file == file:
+            groups.setdefault(hunk.file, []).append(hunk.hunk_id)
+    return groups
+
+
+def _patches_in_scope(ls: DeepSeekServer, patch_id: str | None) -> list[Any]:
+    store = patch_store(ls)
+    if patch_id:
+        return [store.get(patch_id)]
+    pending = store.pending()
+    if ls.active_session:
+        mine = [p for p in pending if p.session_id == ls.active_session]
+        return mine or pending
+    return pending
+
+
+async def accept_hunk(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    a = parse_args(HunkArgs, args)
+    hunk = patch_store(ls).get(a.patch_id).hunk(a.hunk_id)
+    if hunk.status != "pending":
+        raise ValueError(f"hunk {a.hunk_id} is already {hunk.status}")
+    return await accept_in_file(ls, a.patch_id, [a.hunk_id], hunk.file)
+
+
+async def reject_hunk(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    a = parse_args(HunkArgs, args)
+    store = patch_store(ls)
+    hunk = store.get(a.patch_id).hunk(a.hunk_id)
+    store.reject(a.patch_id, [a.hunk_id], reason="rejected in the editor")
+    changed(ls, [hunk.file])
+    await _after_settled(ls, a.patch_id)
+    return {"rejected": True, "hunk_ids": [a.hunk_id]}
+
+
+def _file_of(ls: DeepSeekServer, uri: str) -> str:
+    rel = uri_to_relpath(ls.root, uri)
+    if rel is None:
+        raise ValueError(f"{uri} is outside the workspace {ls.root}")
+    return rel
+
+
+async def accept_file(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    a = parse_args(FileArgs, args)
+    file = _file_of(ls, a.uri)
+    hunk_ids = _group_pending(patch_store(ls).get(a.patch_id), file).get(file, [])
+    if not hunk_ids:
+        raise ValueError(f"patch {a.patch_id} has no pending hunks in {file}")
+    return await accept_in_file(ls, a.patch_id, hunk_ids, file)
+
+
+async def reject_file(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    a = parse_args(FileArgs, args)
+    file = _file_of(ls, a.uri)
+    store = patch_store(ls)
+    hunk_ids = _group_pending(store.get(a.patch_id), file).get(file, [])
+    if hunk_ids:
+        store.reject(a.patch_id, hunk_ids, reason="rejected in the editor")
+        changed(ls, [file])
+        await _after_settled(ls, a.patch_id)
+    return {"rejected": True, "hunk_ids": hunk_ids}
+
+
+async def accept_all(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    a = parse_args(AllArgs, args)
+    applied: list[str] = []
+    failed: list[dict[str, Any]] = []
+    for patch in _patches_in_scope(ls, a.patch_id):
+        for file, hunk_ids in _group_pending(patch).items():
+            result = await accept_in_file(ls, patch.patch_id, hunk_ids, file)
+            if result["applied"]:
+                applied.extend(hunk_ids)
+            else:
+                failed.append({"file": file, "hunk_ids": hunk_ids, "message": result.get("message")})
+    return {"applied": applied, "failed": failed}
+
+
+async def reject_all(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    a = parse_args(AllArgs, args)
+    store = patch_store(ls)
+    rejected: list[str] = []
+    files: list[str] = []
+    for patch in _patches_in_scope(ls, a.patch_id):
+        ids = [h.hunk_id for h in patch.pending_hunks()]
+        if ids:
+            store.reject(patch.patch_id, ids, reason="rejected in the editor")
+            rejected.extend(ids)
+            files.extend(h.file for h in patch.pending_hunks())
+    if rejected:
+        changed(ls, files)
+        for patch in _patches_in_scope(ls, a.patch_id):
+            await _after_settled(ls, patch.patch_id)
+    return {"rejected": rejected}
+
+
+# -- deepseek/hunks --------------------------------------------------------------
+
+
+def _range(start: int, end: int) -> dict[str, Any]:
+    return {"start": {"line": start, "character": 0}, "end": {"line": end, "character": 0}}
+
+
+def hunk_json(ls: DeepSeekServer, uri: str, view: HunkView) -> dict[str, Any]:
+    start = view.start if view.start is not None else view.expected_start
+    end = view.end if view.end is not None else start
+    info = ls.patch_info(view.patch_id)
+    return {
+        "patch_id": view.patch_id,
+        "hunk_id": view.hunk_id,
+        "uri": uri,
+        "range": _range(start, end),
+        "old_text": view.old_text,
+        "new_text": view.new_text,
+        "added": view.added_lines(),
+        "removed_at": view.removed_at(),
+        "status": view.status,
+        "stale": view.start is None and view.status == "pending",
+        "profile": info.get("profile"),
+        "decision_id": info.get("decision_id"),
+        "session_id": view.session_id,
+    }
+
+
+def hunks_request(ls: DeepSeekServer, params: Any) -> dict[str, Any]:
+    a = parse_args(UriArgs, params)
+    _, version = current_text(ls, a.uri)
+    return {
+        "uri": a.uri,
+        "version": version,
+        "hunks": [hunk_json(ls, a.uri, v) for v in views_for_uri(ls, a.uri)],
+    }
+
+
+def register(server: DeepSeekServer) -> None:
+    from deepseek_ls.lsp.guard import command, request
+
+    command(server, names.CMD_ACCEPT_HUNK, accept_hunk)
+    command(server, names.CMD_REJECT_HUNK, reject_hunk)
+    command(server, names.CMD_ACCEPT_FILE, accept_file)
+    command(server, names.CMD_REJECT_FILE, reject_file)
+    command(server, names.CMD_ACCEPT_ALL, accept_all)
+    command(server, names.CMD_REJECT_ALL, reject_all)
+    request(server, names.REQ_HUNKS, hunks_request)

@@ -1,5 +1,74 @@
-"""(being written)"""
+"""Why max-think: hovering a plan step's lens line or a hunk produced under
+max-think shows the router's explanation (score, each signal's contribution,
+threshold, profile, model, escalation)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from deepseek_ls.lsp.code_lens import step_line, plan_doc_relpath
+from deepseek_ls.lsp.edits import views_for_uri
+from deepseek_ls.lsp.plan_doc import step_heading_lines
+from deepseek_ls.lsp.routing import explanation, find_decision, markdown
+from deepseek_ls.lsp.server import DeepSeekServer
+from deepseek_ls.lsp.uris import current_text, uri_to_relpath
 
 
-def register(server) -> None:
+def _step_at(ls: DeepSeekServer, uri: str, rel: str, line: int) -> tuple[dict[str, Any], str] | None:
+    session_id = ls.active_session
+    view = ls.session_views.get(session_id or "")
+    plan = (view or {}).get("plan")
+    if not session_id or not plan:
+        return None
+    if rel == plan_doc_relpath(session_id):
+        text, _ = current_text(ls, uri)
+        for step_id, heading in step_heading_lines(text).items():
+            if heading == line:
+                return view, step_id
+        return None
+    for step in plan.get("steps", []):
+        if rel in step.get("files", []) and step_line(ls, uri, rel, step.get("title", "")) == line:
+            return view, step["step_id"]
     return None
+
+
+def _hunk_decision(ls: DeepSeekServer, uri: str, line: int) -> dict[str, Any] | None:
+    for hunk in views_for_uri(ls, uri):
+        start = hunk.start if hunk.start is not None else hunk.expected_start
+        end = max(hunk.end if hunk.end is not None else start, hunk.anchor_line + 1)
+        if not start <= line < end:
+            continue
+        info = ls.patch_info(hunk.patch_id)
+        if info.get("profile") != "max_think":
+            continue
+        view = ls.session_views.get(info.get("session_id") or "", {})
+        decision = find_decision(view, decision_id=info.get("decision_id")) if info.get("decision_id") else None
+        if decision is None:
+            decision = find_decision(view, step_id=info.get("step_id"))
+        if decision is not None:
+            return decision
+    return None
+
+
+def hover(ls: DeepSeekServer, params: types.HoverParams) -> types.Hover | None:
+    uri = params.text_document.uri
+    rel = uri_to_relpath(ls.root, uri) if ls.root else None
+    if rel is None or ls.services is None:
+        return None
+    line = params.position.line
+    decision = _hunk_decision(ls, uri, line)
+    if decision is None:
+        found = _step_at(ls, uri, rel, line)
+        if found is not None:
+            decision = find_decision(found[0], step_id=found[1])
+    if decision is None:
+        return None
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown(explanation(decision)))
+    )
+
+
+def register(server: DeepSeekServer) -> None:
+    server.feature(types.TEXT_DOCUMENT_HOVER)(hover)

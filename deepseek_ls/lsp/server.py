@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -62,6 +62,12 @@ class DeepSeekServer(LanguageServer):
         # Called with a URI whenever the client changes a buffer (hunk ranges move).
         self.document_listeners: list[Callable[[str], None]] = []
         self.index_debouncer: Any = None
+        # Cached positions of staged hunks (edits.py) and listeners told when a
+        # patch's hunks were accepted or rejected (the plan flow verifies steps).
+        self.hunk_views: Any = None
+        self.patch_listeners: list[Callable[[str], Awaitable[None]]] = []
+        # Views of sessions the editor has seen: {session_id: Session.view()}.
+        self.session_views: dict[str, dict[str, Any]] = {}
         # The session the editor is looking at (the last plan/ask/resume).
         self.active_session: str | None = None
 
@@ -79,6 +85,14 @@ class DeepSeekServer(LanguageServer):
     def notify(self, method: str, params: Any) -> None:
         """Send one of our custom notifications (`deepseek/...`)."""
         self.protocol.notify(method, params)
+
+    def patch_info(self, patch_id: str) -> dict[str, Any]:
+        """What a session knows of a staged patch: step_id, profile, decision_id."""
+        for view in self.session_views.values():
+            for record in view.get("patches") or []:
+                if record.get("patch_id") == patch_id:
+                    return {**record, "session_id": view.get("session_id")}
+        return {}
 
     def client_supports(self, *path: str) -> bool:
         """True when the client's capabilities have a truthy value at `path`."""

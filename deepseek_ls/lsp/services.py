@@ -100,7 +100,7 @@ class Services:
     def _make_overlay(self) -> Any:
         from deepseek_ls.tools.overlay import DocumentOverlay
 
-        return DocumentOverlay()
+        return DocumentOverlay(self.root)
 
     def _make_patches(self) -> Any:
         from deepseek_ls.patch import PatchStore

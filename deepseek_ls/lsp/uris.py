@@ -46,4 +46,6 @@ def current_text(ls: DeepSeekServer, uri: str) -> tuple[str, int | None]:
     path = to_fs_path(uri)
     if path is None or not Path(path).is_file():
         return "", None
-    return Path(path).read_text(encoding="utf-8", errors="replace"), None
+    # No newline translation: CRLF files must round-trip exactly.
+    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+        return fh.read(), None

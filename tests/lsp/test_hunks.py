@@ -1,0 +1,221 @@
+"""Staged hunks in the editor: lenses on the right lines, accept through a
+versioned `workspace/applyEdit`, reject, and never clobber a changed buffer.
+
+Patches are staged with the real `PatchStore` in the test process; the server
+subprocess reads the same `.deepseek/patches/` store.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.uris import from_fs_path
+
+from deepseek_ls.lsp import names
+from deepseek_ls.lsp.textedits import LineEdit, apply_edits
+from deepseek_ls.patch import PatchStore
+from deepseek_ls.policy import PathPolicy
+from deepseek_ls.workspace import state_dir
+
+ORIGINAL = "".join(f"line {i}\n" for i in range(1, 31))
+# Two hunks: line 3 changed, a line added after line 20.
+DIFF = """--- a/app.py
++++ b/app.py
+@@ -2,3 +2,3 @@
+ line 2
+-line 3
++line three
+ line 4
+@@ -19,3 +19,4 @@
+ line 19
+ line 20
++line 20.5
+ line 21
+"""
+
+
+@pytest.fixture
+def staged(workspace: Path):
+    (workspace / "app.py").write_text(ORIGINAL)
+    store = PatchStore(workspace, state_dir(workspace), policy=PathPolicy(workspace))
+    patch = store.stage(DIFF)
+    first, second = patch.hunks
+    return store, patch.patch_id, first.hunk_id, second.hunk_id
+
+
+def _uri(workspace: Path) -> str:
+    return from_fs_path(str(workspace / "app.py"))
+
+
+def _open(client, uri: str, text: str, version: int = 1) -> None:
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)
+        )
+    )
+
+
+def _replace_all(client, uri: str, text: str, version: int) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+async def _lenses(client, uri: str) -> list[types.CodeLens]:
+    return await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+
+
+async def _run(client, command: str, args: dict) -> object:
+    return await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=command, arguments=[args])
+    )
+
+
+UNVERSIONED = "unversioned"
+
+
+def _edited_text(before: str, edit_params: types.ApplyWorkspaceEditParams) -> tuple[str, object]:
+    """What the editor's buffer becomes, and the version the edit was made for:
+    a versioned TextDocumentEdit when the client supports `documentChanges`
+    (VS Code), else plain `changes` (Neovim's advertised capabilities)."""
+    edit = edit_params.edit
+    if edit.document_changes is not None:
+        assert len(edit.document_changes) == 1
+        doc_edit = edit.document_changes[0]
+        text_edits, version = doc_edit.edits, doc_edit.text_document.version
+    else:
+        assert edit.changes is not None and len(edit.changes) == 1
+        (text_edits,) = edit.changes.values()
+        version = UNVERSIONED
+    edits = [
+        LineEdit(e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character, e.new_text)
+        for e in text_edits
+    ]
+    return apply_edits(before, edits), version
+
+
+def _expected_version(client_name: str, version: int | None) -> object:
+    return version if client_name == "visual-studio-code" else UNVERSIONED
+
+
+def _text_edits(edit_params: types.ApplyWorkspaceEditParams) -> list[types.TextEdit]:
+    edit = edit_params.edit
+    if edit.document_changes is not None:
+        return list(edit.document_changes[0].edits)
+    return list(next(iter(edit.changes.values())))
+
+
+async def test_hunk_lenses_accept_one_reject_other(editor, workspace: Path, staged, client_name: str) -> None:
+    client, state = editor
+    store, patch_id, first, second = staged
+    uri = _uri(workspace)
+    _open(client, uri, ORIGINAL, version=7)
+
+    lenses = await _lenses(client, uri)
+    by_title = {(lens.command.title, lens.range.start.line) for lens in lenses}
+    # First changed line of hunk 1 is "line 3" (0-based 2); hunk 2 adds after "line 20" (0-based 20).
+    assert ("Accept", 2) in by_title and ("Reject", 2) in by_title
+    assert ("Accept", 20) in by_title and ("Reject", 20) in by_title
+    assert ("Accept all (2)", 0) in by_title
+
+    hunks = await client.protocol.send_request_async(names.REQ_HUNKS, {"uri": uri})
+    assert hunks.version == 7
+    assert [h.hunk_id for h in hunks.hunks] == [first, second]
+    assert hunks.hunks[1].added == [20]
+
+    result = await _run(client, names.CMD_ACCEPT_HUNK, {"patch_id": patch_id, "hunk_id": first})
+    assert result["applied"] is True and result["version"] == 7
+    assert len(state.applied_edits) == 1
+    after, version = _edited_text(ORIGINAL, state.applied_edits[0])
+    assert version == _expected_version(client_name, 7)
+    assert after == ORIGINAL.replace("line 3\n", "line three\n")  # exactly hunk 1, not hunk 2
+    edits = _text_edits(state.applied_edits[0])
+    assert len(edits) == 1 and edits[0].range.start.line == 2 and edits[0].range.end.line == 3
+
+    # The editor applied it: its buffer moves to version 8.
+    _replace_all(client, uri, after, version=8)
+    rejected = await _run(client, names.CMD_REJECT_HUNK, {"patch_id": patch_id, "hunk_id": second})
+    assert rejected["rejected"] is True
+    assert len(state.applied_edits) == 1  # rejecting sends nothing
+
+    statuses = {h.hunk_id: h.status for h in store.get(patch_id).hunks}
+    assert statuses == {first: "accepted", second: "rejected"}
+    assert [lens for lens in await _lenses(client, uri) if "Accept" in lens.command.title] == []
+    assert state.notifications.get("deepseek/hunksChanged")
+
+
+async def test_typing_elsewhere_rebases_onto_the_current_version(
+    editor, workspace: Path, staged, client_name: str
+) -> None:
+    client, state = editor
+    _, patch_id, first, _ = staged
+    uri = _uri(workspace)
+    _open(client, uri, ORIGINAL, version=1)
+    typed = "# a comment the user typed\n" + ORIGINAL
+    _replace_all(client, uri, typed, version=2)
+
+    lenses = await _lenses(client, uri)
+    assert ("Accept", 3) in {(lens.command.title, lens.range.start.line) for lens in lenses}
+
+    result = await _run(client, names.CMD_ACCEPT_HUNK, {"patch_id": patch_id, "hunk_id": first})
+    assert result["applied"] is True
+    after, version = _edited_text(typed, state.applied_edits[0])
+    assert version == _expected_version(client_name, 2)
+    assert after == typed.replace("line 3\n", "line three\n")  # the user's line is kept
+
+
+async def test_conflicting_edit_is_refused_and_nothing_is_recorded(editor, workspace: Path, staged) -> None:
+    client, state = editor
+    store, patch_id, first, _ = staged
+    uri = _uri(workspace)
+    _open(client, uri, ORIGINAL, version=1)
+    mine = ORIGINAL.replace("line 3\n", "line 3 edited by me\n")
+    _replace_all(client, uri, mine, version=2)
+
+    result = await _run(client, names.CMD_ACCEPT_HUNK, {"patch_id": patch_id, "hunk_id": first})
+    assert result["applied"] is False
+    assert "conflicts" in result["message"]
+    assert state.applied_edits == []
+    assert store.get(patch_id).hunk(first).status == "pending"
+    assert any("not applied" in m.message for m in client.messages)
+    assert (workspace / "app.py").read_text() == ORIGINAL
+
+
+async def test_editor_refusing_the_edit_records_nothing(editor, workspace: Path, staged) -> None:
+    client, state = editor
+    store, patch_id, first, _ = staged
+    state.apply_result = False
+    uri = _uri(workspace)
+    _open(client, uri, ORIGINAL, version=3)
+    result = await _run(client, names.CMD_ACCEPT_HUNK, {"patch_id": patch_id, "hunk_id": first})
+    assert result["applied"] is False and "refused" in result["message"]
+    assert store.get(patch_id).hunk(first).status == "pending"
+
+
+async def test_accept_file_of_an_unopened_file_sends_a_null_version(
+    editor, workspace: Path, staged, client_name: str
+) -> None:
+    client, state = editor
+    store, patch_id, first, second = staged
+    result = await _run(client, names.CMD_ACCEPT_FILE, {"patch_id": patch_id, "uri": _uri(workspace)})
+    assert result["applied"] is True
+    after, version = _edited_text(ORIGINAL, state.applied_edits[0])
+    assert version == _expected_version(client_name, None)
+    assert after == ORIGINAL.replace("line 3\n", "line three\n").replace("line 20\n", "line 20\nline 20.5\n")
+    assert {h.status for h in store.get(patch_id).hunks} == {"accepted"}
+
+
+async def test_unknown_hunk_is_a_clear_error(editor, workspace: Path, staged) -> None:
+    client, _ = editor
+    _, patch_id, _, _ = staged
+    with pytest.raises(JsonRpcException, match="no hunk"):
+        await _run(client, names.CMD_ACCEPT_HUNK, {"patch_id": patch_id, "hunk_id": "nope"})
+    assert any("no hunk" in m.message for m in client.messages)
