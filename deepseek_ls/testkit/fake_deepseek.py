@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -58,9 +58,7 @@ class RecordedRequest:
     finished: threading.Event = field(default_factory=threading.Event, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.pop("finished")
-        return data
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "finished"}
 
 
 class _ClientGone(Exception):

@@ -1,0 +1,145 @@
+"""Script matching, consumption, readable failures, endpoints and cache accounting."""
+
+import json
+import subprocess
+import sys
+
+import httpx
+
+USER = [{"role": "user", "content": "hi"}]
+
+
+def test_replies_are_served_in_order_and_used_once(fake_deepseek, api):
+    fake_deepseek.add({"content": "first"})
+    fake_deepseek.add({"content": "second"})
+    assert [api.content(api.chat(USER)) for _ in range(2)] == ["first", "second"]
+    third = api.chat(USER)
+    assert third.status_code == 500
+    assert "no scripted reply matched" in third.json()["error"]["message"]
+    assert third.headers["x-should-retry"] == "false"
+
+
+def test_repeat_reply_serves_every_time(fake_deepseek, api):
+    fake_deepseek.add({"content": "again", "repeat": True})
+    assert {api.content(api.chat(USER)) for _ in range(3)} == {"again"}
+    assert fake_deepseek.script.unused() == []
+
+
+def test_match_by_role_model_and_last_user_message(fake_deepseek, api):
+    fake_deepseek.add({"match": {"role": "planner"}, "content": "plan", "repeat": True})
+    fake_deepseek.add({"match": {"model": "deepseek-reasoner"}, "content": "deep", "repeat": True})
+    fake_deepseek.add({"match": {"contains": "weather"}, "content": "sunny", "repeat": True})
+    assert api.content(api.chat(USER, role="planner")) == "plan"
+    assert api.content(api.chat(USER, role="executor", model="deepseek-reasoner")) == "deep"
+    assert api.content(api.chat([{"role": "user", "content": "the weather?"}], role="ask")) == "sunny"
+    assert api.chat(USER, role="ask").status_code == 500
+
+
+def test_match_on_tool_results_for_multi_turn_agent_scenarios(fake_deepseek, api):
+    fake_deepseek.add({"match": {"role": "executor", "last_role": "user"},
+                       "tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "a.py"}}]})
+    fake_deepseek.add({"match": {"role": "executor", "last_contains": "def main"}, "content": "found main"})
+    first = api.chat(USER, role="executor").json()["choices"][0]
+    assert first["finish_reason"] == "tool_calls"
+    call = first["message"]["tool_calls"][0]
+    assert json.loads(call["function"]["arguments"]) == {"path": "a.py"}
+    history = USER + [first["message"], {"role": "tool", "tool_call_id": call["id"], "content": "def main(): ..."}]
+    assert api.content(api.chat(history, role="executor")) == "found main"
+
+
+def test_unmatched_request_error_describes_the_request(fake_deepseek, api):
+    message = api.chat([{"role": "user", "content": "refactor utils"}], role="planner").json()["error"]["message"]
+    assert '"role": "planner"' in message and "refactor utils" in message
+
+
+def test_requests_are_recorded_with_headers_and_body(fake_deepseek, api):
+    fake_deepseek.add({"content": "ok"})
+    api.chat(USER, role="router", temperature=0.2)
+    (request,) = fake_deepseek.requests
+    assert request.role == "router"
+    assert request.body["temperature"] == 0.2
+    assert request.status == 200 and request.reply_index == 0
+
+
+def test_models_endpoint_lists_models(api):
+    response = httpx.get(f"{api.base_url}/models", headers=api.headers)
+    assert {m["id"] for m in response.json()["data"]} >= {"deepseek-chat", "deepseek-reasoner"}
+    assert httpx.get(f"{api.base_url}/models").status_code == 401
+
+
+def test_v1_prefix_is_accepted(fake_deepseek, api):
+    fake_deepseek.add({"content": "ok"})
+    response = httpx.post(f"{api.base_url}/v1/chat/completions", headers=api.headers,
+                          json={"model": "deepseek-chat", "messages": USER})
+    assert api.content(response) == "ok"
+
+
+def test_beta_completions_fim_streams_and_not(fake_deepseek, api):
+    fake_deepseek.add({"match": {"endpoint": "fim"}, "content": "    return a + b\n", "repeat": True})
+    body = {"model": "deepseek-chat", "prompt": "def add(a, b):\n", "suffix": "\n"}
+    whole = httpx.post(f"{api.base_url}/beta/completions", headers=api.headers, json=body)
+    assert whole.json()["choices"][0]["text"] == "    return a + b\n"
+    streamed = httpx.post(f"{api.base_url}/beta/completions", headers=api.headers, json={**body, "stream": True})
+    lines = [line[6:] for line in streamed.text.splitlines() if line.startswith("data: ")]
+    assert lines[-1] == "[DONE]"
+    text = "".join(c["choices"][0]["text"] for c in map(json.loads, lines[:-1]) if c["choices"])
+    assert text == "    return a + b\n"
+
+
+def test_prompt_cache_hits_follow_the_longest_common_prefix(fake_deepseek, api):
+    fake_deepseek.add({"content": "ok", "repeat": True})
+    system = {"role": "system", "content": "x" * 400}
+    first = api.chat([system, {"role": "user", "content": "one"}]).json()["usage"]
+    second = api.chat([system, {"role": "user", "content": "two"}]).json()["usage"]
+    unrelated = api.chat([{"role": "user", "content": "y" * 400}]).json()["usage"]
+    assert first["prompt_cache_hit_tokens"] == 0
+    assert 100 <= second["prompt_cache_hit_tokens"] < second["prompt_tokens"]
+    assert second["prompt_cache_hit_tokens"] + second["prompt_cache_miss_tokens"] == second["prompt_tokens"]
+    assert unrelated["prompt_cache_hit_tokens"] <= 2
+
+
+def test_scripted_usage_overrides_computed_fields(fake_deepseek, api):
+    fake_deepseek.add({"content": "ok", "usage": {"prompt_cache_hit_tokens": 77}})
+    assert api.chat(USER).json()["usage"]["prompt_cache_hit_tokens"] == 77
+
+
+def test_fault_status_with_retry_after_headers(fake_deepseek, api):
+    fake_deepseek.add({"fault": {"status": 429, "retry_after": 2, "retry_after_ms": 1500}})
+    response = api.chat(USER)
+    assert response.status_code == 429
+    assert (response.headers["retry-after"], response.headers["retry-after-ms"]) == ("2", "1500")
+
+
+def test_control_endpoints_add_replies_and_list_requests(fake_deepseek, api):
+    added = httpx.post(f"{api.base_url}/_fake/replies", json=[{"content": "via control"}])
+    assert added.json() == {"added": 1, "total": 1}
+    assert api.content(api.chat(USER, role="ask")) == "via control"
+    recorded = httpx.get(f"{api.base_url}/_fake/requests").json()
+    assert [r["role"] for r in recorded] == ["ask"]
+    bad = httpx.post(f"{api.base_url}/_fake/replies", json={"contnet": "typo"})
+    assert bad.status_code == 422 and "contnet" in bad.text
+
+
+def test_process_mode_prints_its_url_first_and_serves_the_script(tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"content": "from a process"}]))
+    proc = subprocess.Popen([sys.executable, "-m", "deepseek_ls.testkit.fake_deepseek", "--port", "0",
+                             "--script", str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:")
+        response = httpx.post(f"{url}/chat/completions", headers={"Authorization": "Bearer k"},
+                              json={"model": "deepseek-chat", "messages": USER})
+        assert response.json()["choices"][0]["message"]["content"] == "from a process"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=5)
+
+
+def test_process_mode_rejects_a_bad_script_clearly(tmp_path):
+    script = tmp_path / "bad.json"
+    script.write_text('[{"content": 1, "bogus": true}]')
+    result = subprocess.run([sys.executable, "-m", "deepseek_ls.testkit.fake_deepseek", "--script", str(script)],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert "cannot load script" in result.stderr and "bogus" in result.stderr
