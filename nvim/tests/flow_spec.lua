@@ -146,6 +146,20 @@ H.run({
     end,
   },
   {
+    ":DeepSeekAsk streams the answer into the stream window",
+    function()
+      vim.cmd("DeepSeekAsk what does greet return?")
+      local stream = vim.fn.bufnr("deepseek://stream")
+      H.ok(stream ~= -1, "the stream buffer exists")
+      H.wait(30000, function()
+        return H.text(stream):find("greet returns a greeting", 1, true)
+      end, "the answer in deepseek://stream")
+      H.matches(H.text(stream), "## Ask: what does greet return%?", "a heading for the question")
+      H.ok(vim.fn.bufwinid(stream) ~= -1, "the stream buffer is shown")
+      vim.api.nvim_win_close(vim.fn.bufwinid(stream), true)
+    end,
+  },
+  {
     ":DeepSeekWhy explains the routing decision",
     function()
       vim.cmd("DeepSeekWhy")

@@ -11,18 +11,35 @@ local function scratch_file(lines)
   return vim.api.nvim_get_current_buf()
 end
 
-local function hunk(first, stop, new_text, status, id)
+--- A Hunk as deepseek/hunks sends it: `range` covers old_text (context included).
+local function hunk(first, old_text, new_text, status, id)
+  local n = #vim.split(old_text, "\n", { plain = true }) - 1
   return {
     patch_id = "p1",
     hunk_id = id or ("h" .. first),
     uri = "file:///x.py",
-    range = { start = { line = first, character = 0 }, ["end"] = { line = stop, character = 0 } },
-    old_text = "",
+    range = { start = { line = first, character = 0 }, ["end"] = { line = first + n, character = 0 } },
+    old_text = old_text,
     new_text = new_text,
-    added = {},
-    removed_at = first,
     status = status or "pending",
   }
+end
+
+local function decorations(buf, ns)
+  local hl, virt = {}, {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
+    local d = m[4]
+    if d.line_hl_group then
+      table.insert(hl, { m[2], d.line_hl_group })
+    end
+    for _, vl in ipairs(d.virt_lines or {}) do
+      table.insert(virt, { m[2], vl[1][1], d.virt_lines_above or false })
+    end
+  end
+  table.sort(hl, function(x, y)
+    return x[1] < y[1]
+  end)
+  return hl, virt
 end
 
 H.run({
@@ -92,69 +109,57 @@ H.run({
     end,
   },
   {
-    "pending hunks render as removed lines plus virtual added lines; ]h/[h move",
+    "pending hunks mark the lines they remove and show new lines virtually; ]h/[h move",
     function()
       local diff = require("deepseek.diff")
-      local buf = scratch_file({ "a = 1", "b = 2", "c = 3", "d = 4", "e = 5" })
+      local buf = scratch_file({ "a = 1", "b = 2", "c = 3", "d = 4", "e = 5", "f = 6" })
       diff.render(buf, {
-        hunk(1, 2, "b = 20\nb2 = 21\n", "pending", "h1"),
-        hunk(4, 5, "e = 50\n", "pending", "h2"),
-        hunk(0, 0, "x\n", "rejected", "h3"),
+        -- context "a = 1", then b replaced by two lines
+        hunk(0, "a = 1\nb = 2\n", "a = 1\nb = 20\nb2 = 21\n", "pending", "h1"),
+        -- pure insertion after "d = 4" (context d and e)
+        hunk(3, "d = 4\ne = 5\n", "d = 4\nd2 = 4.5\ne = 5\n", "pending", "h2"),
+        hunk(5, "f = 6\n", "", "rejected", "h3"),
       })
-      local marks = vim.api.nvim_buf_get_extmarks(buf, diff.ns, 0, -1, { details = true })
-      local removed, virt = {}, {}
-      for _, m in ipairs(marks) do
-        local d = m[4]
-        if d.line_hl_group == "DeepSeekRemoved" then
-          table.insert(removed, m[2])
-        end
-        for _, vl in ipairs(d.virt_lines or {}) do
-          table.insert(virt, vl[1][1])
-        end
-      end
-      table.sort(removed)
-      H.eq(removed, { 1, 4 }, "lines marked removed")
-      H.eq(virt, { "+ b = 20", "+ b2 = 21", "+ e = 50" }, "new lines as virtual lines")
-      H.eq(diff.hunk_at(buf, 1).hunk_id, "h1", "hunk under line 2")
-      H.eq(diff.hunk_at(buf, 0), nil, "no pending hunk on line 1 (h3 is rejected)")
+      local hl, virt = decorations(buf, diff.ns)
+      H.eq(hl, { { 1, "DeepSeekRemoved" } }, "only b is marked removed (context and rejected hunks are not)")
+      H.eq(virt, {
+        { 2, "+ b = 20", true },
+        { 2, "+ b2 = 21", true },
+        { 4, "+ d2 = 4.5", true },
+      }, "new lines shown above the line that follows the change")
+      H.eq(diff.hunk_at(buf, 0).hunk_id, "h1", "cursor on h1's context line")
+      H.eq(diff.hunk_at(buf, 4).hunk_id, "h2", "cursor in h2")
+      H.eq(diff.hunk_at(buf, 5), nil, "no pending hunk on line 6 (h3 is rejected)")
       vim.api.nvim_win_set_cursor(0, { 1, 0 })
       vim.cmd("normal ]h")
       H.eq(vim.api.nvim_win_get_cursor(0)[1], 1, "]h needs the client attached (no mapping yet)")
       require("deepseek").on_attach({ id = 0 }, buf)
       diff.render(buf, diff.hunks[buf]) -- on_attach re-fetches; draw our hunks again
       vim.cmd("normal ]h")
-      H.eq(vim.api.nvim_win_get_cursor(0)[1], 2, "]h to the first hunk")
+      H.eq(vim.api.nvim_win_get_cursor(0)[1], 2, "]h to h1's changed line")
       vim.cmd("normal ]h")
-      H.eq(vim.api.nvim_win_get_cursor(0)[1], 5, "]h to the second hunk")
+      H.eq(vim.api.nvim_win_get_cursor(0)[1], 5, "]h to h2's insertion point")
       vim.cmd("normal [h")
       H.eq(vim.api.nvim_win_get_cursor(0)[1], 2, "[h back")
+      vim.cmd("normal [h")
+      H.eq(vim.api.nvim_win_get_cursor(0)[1], 2, "[h stays at the first hunk")
+      H.ok(H.notified("no previous hunk"), "and says so")
       H.expect_error("fetching hunks") -- no server in this spec
     end,
   },
   {
-    "accepted hunks highlight added lines and show removed text above",
+    "an accepted hunk highlights its added lines and shows removed ones above, until written",
     function()
       local diff = require("deepseek.diff")
-      local buf = scratch_file({ "a = 1", "b = 20", "c = 3" })
-      local h = hunk(1, 2, "b = 20\n", "accepted")
-      h.old_text = "b = 2\n"
-      h.added = { 1 }
-      h.removed_at = 1
-      diff.render(buf, { h })
-      local marks = vim.api.nvim_buf_get_extmarks(buf, diff.ns, 0, -1, { details = true })
-      local added, virt = {}, {}
-      for _, m in ipairs(marks) do
-        if m[4].line_hl_group == "DeepSeekAdded" then
-          table.insert(added, m[2])
-        end
-        for _, vl in ipairs(m[4].virt_lines or {}) do
-          table.insert(virt, { m[2], vl[1][1], m[4].virt_lines_above })
-        end
-      end
-      H.eq(added, { 1 }, "added line highlighted")
-      H.eq(virt, { { 1, "- b = 2", true } }, "removed line shown above line 2")
+      local buf = scratch_file({ "a = 1", "b = 20", "b2 = 21", "c = 3" })
+      diff.show_accepted(buf, hunk(0, "a = 1\nb = 2\nc = 3\n", "a = 1\nb = 20\nb2 = 21\nc = 3\n", "accepted"))
+      local hl, virt = decorations(buf, diff.ns_accepted)
+      H.eq(hl, { { 1, "DeepSeekAdded" }, { 2, "DeepSeekAdded" } }, "added lines highlighted")
+      H.eq(virt, { { 1, "- b = 2", true } }, "removed line shown above the added ones")
+      diff.clear_accepted(buf)
+      H.eq(#vim.api.nvim_buf_get_extmarks(buf, diff.ns_accepted, 0, -1, {}), 0, "cleared")
       diff.render(buf, {})
-      H.eq(#vim.api.nvim_buf_get_extmarks(buf, diff.ns, 0, -1, {}), 0, "cleared when no hunks")
+      H.eq(#vim.api.nvim_buf_get_extmarks(buf, diff.ns, 0, -1, {}), 0, "no pending hunks, nothing drawn")
     end,
   },
   {

@@ -41,6 +41,7 @@ DIFF = """\
 SCRIPT = [
     {"match": {"role": "planner"}, "content": "```json\n" + json.dumps(PLAN, indent=2) + "\n```"},
     {"match": {"role": "executor"}, "content": "```diff\n" + DIFF + "```"},
+    {"match": {"role": "ask"}, "content": "greet returns a greeting: 'hello ' followed by the name."},
 ]
 
 

@@ -101,6 +101,8 @@ function M.accept()
     run("accept hunk", cmd.accept_hunk, { patch_id = hunk.patch_id, hunk_id = hunk.hunk_id }, function(result)
       if result and result.applied == false then
         ui.notify("hunk not applied: " .. (result.message or "the buffer changed"), vim.log.levels.WARN)
+      else
+        require("deepseek.diff").show_accepted(bufnr, hunk)
       end
       refresh_buffer(bufnr)
     end, bufnr)

@@ -1,19 +1,24 @@
 --- Inline diffs of staged hunks, drawn with extmarks, and hunk navigation.
 ---
---- A pending hunk has not touched the buffer yet: the lines it replaces are
---- marked as removed and its new lines are shown as virtual lines below them.
---- An accepted hunk is in the buffer: its added lines are highlighted and the
---- lines it removed are shown as virtual lines where they were.
+--- A pending hunk has not touched the buffer yet: the lines it would remove
+--- are highlighted as removed and its new lines are shown as virtual lines
+--- below them. Right after a hunk is accepted its added lines are highlighted
+--- and the lines it removed are shown as virtual lines where they were, until
+--- the buffer is written. Line-level changes come from diffing the hunk's old
+--- and new text (its context lines are not marked).
 local client = require("deepseek.client")
 local protocol = require("deepseek.protocol")
 
 local M = {}
 
 M.ns = vim.api.nvim_create_namespace("deepseek_hunks")
+M.ns_accepted = vim.api.nvim_create_namespace("deepseek_accepted")
 
 --- Last hunks fetched per buffer (as the server sent them).
 ---@type table<integer, table[]>
 M.hunks = {}
+
+local line_diff = (vim.text and vim.text.diff) or vim.diff
 
 local function define_highlights()
   vim.api.nvim_set_hl(0, "DeepSeekAdded", { default = true, link = "DiffAdd" })
@@ -37,6 +42,29 @@ local function text_lines(text)
   return lines
 end
 
+local function as_text(lines)
+  return #lines == 0 and "" or (table.concat(lines, "\n") .. "\n")
+end
+
+--- Line-level changes of a hunk: { old_start, old_count, new_start, new_count }
+--- (1-based within the hunk; a zero count's start is the line before).
+---@return { old: string[], new: string[], changes: integer[][] }
+function M.changes(hunk)
+  local old, new = text_lines(hunk.old_text), text_lines(hunk.new_text)
+  local changes = line_diff(as_text(old), as_text(new), { result_type = "indices" }) or {}
+  return { old = old, new = new, changes = changes }
+end
+
+--- 0-based buffer line of the hunk's first changed line (now, while pending).
+function M.first_changed(hunk)
+  local base = hunk.range.start.line
+  local c = M.changes(hunk).changes[1]
+  if not c then
+    return base
+  end
+  return c[2] > 0 and base + c[1] - 1 or base + c[1]
+end
+
 local function virt(lines, prefix, hl)
   local out = {}
   for _, line in ipairs(lines) do
@@ -45,62 +73,76 @@ local function virt(lines, prefix, hl)
   return out
 end
 
---- First and last (exclusive) buffer lines covered by an LSP range.
-local function line_span(range)
-  local first = range.start.line
-  local stop = range["end"].line
-  if range["end"].character > 0 then
-    stop = stop + 1
-  end
-  return first, math.max(stop, first)
+local function slice(list, first, count)
+  return vim.list_slice(list, first, first + count - 1)
 end
 
-local function place_virt_lines(bufnr, at, lines, line_count)
+--- Virtual lines shown above 0-based line `at` (below the last line past the end).
+local function place_virt_lines(bufnr, ns, at, lines)
   if #lines == 0 then
     return
   end
+  local line_count = vim.api.nvim_buf_line_count(bufnr)
   if at < line_count then
-    vim.api.nvim_buf_set_extmark(bufnr, M.ns, at, 0, { virt_lines = lines, virt_lines_above = true })
+    vim.api.nvim_buf_set_extmark(bufnr, ns, at, 0, { virt_lines = lines, virt_lines_above = true })
   else
-    vim.api.nvim_buf_set_extmark(bufnr, M.ns, math.max(line_count - 1, 0), 0, { virt_lines = lines })
+    vim.api.nvim_buf_set_extmark(bufnr, ns, math.max(line_count - 1, 0), 0, { virt_lines = lines })
   end
 end
 
-local function render_pending(bufnr, hunk, line_count)
-  local first, stop = line_span(hunk.range)
-  for line = first, math.min(stop, line_count) - 1 do
-    vim.api.nvim_buf_set_extmark(bufnr, M.ns, line, 0, {
-      line_hl_group = "DeepSeekRemoved",
-      sign_text = "-",
+local function mark_lines(bufnr, ns, first, count, hl, sign)
+  local line_count = vim.api.nvim_buf_line_count(bufnr)
+  for line = first, math.min(first + count, line_count) - 1 do
+    vim.api.nvim_buf_set_extmark(bufnr, ns, line, 0, {
+      line_hl_group = hl,
+      sign_text = sign,
       sign_hl_group = "DeepSeekHunkSign",
     })
   end
-  place_virt_lines(bufnr, stop, virt(text_lines(hunk.new_text), "+ ", "DeepSeekAdded"), line_count)
-  -- An anchor on the hunk's first line, for ]h / [h and :DeepSeekAccept.
-  local anchor = math.min(first, math.max(line_count - 1, 0))
+end
+
+local function render_pending(bufnr, hunk)
+  local base = hunk.range.start.line
+  local d = M.changes(hunk)
+  for _, c in ipairs(d.changes) do
+    local sa, ca, sb, cb = c[1], c[2], c[3], c[4]
+    mark_lines(bufnr, M.ns, base + sa - 1, ca, "DeepSeekRemoved", "-")
+    local at = ca > 0 and base + sa - 1 + ca or base + sa
+    place_virt_lines(bufnr, M.ns, at, virt(slice(d.new, sb, cb), "+ ", "DeepSeekAdded"))
+  end
+  local anchor = math.min(M.first_changed(hunk), math.max(vim.api.nvim_buf_line_count(bufnr) - 1, 0))
   vim.api.nvim_buf_set_extmark(bufnr, M.ns, anchor, 0, {
-    virt_text = { { " DeepSeek hunk (pending)", "Comment" } },
+    virt_text = { { hunk.stale and " DeepSeek hunk (moved: will be merged)" or " DeepSeek hunk", "Comment" } },
     virt_text_pos = "eol",
   })
 end
 
-local function render_accepted(bufnr, hunk, line_count)
-  for _, line in ipairs(hunk.added or {}) do
-    if line < line_count then
-      vim.api.nvim_buf_set_extmark(bufnr, M.ns, line, 0, {
-        line_hl_group = "DeepSeekAdded",
-        sign_text = "+",
-        sign_hl_group = "DeepSeekHunkSign",
-      })
-    end
+--- Draw an accepted hunk (its new text is now in the buffer at its range's
+--- start) in a namespace kept until the buffer is written.
+---@param bufnr integer
+---@param hunk table
+function M.show_accepted(bufnr, hunk)
+  if not require("deepseek.config").current.diff.enabled or not vim.api.nvim_buf_is_valid(bufnr) then
+    return
   end
-  local at = hunk.removed_at
-  if type(at) == "number" then
-    place_virt_lines(bufnr, at, virt(text_lines(hunk.old_text), "- ", "DeepSeekRemoved"), line_count)
+  local base = hunk.range.start.line
+  local d = M.changes(hunk)
+  for _, c in ipairs(d.changes) do
+    local sa, ca, sb, cb = c[1], c[2], c[3], c[4]
+    mark_lines(bufnr, M.ns_accepted, base + sb - 1, cb, "DeepSeekAdded", "+")
+    local at = cb > 0 and base + sb - 1 or base + sb
+    place_virt_lines(bufnr, M.ns_accepted, at, virt(slice(d.old, sa, ca), "- ", "DeepSeekRemoved"))
   end
 end
 
---- Draw `hunks` in `bufnr`, replacing what was drawn before.
+--- Forget the accepted-hunk decorations (on write).
+function M.clear_accepted(bufnr)
+  if vim.api.nvim_buf_is_valid(bufnr) then
+    vim.api.nvim_buf_clear_namespace(bufnr, M.ns_accepted, 0, -1)
+  end
+end
+
+--- Draw the pending `hunks` in `bufnr`, replacing what was drawn before.
 ---@param bufnr integer
 ---@param hunks table[] Hunk objects of docs/protocol.md
 function M.render(bufnr, hunks)
@@ -112,12 +154,9 @@ function M.render(bufnr, hunks)
   if not require("deepseek.config").current.diff.enabled then
     return
   end
-  local line_count = vim.api.nvim_buf_line_count(bufnr)
   for _, hunk in ipairs(hunks) do
     if hunk.status == "pending" then
-      render_pending(bufnr, hunk, line_count)
-    elseif hunk.status == "accepted" then
-      render_accepted(bufnr, hunk, line_count)
+      render_pending(bufnr, hunk)
     end
   end
 end
@@ -173,6 +212,16 @@ function M.pending(bufnr)
   return out
 end
 
+--- First and last (exclusive) buffer lines covered by an LSP range.
+local function line_span(range)
+  local first = range.start.line
+  local stop = range["end"].line
+  if range["end"].character > 0 then
+    stop = stop + 1
+  end
+  return first, math.max(stop, first)
+end
+
 --- The pending hunk covering 0-based `line` (or starting on it, for a pure insertion).
 ---@param bufnr integer
 ---@param line integer
@@ -196,14 +245,14 @@ function M.jump(dir)
   local target
   if dir > 0 then
     for _, hunk in ipairs(hunks) do
-      if hunk.range.start.line > cursor then
+      if M.first_changed(hunk) > cursor then
         target = hunk
         break
       end
     end
   else
     for i = #hunks, 1, -1 do
-      if hunks[i].range.start.line < cursor then
+      if M.first_changed(hunks[i]) < cursor then
         target = hunks[i]
         break
       end
@@ -213,7 +262,7 @@ function M.jump(dir)
     require("deepseek.ui").notify(dir > 0 and "no next hunk" or "no previous hunk", vim.log.levels.WARN)
     return
   end
-  local line = math.min(target.range.start.line + 1, vim.api.nvim_buf_line_count(bufnr))
+  local line = math.min(M.first_changed(target) + 1, vim.api.nvim_buf_line_count(bufnr))
   vim.api.nvim_win_set_cursor(0, { line, 0 })
 end
 

@@ -143,7 +143,10 @@ function M.on_attach(client, bufnr)
   vim.api.nvim_create_autocmd({ "BufWritePost", "InsertLeave" }, {
     group = group,
     buffer = bufnr,
-    callback = function()
+    callback = function(args)
+      if args.event == "BufWritePost" then
+        diff.clear_accepted(bufnr)
+      end
       diff.refresh(bufnr)
     end,
   })
