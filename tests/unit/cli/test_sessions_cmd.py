@@ -1,0 +1,54 @@
+"""`deepseek-ls sessions` and `replay ID --json` over a real event store."""
+
+from __future__ import annotations
+
+import json
+
+from deepseek_ls.store.sessions import SessionStore
+
+
+def make_session(root, prompt: str) -> str:
+    store = SessionStore(root / ".deepseek")
+    with store.create(root, "agent", prompt) as log:
+        log.append("TurnAdded@v1", {"role": "user", "content": prompt})
+        log.append("PlanCreated@v1", {"plan": {"plan_id": "p", "goal": prompt,
+                                               "steps": [{"step_id": "s1", "title": "do"}]}})
+        log.append("StepMarked@v1", {"plan_id": "p", "step_id": "s1", "status": "done"})
+        return log.session_id
+
+
+def test_sessions_in_an_empty_workspace(run_cli):
+    result = run_cli("sessions")
+    assert result.returncode == 0
+    assert "no sessions yet" in result.stderr
+    assert json.loads(run_cli("sessions", "--json").stdout) == []
+
+
+def test_sessions_lists_newest_first(run_cli, empty_dir):
+    first = make_session(empty_dir, "first task")
+    second = make_session(empty_dir, "second task")
+    rows = json.loads(run_cli("sessions", "--json").stdout)
+    assert [r["session_id"] for r in rows] == [second, first]
+    assert rows[0]["event_count"] == 4
+    text = run_cli("sessions").stdout
+    assert text.index(second) < text.index(first)
+    assert "second task" in text
+
+
+def test_replay_json_prints_the_rebuilt_projections(run_cli, empty_dir):
+    sid = make_session(empty_dir, "rename foo")
+    result = run_cli("replay", sid[:12], "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["session"]["session_id"] == sid
+    assert data["transcript"][0]["content"] == "rename foo"
+    assert data["plans"][0]["steps"][0]["status"] == "done"
+    human = run_cli("replay", sid)
+    assert "[done] do" in human.stdout
+
+
+def test_replay_of_an_unknown_session_is_a_clear_error(run_cli):
+    result = run_cli("replay", "0123abcd")
+    assert result.returncode == 1
+    assert "no session '0123abcd'" in result.stderr
+    assert "Traceback" not in result.stderr
