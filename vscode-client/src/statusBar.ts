@@ -12,6 +12,8 @@ export interface StatusView {
   text: string;
   tooltip: string;
   highlighted: boolean;
+  /** Read by screen readers (and by the end-to-end test): the text without icons. */
+  label: string;
 }
 
 const STATE_LABELS: Record<string, string> = {
@@ -41,6 +43,11 @@ export function routingSummary(d: RoutingExplanation): string {
 
 /** What the item shows for a server state and the last `Status` it sent. */
 export function describeStatus(server: ServerState, status: Status | undefined): StatusView {
+  const view = describe(server, status);
+  return { ...view, label: view.text.replace(/\$\([^)]*\)\s*/g, "") + (server === "running" ? " (server running)" : ` (server ${server})`) };
+}
+
+function describe(server: ServerState, status: Status | undefined): Omit<StatusView, "label"> {
   if (server === "starting") return { text: "$(sync~spin) DeepSeek", tooltip: "DeepSeek: starting the language server…", highlighted: false };
   if (server === "failed") return { text: "$(error) DeepSeek", tooltip: "DeepSeek: the language server is not running. Click for details; `DeepSeek: Restart Server` retries.", highlighted: false };
   if (server === "stopped") return { text: "$(circle-slash) DeepSeek", tooltip: "DeepSeek: the language server is stopped.", highlighted: false };
@@ -62,6 +69,7 @@ export interface StatusItemLike {
   tooltip: unknown;
   command: unknown;
   backgroundColor: unknown;
+  accessibilityInformation?: { label: string };
   show(): void;
 }
 
@@ -98,5 +106,6 @@ export class StatusBar {
     this.item.text = view.text;
     this.item.tooltip = view.tooltip;
     this.item.backgroundColor = view.highlighted ? this.highlightColor : undefined;
+    this.item.accessibilityInformation = { label: view.label };
   }
 }

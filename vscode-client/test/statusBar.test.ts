@@ -45,7 +45,7 @@ test("unknown states are shown as they are", () => {
 });
 
 test("StatusBar sets the background only while max-think is active", () => {
-  const item = { text: "", tooltip: undefined as unknown, command: undefined as unknown, backgroundColor: undefined as unknown, shown: 0, show() { this.shown++; } };
+  const item = { accessibilityInformation: undefined as { label: string } | undefined, text: "", tooltip: undefined as unknown, command: undefined as unknown, backgroundColor: undefined as unknown, shown: 0, show() { this.shown++; } };
   const bar = new StatusBar(item, "WARN", "deepseek-ls.explainRouting");
   assert.equal(item.command, "deepseek-ls.explainRouting");
   assert.equal(item.shown, 1);
@@ -55,4 +55,5 @@ test("StatusBar sets the background only while max-think is active", () => {
   bar.setStatus({ session_id: "s", state: "Completed", profile: "fast", max_think_active: false });
   assert.equal(item.backgroundColor, undefined);
   assert.match(item.text, /completed · fast/);
+  assert.equal(item.accessibilityInformation?.label, "DeepSeek: completed · fast (server running)");
 });

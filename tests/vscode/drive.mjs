@@ -1,0 +1,179 @@
+// Drives code-server in headless Chromium with playwright-core, as a person would:
+// palette commands, code lenses, the editor. Invoked by test_vscode_e2e.py with
+// one argument, a JSON file: {url, chromium, artifacts, scenario: "smoke"|"flow",
+// file?, prompt?, timeoutMs?}. Prints "STEP <name> <ms>" per step and a final
+// "RESULT <json>" line; on failure saves failure.png and exits 1.
+import { createRequire } from "node:module";
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+const config = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+const require = createRequire(path.resolve(config.nodeModulesFrom, "package.json"));
+const { chromium } = require("playwright-core");
+const T = config.timeoutMs ?? 60000;
+const result = { steps: [], screenshots: [] };
+const started = Date.now();
+
+function step(name) {
+  const ms = Date.now() - started;
+  result.steps.push({ name, ms });
+  console.log(`STEP ${name} ${ms}`);
+}
+
+async function shot(page, name) {
+  const file = path.join(config.artifacts, `${name}.png`);
+  await page.screenshot({ path: file });
+  result.screenshots.push(file);
+}
+
+/** Run a command from the palette by its title ("DeepSeek: Plan…"). */
+async function palette(page, title) {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible", timeout: T });
+  await input.fill(`>${title}`);
+  const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: title }).first();
+  await row.waitFor({ state: "visible", timeout: T });
+  await input.press("Enter");
+}
+
+/** Answer an input box opened by a command. */
+async function answerInputBox(page, text) {
+  const input = page.locator(".quick-input-widget input");
+  await page.waitForFunction(
+    () => {
+      const el = document.querySelector(".quick-input-widget input");
+      return el && el.offsetParent !== null && !el.value.startsWith(">");
+    },
+    null,
+    { timeout: T },
+  );
+  await input.fill(text);
+  await input.press("Enter");
+}
+
+function lens(page, re) {
+  return page.locator(".monaco-editor .codelens-decoration a", { hasText: re });
+}
+
+async function lensTitles(page) {
+  return page.$$eval(".monaco-editor .codelens-decoration a", (els) => els.map((e) => e.textContent.trim()));
+}
+
+/** Inline-diff decorations: struck-through (removed) spans and ghost text of added lines. */
+async function decorations(page) {
+  return page.evaluate(() => {
+    const spans = [...document.querySelectorAll(".monaco-editor .view-lines span span")];
+    const struck = spans.filter((s) => getComputedStyle(s).textDecorationLine.includes("line-through")).length;
+    const ghosts = [...document.querySelectorAll(".monaco-editor .view-lines span")]
+      .map((s) => getComputedStyle(s, "::after").content + getComputedStyle(s, "::before").content)
+      .filter((c) => c.includes("＋")).length;
+    return { struck, ghosts };
+  });
+}
+
+async function statusLabel(page) {
+  return page.locator('.statusbar-item[id$="deepseek.status"]').first().getAttribute("aria-label");
+}
+
+async function smoke(page) {
+  await page.waitForFunction(
+    () => {
+      const el = document.querySelector('.statusbar-item[id$="deepseek.status"]');
+      return el && (el.getAttribute("aria-label") || "").includes("(server running)");
+    },
+    null,
+    { timeout: T },
+  );
+  result.status = await statusLabel(page);
+  step("server-running");
+  // A round trip through the server: deepseek.sessions answers, the extension shows it.
+  await palette(page, "DeepSeek: Show Sessions");
+  const toast = page.locator(".notifications-toasts .notification-list-item", { hasText: /DeepSeek/ }).first();
+  const picker = page.locator(".quick-input-widget .monaco-list-row").first();
+  await Promise.race([toast.waitFor({ state: "visible", timeout: T }), picker.waitFor({ state: "visible", timeout: T })]);
+  result.sessionsReply = (await toast.isVisible()) ? (await toast.textContent()).trim() : "picker";
+  step("command-round-trip");
+  await shot(page, "smoke");
+  await page.keyboard.press("Escape");
+}
+
+async function openFile(page, rel) {
+  await page.keyboard.press("Control+P");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible", timeout: T });
+  await input.fill(rel);
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: path.basename(rel) }).first().waitFor({ timeout: T });
+  await input.press("Enter");
+  await page.locator(".monaco-editor .view-lines").first().waitFor({ state: "visible", timeout: T });
+  await page.locator(".editor-group-container .tab.active", { hasText: path.basename(rel) }).waitFor({ timeout: T });
+}
+
+async function flow(page) {
+  await openFile(page, config.file);
+  step("file-open");
+  await palette(page, "DeepSeek: Plan…");
+  await answerInputBox(page, config.prompt);
+  const stepLens = lens(page, /Step 1/).first();
+  await stepLens.waitFor({ state: "visible", timeout: T });
+  result.planLenses = await lensTitles(page);
+  step("plan-lenses");
+  await shot(page, "plan-lenses");
+
+  await stepLens.click();
+  await lens(page, /^Accept$/).nth(1).waitFor({ state: "visible", timeout: T });
+  result.hunkLenses = await lensTitles(page);
+  await page.waitForFunction(
+    () => [...document.querySelectorAll(".monaco-editor .view-lines span span")].some((s) => getComputedStyle(s).textDecorationLine.includes("line-through")),
+    null,
+    { timeout: T },
+  );
+  result.decorations = await decorations(page);
+  step("hunk-lenses-and-inline-diff");
+  await shot(page, "hunks");
+
+  const accepts = await lens(page, /^Accept$/).count();
+  await lens(page, /^Accept$/).first().click();
+  await page.waitForFunction((n) => [...document.querySelectorAll(".monaco-editor .codelens-decoration a")].filter((a) => a.textContent.trim() === "Accept").length === n - 1, accepts, { timeout: T });
+  step("first-hunk-accepted");
+  await shot(page, "accepted-one");
+
+  await lens(page, /^Reject$/).first().click();
+  await page.waitForFunction(() => ![...document.querySelectorAll(".monaco-editor .codelens-decoration a")].some((a) => /^(Accept|Reject)$/.test(a.textContent.trim())), null, { timeout: T });
+  result.decorationsAfter = await decorations(page);
+  step("second-hunk-rejected");
+
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+S");
+  await page.waitForFunction(() => !document.querySelector(".editor-group-container .tab.active.dirty"), null, { timeout: T });
+  step("saved");
+  await shot(page, "final");
+}
+
+const browser = await chromium.launch({
+  executablePath: config.chromium,
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"],
+});
+let code = 0;
+const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+page.on("console", (m) => {
+  if (m.type() === "error" && /deepseek/i.test(m.text())) console.log(`CONSOLE ${m.text().slice(0, 300)}`);
+});
+try {
+  await page.goto(config.url, { timeout: T });
+  await page.locator(".monaco-workbench").waitFor({ timeout: T });
+  step("workbench");
+  await smoke(page);
+  if (config.scenario === "flow") await flow(page);
+} catch (error) {
+  code = 1;
+  result.error = String(error && error.stack ? error.stack : error);
+  result.lensesAtFailure = await lensTitles(page).catch(() => []);
+  result.toasts = await page.$$eval(".notifications-toasts .notification-list-item", (els) => els.map((e) => e.textContent.trim())).catch(() => []);
+  await shot(page, "failure").catch(() => {});
+} finally {
+  console.log(`RESULT ${JSON.stringify(result)}`);
+  await browser.close();
+}
+process.exit(code);

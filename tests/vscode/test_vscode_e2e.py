@@ -1,0 +1,85 @@
+"""The VS Code extension in a real VS Code (code-server 4.100.3) driven by
+playwright-core in Chromium, against the real deepseek-ls server, with the
+model served by the fake DeepSeek server running as its own process.
+Screenshots and the driver's result go to test-artifacts/vscode/<test>/."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from vscode_harness import drive
+
+pytestmark = [pytest.mark.vscode, pytest.mark.slow]
+
+ORIGINAL = """\
+def add(a, b):
+    return a + b
+
+
+def mul(a, b):
+    return a * b
+
+
+def sub(a, b):
+    return a - b
+"""
+
+PLAN = {
+    "goal": "Convert the arguments of add and sub to int",
+    "assumptions": ["app.py is the only file involved"],
+    "steps": [{"title": "Convert arguments in app.py", "intent": "edit", "tools": ["fs.read"], "files": ["app.py"]}],
+    "verification": [],
+    "risk_notes": [],
+    "confidence": 0.9,
+}
+
+# Two hunks far enough apart (one context line each) to be decided one by one.
+DIFF = """\
+--- a/app.py
++++ b/app.py
+@@ -1,2 +1,2 @@
+ def add(a, b):
+-    return a + b
++    return int(a) + int(b)
+@@ -9,2 +9,2 @@
+ def sub(a, b):
+-    return a - b
++    return int(a) - int(b)
+"""
+
+SCRIPT = [
+    {"match": {"role": "planner"}, "repeat": True, "content": "```json\n" + json.dumps(PLAN, indent=2) + "\n```"},
+    {"match": {"role": "executor"}, "repeat": True, "content": "```diff\n" + DIFF + "```"},
+]
+
+
+def test_extension_starts_the_server_and_answers_a_command(code_server, vscode_tools, workspace, artifacts):
+    (workspace / "app.py").write_text(ORIGINAL)
+    cs = code_server({"DEEPSEEK_API_KEY": "test-key", "DEEPSEEK_BASE_URL": "http://127.0.0.1:9"})
+    run = drive(vscode_tools, cs, artifacts, "smoke")
+    assert run.returncode == 0, run.output
+    assert run.result["status"].endswith("(server running)"), run.result
+    reply = run.result["sessionsReply"]
+    assert "failed" not in reply, reply  # the server answered deepseek.sessions
+    assert (artifacts / "smoke.png").stat().st_size > 10_000
+
+
+def test_plan_run_step_accept_one_hunk_reject_the_other(
+    code_server, vscode_tools, workspace, artifacts, fake_deepseek_process
+):
+    (workspace / "app.py").write_text(ORIGINAL)
+    fake = fake_deepseek_process(SCRIPT)
+    cs = code_server({"DEEPSEEK_API_KEY": "test-key", "DEEPSEEK_BASE_URL": fake.base_url})
+    run = drive(vscode_tools, cs, artifacts, "flow", file="app.py", prompt="convert add and sub arguments to int")
+    assert run.returncode == 0, run.output
+    assert run.step_names()[-1] == "saved", run.result
+    assert any(t.startswith("▶ Step 1: Convert arguments in app.py") for t in run.result["planLenses"]), run.result
+    assert run.result["hunkLenses"].count("Accept") == 2, run.result
+    assert run.result["decorations"]["struck"] >= 2, "both replaced lines are shown as removed"
+    assert run.result["decorations"]["ghosts"] >= 2, "both hunks show their new text inline"
+    assert run.result["decorationsAfter"] == {"struck": 0, "ghosts": 0}, "decided hunks leave no decorations"
+    roles = [r.get("role") for r in fake.requests()]
+    assert "planner" in roles and "executor" in roles, roles
+    assert (workspace / "app.py").read_text() == ORIGINAL.replace("return a + b", "return int(a) + int(b)")

@@ -1,0 +1,153 @@
+"""The VS Code end-to-end harness: code-server with the built .vsix installed in
+a fresh user-data-dir, and the playwright-core driver (drive.mjs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CLIENT = REPO / "vscode-client"
+CODE_SERVER = REPO / ".tools" / "code-server" / "node_modules" / ".bin" / "code-server"
+ARTIFACTS = REPO / "test-artifacts" / "vscode"
+CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser")
+
+
+@dataclass
+class Tools:
+    code_server: Path
+    chromium: str
+    vsix: Path
+    server_command: Path
+
+
+def run_checked(argv: list[str], cwd: Path, timeout: float) -> None:
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        pytest.fail(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class CodeServer:
+    """code-server with the built .vsix installed in a fresh user-data-dir."""
+
+    def __init__(self, tools: Tools, workspace: Path, home: Path, env: dict[str, str], log: Path) -> None:
+        self.tools = tools
+        self.workspace = workspace
+        self.home = home
+        self.env = {**os.environ, **env}
+        self.log = log
+        self.port = _free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/?folder={self.workspace}"
+
+    def _dirs(self) -> tuple[Path, Path]:
+        return self.home / "extensions", self.home / "user-data"
+
+    def start(self, timeout: float = 60.0) -> "CodeServer":
+        extensions, data = self._dirs()
+        (data / "User").mkdir(parents=True, exist_ok=True)
+        settings = {
+            "deepseek.server.command": [str(self.tools.server_command)],
+            "deepseek.trace.server": "messages",
+            "workbench.startupEditor": "none",
+            "security.workspace.trust.enabled": False,
+            "telemetry.telemetryLevel": "off",
+            "extensions.autoCheckUpdates": False,
+            "extensions.autoUpdate": False,
+            "update.mode": "none",
+            "workbench.tips.enabled": False,
+            "chat.disableAIFeatures": True,
+            "editor.codeLens": True,
+            "files.autoSave": "off",
+            "git.enabled": False,
+        }
+        (data / "User" / "settings.json").write_text(json.dumps(settings, indent=2))
+        base = [str(self.tools.code_server), "--extensions-dir", str(extensions), "--user-data-dir", str(data)]
+        run_checked([*base, "--install-extension", str(self.tools.vsix), "--force"], self.home, timeout=120)
+        config = self.home / "code-server.yaml"
+        config.write_text("auth: none\ncert: false\n")
+        argv = [*base, "--config", str(config), "--auth", "none", "--bind-addr", f"127.0.0.1:{self.port}",
+                "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust",
+                "--disable-getting-started-override", str(self.workspace)]
+        with self.log.open("wb") as out:
+            # Own process group: stop() ends code-server, its extension host and our server by PID.
+            self.proc = subprocess.Popen(argv, cwd=self.home, env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                pytest.fail(f"code-server exited ({self.proc.returncode}):\n{self.log.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"http://127.0.0.1:{self.port}/healthz", timeout=2).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        pytest.fail(f"code-server did not answer within {timeout}s:\n{self.log.read_text()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        pgid = self.proc.pid  # leader of its own session/group
+        os.killpg(pgid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(pgid, signal.SIGKILL)
+            self.proc.wait()
+        try:  # children still alive in the group (extension host, language server)
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@dataclass
+class DriveResult:
+    returncode: int
+    output: str
+    result: dict
+
+    def step_names(self) -> list[str]:
+        return [s["name"] for s in self.result.get("steps", [])]
+
+
+def drive(tools: Tools, cs: CodeServer, artifacts: Path, scenario: str, *, timeout: float = 170, **extra) -> DriveResult:
+    """Run tests/vscode/drive.mjs (playwright-core + Chromium) against `cs`."""
+    config = {
+        "url": cs.url,
+        "chromium": tools.chromium,
+        "artifacts": str(artifacts),
+        "scenario": scenario,
+        "nodeModulesFrom": str(CLIENT),
+        "timeoutMs": 60000,
+        **extra,
+    }
+    cfg = artifacts / "drive.json"
+    cfg.write_text(json.dumps(config))
+    done = subprocess.run(["node", str(Path(__file__).with_name("drive.mjs")), str(cfg)],
+                          capture_output=True, text=True, timeout=timeout)
+    output = done.stdout + done.stderr
+    result: dict = {}
+    for line in done.stdout.splitlines():
+        if line.startswith("RESULT "):
+            result = json.loads(line[len("RESULT "):])
+    (artifacts / "result.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    return DriveResult(done.returncode, output, result)
