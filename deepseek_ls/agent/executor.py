@@ -109,7 +109,7 @@ class Executor:
                         ps = await world.stage(answer.diff, session_id=rt.session_id, allowed_files=step.files)
                         return StepResult("patches", patch_ids=[ps.patch_id], decision=decision)
                     except PatchError as exc:
-                        problem = f"the diff could not be staged: {exc}"
+                        problem = rt.classifier.patch_mismatch(f"the diff could not be staged: {exc}").detail
                 else:
                     problem = f"{answer.kind} is not allowed any more in this step"
             messages += [{"role": "assistant", "content": text}, {"role": "user", "content": prompts.reask_message(problem)}]
