@@ -1,0 +1,106 @@
+"""Planning: invalid plan → re-ask → escalation → readable failure; routing by complexity;
+max-think budget; AskUser round trips."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import ScriptedUI, plan_json, scenario_config, states
+
+from deepseek_ls.agent import AgentFailure
+
+COMPLEX = (
+    "Design the architecture for a deterministic replay of sessions: it must guarantee identical plans "
+    "across app.py, util.py, tests/test_app.py and pytest.ini; refactor the state machine and keep it backward compatible."
+)
+
+
+def planner_models(fake) -> list[str]:
+    return [r.body["model"] for r in fake.requests if r.role == "planner"]
+
+
+async def test_invalid_plan_is_reasked_then_escalated_then_fails_readably(make_agent, fake_deepseek):
+    fake_deepseek.add({"match": {"role": "planner"}, "content": "I would edit app.py somehow.", "repeat": True})
+    agent = make_agent()
+    with pytest.raises(AgentFailure, match="did not produce a valid plan"):
+        await agent.plan("Fix the greeting")
+    assert planner_models(fake_deepseek) == ["deepseek-chat", "deepseek-chat", "deepseek-reasoner"]
+    second = fake_deepseek.requests[1].body["messages"][-1]["content"]
+    assert "could not be used as a plan" in second and "could not read a plan" in second
+    sid = agent.store.list()[0].session_id
+    view = agent.session_view(sid)
+    assert view["state"] == "Failed" and "valid plan" in view["last_error"]
+    escalations = [d for d in view["decisions"] if d["escalation"]]
+    assert len(escalations) == 1 and "INVALID_PLAN" in escalations[0]["reason_codes"]
+
+
+async def test_invalid_then_valid_plan_after_escalation(make_agent, fake_deepseek):
+    fake_deepseek.add({"match": {"role": "planner", "model": "deepseek-chat"}, "content": "no plan", "repeat": True})
+    fake_deepseek.add({"match": {"role": "planner", "model": "deepseek-reasoner"},
+                       "content": "ARCHITECT_PLAN_V1\nPLAN|Fix greet\nFILE|app.py|edit\nVERIFY|python -m pytest -q\nARCHITECT_PLAN_END"})
+    agent = make_agent()
+    sid, plan = await agent.plan("Fix the greeting")
+    assert plan.steps[0].files == ["app.py"] and plan.verification == ["python -m pytest -q"]
+    assert agent.session_view(sid)["state"] == "Paused"
+
+
+async def test_router_picks_max_think_for_complex_multi_file_and_fast_for_small(make_agent, fake_deepseek):
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(("Fix", ["app.py"])), "repeat": True})
+    agent = make_agent()
+    big_sid, _ = await agent.plan(COMPLEX)
+    small_sid, _ = await agent.plan("Fix the typo in app.py")
+    assert planner_models(fake_deepseek) == ["deepseek-reasoner", "deepseek-chat"]
+    big = agent.explain_routing(big_sid)
+    small = agent.explain_routing(small_sid)
+    assert big["profile"] == "max_think" and big["score"] >= big["threshold"]
+    assert big["text"].startswith("max-think: ") and "files touched" in big["text"]
+    assert small["profile"] == "fast" and small["text"].startswith("fast: ")
+
+
+async def test_budget_exhausted_keeps_fast_and_says_so(make_agent, fake_deepseek):
+    cfg = scenario_config()
+    cfg.llm.profiles["max_think"].max_tokens_per_session = 50
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(("Fix", ["app.py"])),
+                       "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}, "repeat": True})
+    agent = make_agent(config=cfg)
+    sid, _ = await agent.plan(COMPLEX)  # max-think, spends 120 of 50 tokens
+    await agent.revise_plan(sid, COMPLEX)  # would be max-think again, but the budget is spent
+    assert planner_models(fake_deepseek) == ["deepseek-reasoner", "deepseek-chat"]
+    why = agent.explain_routing(sid)
+    assert why["profile"] == "fast" and "MAX_THINK_BUDGET_EXHAUSTED" in why["reason_codes"]
+    assert why["text"].startswith("fast: max-think budget spent (120/50 tokens")
+    assert why["score"] >= why["threshold"]
+
+
+async def test_ask_user_round_trip_then_plan(make_agent, fake_deepseek):
+    fake_deepseek.add({"match": {"role": "planner", "contains": "Request:"}, "content": "ASK_USER|Which greeting style?"})
+    fake_deepseek.add({"match": {"role": "planner", "contains": "The user answered: formal"}, "content": plan_json(("Fix greet", ["app.py"]))})
+    ui = ScriptedUI(answers=["formal"])
+    agent = make_agent(ui)
+    sid, plan = await agent.plan("Change the greeting")
+    assert ui.questions == ["Which greeting style?"]
+    assert plan.steps[0].title == "Fix greet"
+    assert states(agent, sid) == ["Planning", "AwaitingUserInput", "Planning", "Paused"]
+    assert agent.session_view(sid)["questions"] == [{"question": "Which greeting style?", "answer": "formal", "cancelled": False}]
+
+
+async def test_ask_user_is_bounded_to_two_cycles(make_agent, fake_deepseek):
+    fake_deepseek.add({"match": {"role": "planner", "contains": "No more questions"}, "content": plan_json(("Fix", ["app.py"]))})
+    fake_deepseek.add({"match": {"role": "planner"}, "content": "ASK_USER|And what else?", "repeat": True})
+    ui = ScriptedUI(answers=["a", "b", "c"])
+    agent = make_agent(ui)
+    sid, plan = await agent.plan("Change it")
+    assert len(ui.questions) == 2 and plan.steps[0].title == "Fix"
+
+
+async def test_ask_user_cancel_returns_to_idle_with_question_recorded(make_agent, fake_deepseek):
+    from deepseek_ls.agent import SessionCancelled
+
+    fake_deepseek.add({"match": {"role": "planner"}, "content": "ASK_USER|Which file?"})
+    agent = make_agent(ScriptedUI(answers=[None]))
+    with pytest.raises(SessionCancelled):
+        await agent.plan("Change it")
+    sid = agent.store.list()[0].session_id
+    view = agent.session_view(sid)
+    assert view["state"] == "Idle"
+    assert view["questions"] == [{"question": "Which file?", "answer": None, "cancelled": True}]
