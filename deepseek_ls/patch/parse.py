@@ -54,6 +54,9 @@ def parse_diff(diff_text: str) -> list[ParsedFile]:
     """Parse a unified diff (git or plain). Raises `PatchError` when it is not one."""
     if not diff_text.strip():
         raise PatchError("the diff is empty")
+    headers = [line for line in diff_text.split("\n") if line.startswith("@@")]
+    if any(not _HEADER.match(h) for h in headers):
+        diff_text = recount_hunk_headers(diff_text)
     try:
         patch = _unidiff(diff_text)
     except unidiff.UnidiffParseError:
@@ -61,6 +64,12 @@ def parse_diff(diff_text: str) -> list[ParsedFile]:
             patch = _unidiff(recount_hunk_headers(diff_text))
         except unidiff.UnidiffParseError as exc:
             raise PatchError(f"not a valid unified diff: {exc}") from exc
+    parsed_hunks = sum(len(f) for f in patch)
+    if parsed_hunks != len(headers):
+        raise PatchError(
+            f"the diff has {len(headers)} '@@' hunk header(s) but only {parsed_hunks} could be read; "
+            "check that every hunk follows a '--- a/path' / '+++ b/path' header"
+        )
     files = [_convert(f) for f in patch]
     if not files:
         raise PatchError("no file changes found: expected '--- a/path' / '+++ b/path' headers and '@@' hunks")
@@ -87,9 +96,11 @@ def _strip_prefix(path: str | None, prefix: str, other: str | None, other_prefix
 def _convert(f: unidiff.PatchedFile) -> ParsedFile:
     src = _strip_prefix(f.source_file, "a/", f.target_file, "b/")
     dst = _strip_prefix(f.target_file, "b/", f.source_file, "a/")
-    if f.is_added_file or src is None:
+    # The paths decide, not unidiff's line-count heuristics: "@@ -1 +0,0 @@" on
+    # b/f.txt empties f.txt, it does not delete it.
+    if src is None:
         kind: ChangeKind = "add"
-    elif f.is_removed_file or dst is None:
+    elif dst is None:
         kind = "delete"
     elif src != dst:
         kind = "rename"

@@ -76,7 +76,10 @@ class PatchStore:
         disk) and persist it as a pending PatchSet. Raises `PatchError` listing every problem.
         With `persist=False` only validates (`apply --check`): nothing is stored or emitted."""
         self.gate.check_size(len(diff_text.encode("utf-8", "surrogatepass")))
-        parsed = parse_diff(diff_text)
+        # A "modify" without hunks is a mode-only change: nothing to do to the text.
+        parsed = [f for f in parse_diff(diff_text) if f.hunks or f.kind != "modify" or f.binary]
+        if not parsed:
+            raise PatchError("the diff changes no file content (mode-only changes are not applied)")
         problems = validate_files(parsed, self.policy, allowed_files)
         if problems:
             raise PatchError(_problem_message(problems), problems)

@@ -1,0 +1,36 @@
+"""Fixtures for patch tests: a git workspace and a PatchStore over it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from patch_helpers import git, make_store
+
+from deepseek_ls.patch import PatchStore
+from deepseek_ls.store.sink import ListSink
+from deepseek_ls.tools.overlay import DocumentOverlay
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    git(root, "init", "-q")
+    return root
+
+
+@pytest.fixture
+def sink() -> ListSink:
+    return ListSink()
+
+
+@pytest.fixture
+def overlay(workspace: Path) -> DocumentOverlay:
+    return DocumentOverlay(workspace)
+
+
+@pytest.fixture
+def store(workspace: Path, sink: ListSink, overlay: DocumentOverlay) -> PatchStore:
+    return make_store(workspace, sink=sink, overlay=overlay)
+
