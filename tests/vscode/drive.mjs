@@ -60,15 +60,17 @@ async function lensTitles(page) {
   return page.$$eval(".monaco-editor .codelens-decoration a", (els) => els.map((e) => e.textContent.trim()));
 }
 
-/** Inline-diff decorations: struck-through (removed) spans and ghost text of added lines. */
+/** Inline-diff decorations, per editor line: struck-through (removed) lines and lines carrying ghost text. */
 async function decorations(page) {
   return page.evaluate(() => {
-    const spans = [...document.querySelectorAll(".monaco-editor .view-lines span span")];
-    const struck = spans.filter((s) => getComputedStyle(s).textDecorationLine.includes("line-through")).length;
-    const ghosts = [...document.querySelectorAll(".monaco-editor .view-lines span")]
-      .map((s) => getComputedStyle(s, "::after").content + getComputedStyle(s, "::before").content)
-      .filter((c) => c.includes("＋")).length;
-    return { struck, ghosts };
+    const lines = [...document.querySelectorAll(".monaco-editor .view-lines .view-line")];
+    const struck = lines.filter((l) => [...l.querySelectorAll("span")].some((s) => getComputedStyle(s).textDecorationLine.includes("line-through")));
+    const ghostOf = (l) =>
+      [...l.querySelectorAll("span")]
+        .flatMap((s) => [getComputedStyle(s, "::after").content, getComputedStyle(s, "::before").content])
+        .find((c) => c && c !== "none" && c.includes(" + "));
+    const ghosts = lines.map(ghostOf).filter(Boolean);
+    return { struck: struck.length, ghosts: ghosts.length, struckText: struck.map((l) => l.textContent.replace(/\u00a0/g, " ").trim()), ghostText: ghosts };
   });
 }
 

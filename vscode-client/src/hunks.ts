@@ -3,6 +3,7 @@
  * on, how to render a hunk inline, and the text a file would have with every
  * pending hunk accepted (for the native diff editor).
  */
+import { diffArrays } from "diff";
 import type { Hunk, LspPosition } from "./protocol";
 
 export function pending(hunks: Hunk[]): Hunk[] {
@@ -56,7 +57,7 @@ export interface AddedMark {
   /** `after`: at the end of `line`; `before`: at its start (insertion at the top of the file). */
   position: "after" | "before";
   text: string;
-  /** Every added line, for the hover. */
+  /** Every added line of this run, for the hover. */
   added: string[];
   hunkId: string;
 }
@@ -66,35 +67,36 @@ export interface DecorationPlan { removed: RemovedMark[]; added: AddedMark[] }
 const GHOST_MAX = 80;
 
 function ghostText(lines: string[]): string {
-  if (lines.length === 0) return "";
   const first = lines[0].trim();
   const shown = first.length > GHOST_MAX ? `${first.slice(0, GHOST_MAX - 1)}…` : first;
   const more = lines.length > 1 ? `  (+${lines.length - 1} more line${lines.length > 2 ? "s" : ""})` : "";
-  return `  ＋ ${shown}${more}`;
+  return `  + ${shown}${more}`;
 }
 
 /**
- * How the pending hunks look in the buffer before they are accepted: the lines
- * a hunk replaces are marked as removed, and the text it adds is shown as
- * ghost text after the last replaced line (or after the line before an
- * insertion), with every added line in the hover.
+ * How the pending hunks look in the buffer before they are accepted. A hunk's
+ * old and new text are compared line by line (context lines stay unmarked):
+ * removed lines are marked, and each run of added lines is shown as ghost text
+ * after the line it follows (before line 0 for an insertion at the top), with
+ * the whole run in the hover.
  */
 export function decorationPlan(hunks: Hunk[]): DecorationPlan {
   const plan: DecorationPlan = { removed: [], added: [] };
   for (const h of pending(hunks)) {
-    const covered = replacedLines(h);
-    for (const line of covered) plan.removed.push({ line, hunkId: h.hunk_id });
-    const added = textLines(h.new_text);
-    if (added.length === 0) continue;
-    let line: number;
-    let position: "after" | "before" = "after";
-    if (covered.length) line = covered[covered.length - 1];
-    else if (h.range.start.line > 0) line = h.range.start.line - 1;
-    else {
-      line = 0;
-      position = "before";
+    const first = h.range.start.line;
+    let oldIndex = 0; // lines of old_text consumed so far
+    for (const change of diffArrays(textLines(h.old_text), textLines(h.new_text))) {
+      if (change.removed) {
+        for (let i = 0; i < change.count; i++) plan.removed.push({ line: first + oldIndex + i, hunkId: h.hunk_id });
+        oldIndex += change.count;
+      } else if (change.added) {
+        const anchor = first + oldIndex - 1;
+        const position = anchor < 0 ? "before" : "after";
+        plan.added.push({ line: Math.max(anchor, 0), position, text: ghostText(change.value), added: change.value, hunkId: h.hunk_id });
+      } else {
+        oldIndex += change.count;
+      }
     }
-    plan.added.push({ line, position, text: ghostText(added), added, hunkId: h.hunk_id });
   }
   return plan;
 }

@@ -28,7 +28,7 @@ export class StreamFormatter {
       return out;
     }
     if (p.channel !== this.channel) {
-      out += `${out.endsWith("\n") || this.atLineStart ? "" : "\n"}${p.channel === "reasoning" ? "💭 reasoning:" : "💬 answer:"}\n`;
+      out += `${out.endsWith("\n") || this.atLineStart ? "" : "\n"}${p.channel === "reasoning" ? "[reasoning]" : "[answer]"}\n`;
       this.channel = p.channel;
       this.atLineStart = true;
     }

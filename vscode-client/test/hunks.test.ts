@@ -39,20 +39,32 @@ test("the hunk under the cursor is chosen, else the nearest pending one", () => 
   assert.equal(hunkAtLine([hunk("h", 1, 2, "", "rejected")], 1), undefined);
 });
 
-test("decorations mark replaced lines and attach the new text after them", () => {
-  const plan = decorationPlan([hunk("h1", 1, 2, "    return 10\n    # checked\n"), hunk("h2", 5, 6, "x\n", "accepted")]);
+test("decorations mark only changed lines, context lines stay unmarked", () => {
+  const h = hunk("h1", 0, 2, "def add(a, b):\n    return int(a) + int(b)\n    # checked\n", "pending", "def add(a, b):\n    return a + b\n");
+  const plan = decorationPlan([h, hunk("h2", 5, 6, "x\n", "accepted", "y\n")]);
   assert.deepEqual(plan.removed, [{ line: 1, hunkId: "h1" }]);
   assert.equal(plan.added.length, 1);
-  assert.equal(plan.added[0].line, 1);
-  assert.equal(plan.added[0].position, "after");
-  assert.match(plan.added[0].text, /return 10 {2}\(\+1 more line\)/);
-  assert.deepEqual(plan.added[0].added, ["    return 10", "    # checked"]);
+  assert.deepEqual([plan.added[0].line, plan.added[0].position], [1, "after"]);
+  assert.equal(plan.added[0].text, "  + return int(a) + int(b)  (+1 more line)");
+  assert.deepEqual(plan.added[0].added, ["    return int(a) + int(b)", "    # checked"]);
 });
 
-test("a pure insertion hangs after the previous line, or before line 0", () => {
-  const plan = decorationPlan([hunk("h1", 3, 3, "import os\n"), hunk("h0", 0, 0, "#!/usr/bin/env python\n")]);
+test("separate runs of added lines get their own ghost text", () => {
+  const h = hunk("h", 10, 13, "a\nA\nb\nB\nc\n", "pending", "a\nb\nc\n");
+  const plan = decorationPlan([h]);
   assert.deepEqual(plan.removed, []);
-  assert.deepEqual(plan.added.map((a) => [a.hunkId, a.line, a.position]), [["h1", 2, "after"], ["h0", 0, "before"]]);
+  assert.deepEqual(plan.added.map((a) => [a.line, a.added]), [[10, ["A"]], [11, ["B"]]]);
+});
+
+test("an insertion at the top of the file hangs before line 0", () => {
+  const plan = decorationPlan([hunk("h0", 0, 1, "#!/usr/bin/env python\nimport os\n", "pending", "import os\n")]);
+  assert.deepEqual(plan.added.map((a) => [a.hunkId, a.line, a.position]), [["h0", 0, "before"]]);
+});
+
+test("a pure deletion marks its lines and adds nothing", () => {
+  const plan = decorationPlan([hunk("h", 4, 7, "keep\n", "pending", "keep\ndrop 1\ndrop 2\n")]);
+  assert.deepEqual(plan.removed.map((r) => r.line), [5, 6]);
+  assert.deepEqual(plan.added, []);
 });
 
 test("offsets follow LSP positions and clamp to the line end", () => {

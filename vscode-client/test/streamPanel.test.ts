@@ -11,7 +11,7 @@ test("a header per session and a marker when reasoning turns into the answer", (
     f.format({ session_id: "s1", channel: "content", text: " world\n" }),
     f.format({ session_id: "s2", channel: "content", text: "next" }),
   ].join("");
-  assert.equal(out, "── session s1 ──\n💭 reasoning:\nthinking\n💬 answer:\nHello world\n\n── session s2 ──\n💬 answer:\nnext");
+  assert.equal(out, "── session s1 ──\n[reasoning]\nthinking\n[answer]\nHello world\n\n── session s2 ──\n[answer]\nnext");
 });
 
 test("status lines stand alone", () => {
@@ -28,5 +28,5 @@ test("the panel shows itself once and closes open blocks before its own lines", 
   panel.onStream({ session_id: "s", channel: "content", text: "def" });
   panel.line("done");
   assert.equal(shows, 1);
-  assert.equal(appended.join(""), "── session s ──\n💬 answer:\nabcdef\ndone\n");
+  assert.equal(appended.join(""), "── session s ──\n[answer]\nabcdef\ndone\n");
 });
