@@ -10,6 +10,7 @@ retryable error.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -86,7 +87,7 @@ class StreamReader:
         self._on_first_delta()
         if self._on_delta is not None:
             result = self._on_delta(delta)
-            if asyncio.iscoroutine(result) or isinstance(result, Awaitable):
+            if inspect.isawaitable(result):
                 await result
 
     def _failure(self, assembler: StreamAssembler, reason: str, exc: httpx.HTTPError | None = None) -> Exception:

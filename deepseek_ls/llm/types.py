@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -35,8 +36,9 @@ class ToolCall(BaseModel):
     function: FunctionCall = Field(default_factory=FunctionCall)
 
 
-class StreamDelta(BaseModel):
-    """One piece of streamed text passed to `on_delta` as it arrives."""
+@dataclass(frozen=True, slots=True)
+class StreamDelta:
+    """One piece of streamed text passed to `on_delta` as it arrives (a plain dataclass: it is made per chunk)."""
 
     kind: Literal["content", "reasoning"]
     text: str

@@ -54,6 +54,7 @@ class RecordedRequest:
     status: int | None = None
     reply_index: int | None = None
     first_byte_at: float | None = None  # time.perf_counter() when the first response byte was sent
+    first_content_at: float | None = None  # perf_counter() just before the first text-bearing chunk was written
     disconnected: bool = False  # the client went away before the answer ended
     finished: threading.Event = field(default_factory=threading.Event, repr=False)
 
@@ -163,6 +164,11 @@ def _make_handler(fake: FakeDeepSeek) -> type[BaseHTTPRequestHandler]:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_fake: FakeDeepSeek
+
+    def setup(self) -> None:
+        super().setup()
+        # Stream chunks go out as written (no Nagle delay), as with real streaming servers.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, format: str, *args: Any) -> None:  # stderr noise off; requests are recorded
         return None
@@ -291,6 +297,8 @@ class _Handler(BaseHTTPRequestHandler):
                 payload = '{"choices": [{"delta": {"content": "oops"'
             else:
                 payload = json.dumps(chunk, ensure_ascii=False)
+                if record.first_content_at is None and _carries_text(chunk):
+                    record.first_content_at = time.perf_counter()
             self._write(f"data: {payload}\n\n".encode(), reply)
             if reply.chunk_delay:
                 self.server_fake._sleep(reply.chunk_delay)
@@ -332,6 +340,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         if record is not None:
             record.finished.set()
+
+
+def _carries_text(chunk: dict[str, Any]) -> bool:
+    for choice in chunk.get("choices") or []:
+        delta = choice.get("delta") or {}
+        if delta.get("content") or delta.get("reasoning_content") or choice.get("text"):
+            return True
+    return False
 
 
 def _no_match(record: RecordedRequest) -> ApiError:
