@@ -12,8 +12,10 @@ import logging
 import os
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import tantivy
 from filelock import FileLock, Timeout
@@ -73,6 +75,7 @@ class CodeIndex:
         self._open: _Open | None = None
         self._fresh: tuple[float, bool] | None = None  # (checked at, fresh) for query()
         self._glob_cache: dict[tuple[str, str], list[str]] = {}
+        self.lock_timeout = LOCK_TIMEOUT_SECONDS
 
     # ---- opening -------------------------------------------------------------------------
 
@@ -131,16 +134,21 @@ class CodeIndex:
 
     # ---- writing -------------------------------------------------------------------------
 
-    def _locked(self) -> FileLock:
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The cross-process write lock (one writer per index)."""
         self.dir.mkdir(parents=True, exist_ok=True)
         try:
-            self._write_lock.acquire(timeout=LOCK_TIMEOUT_SECONDS)
+            self._write_lock.acquire(timeout=self.lock_timeout)
         except Timeout:
             raise IndexBusy(
-                f"another process has been writing the index for over {LOCK_TIMEOUT_SECONDS:.0f}s "
+                f"another process has been writing the index for over {self.lock_timeout:.0f}s "
                 f"({self.dir / 'write.lock'})"
             ) from None
-        return self._write_lock
+        try:
+            yield
+        finally:
+            self._write_lock.release()
 
     def build(self, progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> BuildReport:
         """Index the whole workspace from scratch (a new generation). Cancellable."""

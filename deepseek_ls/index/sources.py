@@ -10,6 +10,7 @@ are workspace-relative POSIX strings, always in sorted order.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import stat
@@ -57,7 +58,9 @@ def _z(output: bytes) -> list[str]:
     return [p for p in output.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
+@functools.lru_cache(maxsize=64)
 def in_git(root: Path) -> bool:
+    """Whether `root` is inside a git work tree (cached: asked on every update)."""
     try:
         proc = _git(root, "rev-parse", "--is-inside-work-tree", check=False)
     except FileNotFoundError:  # no git binary: walk instead

@@ -1,0 +1,50 @@
+"""Two builds of the same inputs give the same manifest and the same answers."""
+
+import shutil
+
+import pytest
+
+
+QUERIES = ["parse_config", "HTTPServer", "user profile", "Parser", "config", "camel"]
+
+
+def answers(index):
+    return [index.query(q, top_k=10).model_dump() for q in QUERIES]
+
+
+@pytest.mark.parametrize("kind", ["workspace", "git_workspace"])
+def test_rebuilding_gives_identical_manifest_and_results(kind, request, make_index):
+    root = request.getfixturevalue(kind)
+    index = make_index(root)
+    index.build()
+    first_manifest = index._opened().manifest
+    first_answers = answers(index)
+
+    index.build()
+    second_manifest = index._opened().manifest
+
+    assert second_manifest.storage.generation != first_manifest.storage.generation  # really rebuilt
+    assert second_manifest.identity() == first_manifest.identity()
+    assert answers(index) == first_answers
+
+
+def test_copies_of_a_tree_in_different_places_have_the_same_identity(workspace, tmp_path, make_index):
+    copy = tmp_path / "elsewhere" / "ws"
+    shutil.copytree(workspace, copy)
+    a, b = make_index(workspace), make_index(copy)
+    a.build()
+    b.build()
+    assert a._opened().manifest.identity() == b._opened().manifest.identity()
+    assert answers(a) == answers(b)
+
+
+def test_git_build_reads_the_baseline_commit_plus_working_tree_overlay(git_workspace, make_index, git):
+    head = git(git_workspace, "rev-parse", "HEAD").strip()
+    (git_workspace / "app" / "config.py").write_text("def edited_not_committed():\n    pass\n")
+    index = make_index(git_workspace)
+    index.build()
+    manifest = index._opened().manifest
+    assert manifest.baseline_commit == head
+    hits = index.query("edited_not_committed").hits
+    assert [h.path for h in hits] == ["app/config.py"]
+    assert index.status().state == "fresh"
