@@ -32,6 +32,7 @@ from deepseek_ls.store.events import Event, UnknownEventKind, validate_payload
 log = logging.getLogger(__name__)
 
 _CHUNK = 64 * 1024
+_decode = json.JSONDecoder().decode
 
 
 class EventLogError(Exception):
@@ -62,8 +63,8 @@ def utc_now() -> str:
 def parse_line(line: bytes, path: Path, line_no: int) -> dict[str, Any]:
     """Decode one complete line of a log; `CorruptLog` names the file and line when it is not an event."""
     try:
-        obj = json.loads(line)
-    except ValueError as error:
+        obj = _decode(line.decode("utf-8"))
+    except ValueError as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise CorruptLog(f"{path}:{line_no}: not a JSON event ({error})") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("seq_no"), int) or "kind" not in obj:
         raise CorruptLog(f"{path}:{line_no}: not an event envelope")

@@ -58,6 +58,8 @@ class Projections:
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
+            # Big enough that a full rebuild does not spill pages mid-transaction.
+            db.execute("PRAGMA cache_size=-65536")
             with _transaction(db):
                 if _schema_version(db) != SCHEMA_VERSION:
                     _reset(db)
@@ -97,7 +99,12 @@ class Projections:
                 _reset(self.db)
             else:
                 self._forget(session_id)
-        self.sync(session_id)
+        # The rows are derived from the logs: no need to fsync while re-deriving them.
+        self.db.execute("PRAGMA synchronous=OFF")
+        try:
+            self.sync(session_id)
+        finally:
+            self.db.execute("PRAGMA synchronous=NORMAL")
 
     def _forget(self, session_id: str) -> None:
         for table in ("sessions", *SESSION_TABLES):

@@ -1,0 +1,155 @@
+"""Event store figures: append latency, sustained rate, projection rebuild time.
+
+    .venv/bin/python bench/bench_event_store.py [--appends 2000] [--events 100000]
+
+Baselines measured in the same run, on the same disk:
+- append: a bare `os.write` + `os.fdatasync` of the same bytes (the durability floor);
+- rebuild: `json.loads` of every line of the same log (the parsing floor).
+Targets (issue 2): median append < 1 ms, p95 < 5 ms; rebuild of 100,000 events < 3 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from deepseek_ls.store.log import EventLog
+from deepseek_ls.store.projections import Projections
+from deepseek_ls.store.sessions import SessionStore
+
+TURN = {"role": "assistant", "content": "I will rename foo to bar in a.py and update the tests. " * 4}
+
+
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def timed_appends(path: Path, n: int, **options) -> tuple[list[float], float]:
+    """Per-append latencies (ms) and the sustained rate (events/s) of `n` durable appends."""
+    with EventLog(path, "bench", **options) as log:
+        log.append("TurnAdded@v1", TURN)  # warm-up
+        samples = []
+        start = time.perf_counter()
+        for _ in range(n):
+            t = time.perf_counter()
+            log.append("TurnAdded@v1", TURN)
+            samples.append((time.perf_counter() - t) * 1000)
+        return samples, n / (time.perf_counter() - start)
+
+
+def bench_append(root: Path, n: int) -> None:
+    ours, rate = timed_appends(root / "append" / "events.jsonl", n)
+    unredacted, _ = timed_appends(root / "append-noredact" / "events.jsonl", n, redact_obj=lambda o: o)
+
+    line = (json.dumps({"seq_no": 1, "ts": "2026-01-01T00:00:00.000000Z", "session_id": "bench",
+                        "kind": "TurnAdded@v1", "payload": TURN}, separators=(",", ":")) + "\n").encode()
+    fd = os.open(root / "raw.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    raw = []
+    for _ in range(n):
+        t = time.perf_counter()
+        os.write(fd, line)
+        os.fdatasync(fd)
+        raw.append((time.perf_counter() - t) * 1000)
+    os.close(fd)
+
+    med, p95 = statistics.median(ours), pct(ours, 0.95)
+    raw_med, raw_p95 = statistics.median(raw), pct(raw, 0.95)
+    print(f"append (durable, {n} events, {len(line)} B lines)")
+    print(f"  EventLog.append     median {med:.3f} ms   p95 {p95:.3f} ms   "
+          f"[target < 1 ms / < 5 ms: {'ok' if med < 1 and p95 < 5 else 'MISSED'}]")
+    print(f"  ... without redaction median {statistics.median(unredacted):.3f} ms   "
+          f"p95 {pct(unredacted, 0.95):.3f} ms   (policy.redact costs the difference)")
+    print(f"  write+fdatasync     median {raw_med:.3f} ms   p95 {raw_p95:.3f} ms   (baseline)")
+    print(f"  ratio vs baseline   median {med / raw_med:.2f}x   p95 {p95 / raw_p95:.2f}x")
+    print(f"  sustained           {rate:,.0f} events/s (one writer, fdatasync per event)")
+
+
+def session_events(i: int) -> list[tuple[str, dict]]:
+    """One plan-step cycle: about what an executor step records."""
+    step = f"s{i % 7}"
+    return [
+        ("TurnAdded@v1", {"role": "user", "content": f"step {i}"}),
+        ("RouterDecision@v1", {"decision_id": f"d{i}", "unit": f"executor:{step}", "role": "executor",
+                               "features": {"prompt_complexity": 0.4, "repo_breadth": 0.2},
+                               "weights": {"prompt_complexity": 0.2, "repo_breadth": 0.24},
+                               "contributions": {"prompt_complexity": 0.08, "repo_breadth": 0.048},
+                               "score": 0.128, "threshold": 0.72, "reason_codes": [], "profile": "fast",
+                               "model": "deepseek-chat"}),
+        ("LLMCall@v1", {"call_id": f"c{i}", "role": "executor", "profile": "fast", "model": "deepseek-chat",
+                        "request_hash": "h", "usage": {"total_tokens": 900}, "ttft_ms": 180.0}),
+        ("ToolProposed@v1", {"call_id": f"t{i}", "tool": "fs.read", "arguments": {"path": f"src/m{i % 50}.py"}}),
+        ("ToolResult@v1", {"call_id": f"t{i}", "tool": "fs.read", "ok": True, "value": {"bytes": 1200}}),
+        ("TurnAdded@v1", TURN),
+        ("PatchStaged@v1", {"patch_id": f"p{i}", "files": ["a.py"], "hunks": [
+            {"hunk_id": f"p{i}-h1", "file": "a.py"}, {"hunk_id": f"p{i}-h2", "file": "a.py"}]}),
+        ("PatchApplied@v1", {"patch_id": f"p{i}", "hunk_ids": [f"p{i}-h1"], "files": ["a.py"]}),
+        ("VerificationRun@v1", {"command": "pytest", "exit_code": 0, "ok": True}),
+        ("StepMarked@v1", {"plan_id": "plan", "step_id": step, "status": "done"}),
+    ]
+
+
+def bench_rebuild(root: Path, total: int) -> None:
+    state = root / "rebuild" / ".deepseek"
+    store = SessionStore(state, durable=False)
+    plan = {"plan_id": "plan", "version": 1, "goal": "bench",
+            "steps": [{"step_id": f"s{k}", "title": f"step {k}"} for k in range(7)]}
+    with store.create("/ws", "agent", "bench") as log:
+        log.append("PlanCreated@v1", {"plan": plan})
+        written, i = 2, 0
+        while written < total:
+            for kind, payload in session_events(i):
+                if written >= total:
+                    break
+                log.append(kind, payload)
+                written += 1
+            i += 1
+        path = log.path
+    size_mb = path.stat().st_size / 1e6
+
+    t, c = time.perf_counter(), time.process_time()
+    with open(path, "rb") as fh:
+        for line in fh:
+            json.loads(line)
+    parse_s, parse_cpu = time.perf_counter() - t, time.process_time() - c
+
+    with Projections(state) as projections:
+        t, c = time.perf_counter(), time.process_time()
+        projections.rebuild()
+        rebuild_s, rebuild_cpu = time.perf_counter() - t, time.process_time() - c
+        count = projections.sessions()[0]["event_count"]
+    assert count == total, (count, total)
+    print(f"rebuild projections from one {total:,}-event log ({size_mb:.1f} MB)")
+    print(f"  Projections.rebuild {rebuild_s:.2f} s wall, {rebuild_cpu:.2f} s CPU   "
+          f"[target < 3 s: {'ok' if rebuild_s < 3 else 'MISSED'} (wall)]")
+    print(f"  json.loads of lines {parse_s:.2f} s wall, {parse_cpu:.2f} s CPU   (baseline)")
+    print(f"  ratio vs baseline   {rebuild_s / parse_s:.1f}x   ({total / rebuild_s:,.0f} events/s)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--appends", type=int, default=2000)
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument(
+        "--dir", type=Path, default=Path.cwd(),
+        help="parent of the scratch dir (default: the cwd, i.e. the disk a workspace's .deepseek/ is on)",
+    )
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+        root = Path(tmp)
+        load = os.getloadavg()[0]
+        print(f"# deepseek-ls event store bench ({sys.platform}, {os.cpu_count()} CPUs, "
+              f"load {load:.1f}, dir {root})")
+        bench_append(root, args.appends)
+        bench_rebuild(root, args.events)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
