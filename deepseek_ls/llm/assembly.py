@@ -95,3 +95,13 @@ def completion_from_body(body: dict[str, Any]) -> Completion:
         model=body.get("model", ""),
         chunks=1,
     )
+
+
+def completion_from_chunks(chunks: list[dict[str, Any]]) -> Completion:
+    """Rebuild a recorded answer (`LLMCall@v1` `chunks`): stream chunks or one JSON body."""
+    if len(chunks) == 1 and any("message" in c for c in chunks[0].get("choices") or []):
+        return completion_from_body(chunks[0])
+    assembler = StreamAssembler()
+    for chunk in chunks:
+        assembler.feed(chunk)
+    return assembler.result()

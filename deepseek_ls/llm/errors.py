@@ -80,8 +80,21 @@ class InterruptedResponse(LLMError):
         self.partial = partial
 
 
-EXIT_CODES: dict[str, int] = {
-    cls.kind: cls.exit_code
-    for cls in (LLMError, AuthError, BalanceError, RateLimitError, ServerError, NetworkError,
-                BadRequestError, InterruptedResponse)
-}
+_ERROR_CLASSES = (LLMError, AuthError, BalanceError, RateLimitError, ServerError, NetworkError,
+                  BadRequestError, InterruptedResponse)
+EXIT_CODES: dict[str, int] = {cls.kind: cls.exit_code for cls in _ERROR_CLASSES}
+
+
+def error_from_record(payload: dict) -> LLMError:
+    """The typed error a recorded `LLMCall@v1` payload describes (for replay).
+
+    An interrupted call carries its recorded partial answer again.
+    """
+    from deepseek_ls.llm.types import Completion
+
+    kind = payload.get("error_kind") or "llm"
+    message = payload.get("error") or "the recorded LLM call failed"
+    if kind == "interrupted":
+        return InterruptedResponse(message, partial=Completion.model_validate(payload.get("response") or {}))
+    cls = next((c for c in _ERROR_CLASSES if c.kind == kind), LLMError)
+    return cls(message)

@@ -26,6 +26,15 @@ from deepseek_ls.llm.types import Completion, StreamDelta
 DeltaCallback = Callable[[StreamDelta], Awaitable[None] | None]
 
 
+# Repeated in every chunk and useless for replay once the first chunk has them.
+_ENVELOPE = ("id", "object", "created", "model", "system_fingerprint")
+
+
+def compact_chunk(chunk: dict[str, Any]) -> dict[str, Any]:
+    """A chunk as recorded in `LLMCall@v1` after the first: without the repeated envelope."""
+    return {key: value for key, value in chunk.items() if key not in _ENVELOPE}
+
+
 class StreamReader:
     """Consumes one 200 response. `chunks` keeps the raw chunks for the event log."""
 
@@ -53,7 +62,7 @@ class StreamReader:
                     if not event.data:
                         continue
                     chunk = json.loads(event.data)
-                    self.chunks.append(chunk)
+                    self.chunks.append(compact_chunk(chunk) if self.chunks else chunk)
                     for delta in assembler.feed(chunk):
                         await self._deliver(delta)
         except TimeoutError:
