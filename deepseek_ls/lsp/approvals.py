@@ -40,6 +40,8 @@ class ApprovalBroker:
 
     def __init__(self) -> None:
         self._pending: dict[str, tuple[ApprovalRequest, asyncio.Future[ApprovalDecision]]] = {}
+        # Approval kinds the person answered "Always allow" for, on this connection.
+        self.always: set[str] = set()
 
     def open(self, request: ApprovalRequest) -> asyncio.Future[ApprovalDecision]:
         future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()

@@ -1,5 +1,233 @@
-"""(being written)"""
+"""The agent commands: ask, plan, runStep, skipStep, revisePlan, showPlan,
+explainRouting — and verification once a step's hunks are all settled.
+
+Each long command runs under `$/progress` (cancellable) as the session's
+current task, so `window/workDoneProgress/cancel`, `$/cancelRequest` and
+`deepseek.cancel` all stop it; the agent pauses the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any, AsyncIterator
+
+from lsprotocol import types
+
+from deepseek_ls.lsp import names
+from deepseek_ls.lsp.edits import changed
+from deepseek_ls.lsp.params import AskArgs, ExplainArgs, PlanArgs, ReviseArgs, SessionArgs, StepArgs, parse_args
+from deepseek_ls.lsp.plan_doc import feedback_from_comments
+from deepseek_ls.lsp.progress import work_done
+from deepseek_ls.lsp.server import DeepSeekServer
+from deepseek_ls.lsp.sessions import (
+    agent,
+    plan_comments,
+    refresh_session,
+    show_document,
+    write_plan_document,
+)
+from deepseek_ls.lsp.uris import current_text, open_document, relpath_to_uri, uri_to_relpath
+
+log = logging.getLogger(__name__)
 
 
-def register(server) -> None:
-    return None
+def editor_context(ls: DeepSeekServer, args: AskArgs) -> str | None:
+    """The document (or selection) the command was started from, as the agent's context."""
+    if not args.uri or ls.root is None:
+        return None
+    rel = uri_to_relpath(ls.root, args.uri)
+    if rel is None:
+        return None
+    text, _ = current_text(ls, args.uri)
+    lines = text.splitlines()
+    limit = ls.config.agent_loop.max_context_range_lines
+    if args.range is not None:
+        first, last = args.range.start.line, max(args.range.end.line, args.range.start.line)
+    else:
+        first, last = 0, len(lines) - 1
+    last = min(last, first + limit - 1, max(len(lines) - 1, 0))
+    body = "\n".join(lines[first : last + 1])
+    return f"File: {rel} (lines {first + 1}-{last + 1})\n```\n{body}\n```"
+
+
+@contextlib.asynccontextmanager
+async def driving(ls: DeepSeekServer, title: str, session_id: str | None) -> AsyncIterator[None]:
+    """Progress + cancellation for one agent call on `session_id`."""
+    task = asyncio.current_task()
+    if session_id and task is not None:
+        ls.session_tasks[session_id] = task
+    try:
+        async with work_done(ls, title):
+            yield
+    finally:
+        if session_id and ls.session_tasks.get(session_id) is task:
+            ls.session_tasks.pop(session_id, None)
+
+
+async def ask(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    a = parse_args(AskArgs, args)
+    async with driving(ls, "DeepSeek: answering", None):
+        result = await agent(ls).ask(a.prompt, editor_context(ls, a))
+    return result
+
+
+async def plan(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    a = parse_args(PlanArgs, args)
+    async with driving(ls, "DeepSeek: planning", None):
+        session_id, new_plan = await agent(ls).plan(a.prompt, editor_context(ls, a), a.mode)
+    refresh_session(ls, session_id)
+    return {"session_id": session_id, "plan": new_plan.to_json()}
+
+
+async def run_step(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    a = parse_args(StepArgs, args)
+    try:
+        async with driving(ls, "DeepSeek: running step", a.session_id):
+            outcome = await agent(ls).run_step(a.session_id, a.step_id)
+    finally:
+        view = refresh_session(ls, a.session_id)
+    files = [f for p in view.get("patches", []) if p["patch_id"] in outcome.patch_ids for f in p["files"]]
+    changed(ls, files)
+    if outcome.message and not outcome.patch_ids:
+        ls.show_message(f"deepseek-ls: {outcome.message}")
+    return outcome.to_json()
+
+
+async def skip_step(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    a = parse_args(StepArgs, args)
+    outcome = await agent(ls).skip_step(a.session_id, a.step_id)
+    view = refresh_session(ls, a.session_id)
+    changed(ls, [f for p in view.get("patches", []) for f in p.get("files", [])])
+    return {**outcome.to_json(), "status": "skipped"}
+
+
+async def revise_plan(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    a = parse_args(ReviseArgs, args)
+    feedback = a.feedback.strip()
+    view = ls.session_views.get(a.session_id) or refresh_session(ls, a.session_id)
+    if not feedback and view.get("plan"):
+        feedback = feedback_from_comments(view["plan"], plan_comments(ls, a.session_id), a.step_id)
+    if not feedback:
+        raise ValueError(
+            "nothing to revise with: give feedback, or write comments (lines starting with '>') "
+            "under the step in the plan document (deepseek.showPlan)"
+        )
+    try:
+        async with driving(ls, "DeepSeek: revising the plan", a.session_id):
+            new_plan = await agent(ls).revise_plan(a.session_id, feedback, a.step_id)
+    finally:
+        refresh_session(ls, a.session_id)
+    return {"session_id": a.session_id, "plan": new_plan.to_json(), "feedback": feedback}
+
+
+async def show_plan(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    a = parse_args(SessionArgs, args)
+    view = refresh_session(ls, a.session_id)
+    if not view.get("plan"):
+        raise LookupError(f"session {a.session_id} has no plan")
+    path = write_plan_document(ls, a.session_id, view["plan"], keep_comments=True)
+    show_document(ls, path)
+    return {"uri": path.as_uri()}
+
+
+def explain_routing(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    a = parse_args(ExplainArgs, args)
+    decision_id, step_id, session_id = a.decision_id, a.step_id, a.session_id
+    if a.patch_id:
+        info = ls.patch_info(a.patch_id)
+        decision_id = decision_id or info.get("decision_id")
+        step_id = step_id or info.get("step_id")
+        session_id = session_id or info.get("session_id")
+    session_id = session_id or ls.active_session
+    if not session_id:
+        raise ValueError("no session: give session_id (or run deepseek.plan first)")
+    return agent(ls).explain_routing(session_id, decision_id=decision_id, step_id=step_id)
+
+
+# -- verification after the editor settled a step's hunks ---------------------------
+
+
+async def on_patch_settled(ls: DeepSeekServer, patch_id: str) -> None:
+    """When every hunk of a step is accepted or rejected, verify the step — once
+    the accepted changes are saved (verification runs on the files on disk)."""
+    info = ls.patch_info(patch_id)
+    if not info and ls.services is not None:
+        owner = ls.services.patches.get(patch_id).session_id
+        if owner:
+            refresh_session(ls, owner, make_active=False)
+            info = ls.patch_info(patch_id)
+    session_id, step_id = info.get("session_id"), info.get("step_id")
+    if not session_id or not step_id:
+        return
+    view = refresh_session(ls, session_id, make_active=False)
+    records = [p for p in view.get("patches", []) if p.get("step_id") == step_id]
+    if not all(set(p["applied"]) | set(p["rejected"]) >= set(p["hunk_ids"]) for p in records):
+        return
+    files = sorted({f for p in records if p["applied"] for f in p["files"]})
+    ls.pending_verification[session_id] = (step_id, files)
+    _verify_when_saved(ls, session_id)
+
+
+def unsaved(ls: DeepSeekServer, files: list[str]) -> list[str]:
+    """Files whose open buffer differs from the file on disk."""
+    out = []
+    for rel in files:
+        uri = relpath_to_uri(ls.root, rel)
+        doc = open_document(ls, uri)
+        if doc is None:
+            continue
+        path = ls.root / rel
+        try:
+            with open(path, encoding="utf-8", newline="") as fh:
+                on_disk = fh.read()
+        except OSError:
+            on_disk = None
+        if on_disk != doc.source:
+            out.append(rel)
+    return out
+
+
+def _verify_when_saved(ls: DeepSeekServer, session_id: str) -> None:
+    step_id, files = ls.pending_verification[session_id]
+    waiting = unsaved(ls, files)
+    if waiting:
+        ls.show_message(f"deepseek-ls: save {', '.join(waiting)} to verify the step.")
+        return
+    del ls.pending_verification[session_id]
+    ls.tasks.spawn(_complete_step(ls, session_id, step_id), f"verify step {step_id}")
+
+
+def on_saved(ls: DeepSeekServer, uri: str) -> None:
+    rel = uri_to_relpath(ls.root, uri) if ls.root else None
+    for session_id, (_, files) in list(ls.pending_verification.items()):
+        if rel in files and not unsaved(ls, files):
+            _verify_when_saved(ls, session_id)
+
+
+async def _complete_step(ls: DeepSeekServer, session_id: str, step_id: str) -> None:
+    outcome = None
+    try:
+        async with driving(ls, "DeepSeek: verifying", session_id):
+            outcome = await agent(ls).complete_step(session_id, step_id)
+    finally:
+        view = refresh_session(ls, session_id, make_active=False)
+    if view.get("state") == "Completed":
+        ls.show_message("deepseek-ls: plan complete — verification passed.")
+    elif outcome is not None and (outcome.status == "failed" or outcome.message):
+        ls.show_message(f"deepseek-ls: {outcome.message or outcome.status}", types.MessageType.Warning)
+
+
+def register(server: DeepSeekServer) -> None:
+    from deepseek_ls.lsp.guard import command
+
+    command(server, names.CMD_ASK, ask)
+    command(server, names.CMD_PLAN, plan)
+    command(server, names.CMD_RUN_STEP, run_step)
+    command(server, names.CMD_SKIP_STEP, skip_step)
+    command(server, names.CMD_REVISE_PLAN, revise_plan)
+    command(server, names.CMD_SHOW_PLAN, show_plan)
+    command(server, names.CMD_EXPLAIN_ROUTING, explain_routing)
+    server.patch_listeners.append(lambda patch_id: on_patch_settled(server, patch_id))
+    server.save_listeners.append(lambda uri: on_saved(server, uri))

@@ -71,6 +71,11 @@ def did_close(ls: DeepSeekServer, params: types.DidCloseTextDocumentParams) -> N
 
 def did_save(ls: DeepSeekServer, params: types.DidSaveTextDocumentParams) -> None:
     _schedule_index_update(ls, params.text_document.uri)
+    for listener in ls.save_listeners:
+        try:
+            listener(params.text_document.uri)
+        except Exception:  # noqa: BLE001
+            log.exception("save listener failed")
 
 
 def did_change_watched_files(ls: DeepSeekServer, params: types.DidChangeWatchedFilesParams) -> None:
@@ -120,10 +125,14 @@ def initialized(ls: DeepSeekServer) -> None:
             watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
         ),
     )
-    ls.tasks.spawn(
-        ls.client_register_capability_async(types.RegistrationParams(registrations=[registration])),
-        "register file watcher",
-    )
+    ls.tasks.spawn(_register_watcher(ls, registration), "register file watcher")
+
+
+async def _register_watcher(ls: DeepSeekServer, registration: types.Registration) -> None:
+    try:
+        await ls.client_register_capability_async(types.RegistrationParams(registrations=[registration]))
+    except Exception as error:  # noqa: BLE001 - saves still update the index
+        log.warning("the client did not accept a file watcher (%s); only saves update the index", error)
 
 
 def register(server: DeepSeekServer) -> None:

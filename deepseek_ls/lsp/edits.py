@@ -16,12 +16,14 @@ from typing import Any
 
 from lsprotocol import types
 
+from deepseek_ls.store.ids import new_id
 from deepseek_ls.lsp import names
 from deepseek_ls.lsp.hunk_views import HunkView, HunkViews
 from deepseek_ls.lsp.params import AllArgs, FileArgs, HunkArgs, UriArgs, parse_args
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.textedits import minimal_edits
 from deepseek_ls.lsp.uris import current_text, open_document, relpath_to_uri, uri_to_relpath
+from deepseek_ls.ui_port import ApprovalRequest
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +154,32 @@ async def _after_settled(ls: DeepSeekServer, patch_id: str) -> None:
             log.exception("patch listener failed for %s", patch_id)
 
 
+async def confirm_gated(ls: DeepSeekServer, patch: Any, hunk_ids: list[str], files: list[str]) -> bool:
+    """Bulk-accepting a patch the safety gate flagged (too many files or lines)
+    needs an explicit approval, even though clicking the lens was a request."""
+    if not patch.approval_required or ls.ui is None or ls.approvals is None:
+        return True
+    if "patch.apply" in ls.approvals.always:
+        return True
+    decision = await ls.ui.request_approval(
+        ApprovalRequest(
+            request_id=new_id(),
+            kind="patch.apply",
+            title=f"Apply {len(hunk_ids)} hunk(s) to {', '.join(files)}?",
+            detail="This change needs explicit approval: " + "; ".join(patch.approval_reasons),
+            files=files,
+            hunk_ids=hunk_ids,
+            patch_id=patch.patch_id,
+            session_id=patch.session_id,
+        )
+    )
+    if decision.answer == "always_allow":
+        ls.approvals.always.add("patch.apply")
+    if not decision.allowed:
+        ls.show_message(f"deepseek-ls: not applied — approval denied for patch {patch.patch_id}.")
+    return decision.allowed
+
+
 def _group_pending(patch: Any, file: str | None = None) -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {}
     for hunk in patch.pending_hunks():
@@ -199,9 +227,12 @@ def _file_of(ls: DeepSeekServer, uri: str) -> str:
 async def accept_file(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     a = parse_args(FileArgs, args)
     file = _file_of(ls, a.uri)
-    hunk_ids = _group_pending(patch_store(ls).get(a.patch_id), file).get(file, [])
+    patch = patch_store(ls).get(a.patch_id)
+    hunk_ids = _group_pending(patch, file).get(file, [])
     if not hunk_ids:
         raise ValueError(f"patch {a.patch_id} has no pending hunks in {file}")
+    if not await confirm_gated(ls, patch, hunk_ids, [file]):
+        return {"applied": False, "uri": a.uri, "message": "approval denied", "hunk_ids": hunk_ids}
     return await accept_in_file(ls, a.patch_id, hunk_ids, file)
 
 
@@ -222,7 +253,11 @@ async def accept_all(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     applied: list[str] = []
     failed: list[dict[str, Any]] = []
     for patch in _patches_in_scope(ls, a.patch_id):
-        for file, hunk_ids in _group_pending(patch).items():
+        groups = _group_pending(patch)
+        if not await confirm_gated(ls, patch, [h for ids in groups.values() for h in ids], sorted(groups)):
+            failed.append({"patch_id": patch.patch_id, "message": "approval denied"})
+            continue
+        for file, hunk_ids in groups.items():
             result = await accept_in_file(ls, patch.patch_id, hunk_ids, file)
             if result["applied"]:
                 applied.extend(hunk_ids)

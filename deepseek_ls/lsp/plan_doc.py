@@ -15,7 +15,7 @@ COMMENT_PREFIX = ">"
 _STEP_HEADING = re.compile(r"^## Step (\d+): ")
 _STEP_ID = re.compile(r"<!-- step_id: (\S+) -->")
 _IDENT = re.compile(r"`([A-Za-z_][\w.]*)\(?\)?`|\b([A-Za-z_]\w*_\w+|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*)\b")
-_DEF = r"^\s*(?:export\s+)?(?:async\s+)?(?:def|class|function|fn|func|struct|interface|type|enum|trait|impl|const|let|var|pub\s+fn)\s+{name}\b"
+_DEF = r"^[ \t]*(?:export[ \t]+)?(?:async[ \t]+)?(?:def|class|function|fn|func|struct|interface|type|enum|trait|impl|const|let|var|pub\s+fn)\s+{name}\b"
 
 
 def status_mark(status: str) -> str:

@@ -8,6 +8,7 @@ A feature that fails to register is logged and left out; the others still work.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 from pathlib import Path
@@ -59,8 +60,9 @@ class DeepSeekServer(LanguageServer):
         self.failed_features: dict[str, str] = {}
         # Messages for the person produced before the client could show them.
         self.pending_messages: list[str] = []
-        # Called with a URI whenever the client changes a buffer (hunk ranges move).
+        # Called with a URI whenever the client changes / saves a buffer.
         self.document_listeners: list[Callable[[str], None]] = []
+        self.save_listeners: list[Callable[[str], None]] = []
         self.index_debouncer: Any = None
         # Cached positions of staged hunks (edits.py) and listeners told when a
         # patch's hunks were accepted or rejected (the plan flow verifies steps).
@@ -68,6 +70,11 @@ class DeepSeekServer(LanguageServer):
         self.patch_listeners: list[Callable[[str], Awaitable[None]]] = []
         # Views of sessions the editor has seen: {session_id: Session.view()}.
         self.session_views: dict[str, dict[str, Any]] = {}
+        # The command task currently driving each session (deepseek.cancel cancels it).
+        self.session_tasks: dict[str, asyncio.Task[Any]] = {}
+        # Steps whose hunks are settled, verified once their files are saved:
+        # {session_id: (step_id, files)}.
+        self.pending_verification: dict[str, tuple[str, list[str]]] = {}
         # The session the editor is looking at (the last plan/ask/resume).
         self.active_session: str | None = None
 

@@ -58,7 +58,7 @@ class Services:
     def reconfigure(self, config: Config) -> None:
         """New settings: services that hold config are rebuilt on next use."""
         self.config = config
-        for name in ("llm", "agent", "index"):
+        for name in ("llm", "agent", "index", "patch store"):
             self._built.pop(name, None)
 
     async def aclose(self) -> None:
@@ -106,8 +106,10 @@ class Services:
         from deepseek_ls.patch import PatchStore
         from deepseek_ls.policy import PathPolicy
 
-        agent = self._built.get("agent")
-        if agent is not None and getattr(agent, "patches", None) is not None:
+        # The agent's store routes PatchApplied/PatchRejected to the session that
+        # staged the patch; use it whenever the agent can run.
+        agent = self._try("agent", self._make_agent)
+        if agent is not None:
             return agent.patches
         policy = PathPolicy(self.root, self.config.policy.deny_paths)
         return PatchStore(self.root, self.state_dir, policy=policy, overlay=self.overlay)
@@ -126,7 +128,13 @@ class Services:
     def _make_agent(self) -> Any:
         from deepseek_ls.agent import Agent
 
-        index = self.index if self.config.index.enabled else None
+        index = self._try("index", self._make_index) if self.config.index.enabled else None
         return Agent(
-            self.root, self.config, llm=self.llm, ui=self.ui, overlay=self.overlay, index=index
+            self.root,
+            self.config,
+            llm=self.llm,
+            ui=self.ui,
+            overlay=self.overlay,
+            index=index,
+            state_dir=self.state_dir,
         )

@@ -1,5 +1,191 @@
-"""(being written)"""
+"""Sessions in the editor: the cached session view, `deepseek/status`, the plan
+document, and the commands sessions / resume / cancel / undo plus the requests
+`deepseek/plan` and `deepseek/status`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from deepseek_ls.lsp import names
+from deepseek_ls.lsp.code_lens import plan_doc_relpath
+from deepseek_ls.lsp.edits import changed, refresh_lenses
+from deepseek_ls.lsp.params import OptionalSessionArgs, SessionArgs, parse_args
+from deepseek_ls.lsp.plan_doc import read_comments, render
+from deepseek_ls.lsp.routing import explanation
+from deepseek_ls.lsp.server import DeepSeekServer
+from deepseek_ls.lsp.uris import current_text, relpath_to_uri
+
+log = logging.getLogger(__name__)
+
+BUSY_STATES = ("Planning", "ExecutingStep", "AwaitingApproval", "AwaitingUserInput", "Verifying")
 
 
-def register(server) -> None:
-    return None
+def agent(ls: DeepSeekServer) -> Any:
+    if ls.services is None:
+        raise RuntimeError("the server is not initialized")
+    return ls.services.agent
+
+
+def status(ls: DeepSeekServer, session_id: str | None = None) -> dict[str, Any]:
+    """`Status` (docs/protocol.md) of `session_id` (default: the active session)."""
+    sid = session_id or ls.active_session
+    view = ls.session_views.get(sid or "")
+    if view is None:
+        return {"session_id": sid, "state": "Idle", "max_think_active": False, "running": ls.tasks.running}
+    decisions = view.get("decisions") or []
+    last = decisions[-1] if decisions else None
+    return {
+        "session_id": sid,
+        "state": view.get("state", "Idle"),
+        "profile": last.get("profile") if last else None,
+        "max_think_active": bool(last and last.get("profile") == "max_think" and view.get("state") in BUSY_STATES),
+        "last_decision": explanation(last) if last else None,
+        "last_error": view.get("last_error"),
+        "running": ls.tasks.running,
+    }
+
+
+def refresh_session(ls: DeepSeekServer, session_id: str, *, make_active: bool = True) -> dict[str, Any]:
+    """Re-read the session's view from the agent, rewrite its plan document, tell
+    the client (`deepseek/status`, lens refresh)."""
+    view = agent(ls).session_view(session_id)
+    previous = ls.session_views.get(session_id)
+    ls.session_views[session_id] = view
+    if make_active:
+        ls.active_session = session_id
+    if view.get("plan"):
+        write_plan_document(ls, session_id, view["plan"], keep_comments=_same_plan(previous, view))
+    ls.notify(names.NOTIFY_STATUS, status(ls, session_id))
+    refresh_lenses(ls)
+    return view
+
+
+def _same_plan(previous: dict[str, Any] | None, view: dict[str, Any]) -> bool:
+    before = (previous or {}).get("plan") or {}
+    after = view.get("plan") or {}
+    return before.get("plan_id") == after.get("plan_id") and before.get("version") == after.get("version")
+
+
+def plan_document_path(ls: DeepSeekServer, session_id: str) -> Path:
+    assert ls.root is not None
+    return ls.root / plan_doc_relpath(session_id)
+
+
+def plan_comments(ls: DeepSeekServer, session_id: str) -> dict[str, list[str]]:
+    """Comments the person wrote in the plan document (buffer if open, else disk)."""
+    assert ls.root is not None
+    text, _ = current_text(ls, relpath_to_uri(ls.root, plan_doc_relpath(session_id)))
+    return read_comments(text)
+
+
+def write_plan_document(ls: DeepSeekServer, session_id: str, plan: dict[str, Any], *, keep_comments: bool) -> Path:
+    """Write `.deepseek/plans/<session>.md`; comments survive while the plan version
+    is unchanged (a revision consumed them); they are read from the open buffer
+    when there is one, so unsaved comments are kept too."""
+    path = plan_document_path(ls, session_id)
+    comments = plan_comments(ls, session_id) if keep_comments and path.exists() else {}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(session_id, plan, comments), encoding="utf-8")
+    return path
+
+
+# -- commands ------------------------------------------------------------------
+
+
+async def sessions_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    summaries = await asyncio.to_thread(agent(ls).sessions)
+    return {
+        "sessions": [
+            {
+                "session_id": s.session_id,
+                "state": s.state,
+                "created": s.created_at,
+                "prompt": s.prompt,
+                "mode": s.mode,
+                "last_failure": s.last_failure,
+            }
+            for s in summaries
+        ]
+    }
+
+
+async def resume_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    a = parse_args(SessionArgs, args)
+    result = await agent(ls).resume(a.session_id)
+    sid = result["session_id"]
+    view = refresh_session(ls, sid)
+    changed(ls, [f for p in view.get("patches", []) for f in p.get("files", [])])
+    return {"session_id": sid, "state": view["state"], "plan": view.get("plan")}
+
+
+async def cancel_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    a = parse_args(OptionalSessionArgs, args)
+    sid = a.session_id or ls.active_session
+    if not sid:
+        raise ValueError("no session to cancel; give session_id")
+    cancelled = False
+    task = ls.session_tasks.get(sid)
+    if task is not None and not task.done():
+        task.cancel()
+        cancelled = True
+    cancelled = await agent(ls).cancel(sid) or cancelled
+    for request_ in ls.approvals.pending() if ls.approvals else []:
+        if request_.session_id in (sid, None):
+            ls.approvals.resolve(request_.request_id, "deny", "session cancelled")
+    if sid in ls.session_views:
+        refresh_session(ls, sid, make_active=False)
+    return {"cancelled": cancelled, "session_id": sid}
+
+
+async def undo_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    store = ls.services.patches if ls.services else None
+    if store is None:
+        raise RuntimeError("the server is not initialized")
+    live = [m for m in store.checkpoints.list() if not m.get("restored")]
+    checkpoint_id = live[-1]["checkpoint_id"] if live else None
+    restored = await asyncio.to_thread(store.undo)
+    if not restored:
+        raise LookupError(
+            "nothing to undo: no checkpoint was made (hunks accepted in the editor are undone with the editor's undo)"
+        )
+    changed(ls, restored)
+    return {"restored": restored, "checkpoint_id": checkpoint_id}
+
+
+def plan_request(ls: DeepSeekServer, params: Any) -> dict[str, Any] | None:
+    a = parse_args(OptionalSessionArgs, params)
+    sid = a.session_id or ls.active_session
+    if not sid:
+        return None
+    view = ls.session_views.get(sid)
+    if view is None:
+        view = refresh_session(ls, sid, make_active=False)
+    return {"session_id": sid, "state": view.get("state"), "plan": view.get("plan")}
+
+
+def status_request(ls: DeepSeekServer, params: Any) -> dict[str, Any]:
+    return status(ls)
+
+
+def register(server: DeepSeekServer) -> None:
+    from deepseek_ls.lsp.guard import command, request
+
+    command(server, names.CMD_SESSIONS, sessions_command)
+    command(server, names.CMD_RESUME, resume_command)
+    command(server, names.CMD_CANCEL, cancel_command)
+    command(server, names.CMD_UNDO, undo_command)
+    request(server, names.REQ_PLAN, plan_request)
+    request(server, names.REQ_STATUS, status_request)
+
+
+def show_document(ls: DeepSeekServer, path: Path) -> None:
+    uri = relpath_to_uri(ls.root, path.relative_to(ls.root).as_posix())
+    if ls.client_supports("window", "show_document", "support"):
+        ls.tasks.spawn(
+            ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True)), "show plan"
+        )

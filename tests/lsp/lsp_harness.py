@@ -11,11 +11,28 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
+
+from deepseek_ls.lsp.textedits import LineEdit, apply_edits
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 CLIENTS = ["neovim", "visual-studio-code"]
 
 SERVER_COMMAND = [sys.executable, "-m", "deepseek_ls", "serve", "--stdio"]
+
+APP = '''def greet(name):
+    return "Hello " + name
+
+
+def add(a, b):
+    return a - b
+'''
+
+TEST_APP = '''from app import add
+
+
+def test_add():
+    assert add(2, 3) == 5
+'''
 
 
 class EditorState:
@@ -28,6 +45,7 @@ class EditorState:
         self.message_answer: Callable[[types.ShowMessageRequestParams], str | None] = lambda p: None
         self.notifications: dict[str, list[Any]] = {}
         self.lens_refreshes = 0
+        self.registrations: list[types.Registration] = []
 
 
 def install_editor_handlers(client: LanguageClient, state: EditorState) -> None:
@@ -43,6 +61,10 @@ def install_editor_handlers(client: LanguageClient, state: EditorState) -> None:
         state.message_requests.append(params)
         title = state.message_answer(params)
         return types.MessageActionItem(title=title) if title else None
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register_capability(params: types.RegistrationParams) -> None:
+        state.registrations.extend(params.registrations)
 
     @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
     def code_lens_refresh(params: None) -> None:
@@ -88,3 +110,70 @@ async def wait_until(predicate: Callable[[], Any], timeout: float = 10.0) -> Any
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError("condition not met within timeout")
         await asyncio.sleep(0.02)
+
+
+def file_uri(root: Path, rel: str = "app.py") -> str:
+    return from_fs_path(str(root / rel))
+
+
+def open_doc(client, uri: str, text: str, version: int = 1) -> None:
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)
+        )
+    )
+
+
+def replace_all(client, uri: str, text: str, version: int) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+async def lenses(client, uri: str) -> list[types.CodeLens]:
+    return await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+
+
+async def run(client, command: str, args: dict) -> object:
+    return await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=command, arguments=[args])
+    )
+
+
+UNVERSIONED = "unversioned"
+
+
+def edited_text(before: str, edit_params: types.ApplyWorkspaceEditParams) -> tuple[str, object]:
+    """What the editor's buffer becomes, and the version the edit was made for:
+    a versioned TextDocumentEdit when the client supports `documentChanges`
+    (VS Code), else plain `changes` (Neovim's advertised capabilities)."""
+    edit = edit_params.edit
+    if edit.document_changes is not None:
+        assert len(edit.document_changes) == 1
+        doc_edit = edit.document_changes[0]
+        text_edits, version = doc_edit.edits, doc_edit.text_document.version
+    else:
+        assert edit.changes is not None and len(edit.changes) == 1
+        (text_edits,) = edit.changes.values()
+        version = UNVERSIONED
+    edits = [
+        LineEdit(e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character, e.new_text)
+        for e in text_edits
+    ]
+    return apply_edits(before, edits), version
+
+
+def expected_version(client_name: str, version: int | None) -> object:
+    return version if client_name == "visual-studio-code" else UNVERSIONED
+
+
+def text_edits(edit_params: types.ApplyWorkspaceEditParams) -> list[types.TextEdit]:
+    edit = edit_params.edit
+    if edit.document_changes is not None:
+        return list(edit.document_changes[0].edits)
+    return list(next(iter(edit.changes.values())))

@@ -10,12 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lsprotocol import types
+from lsp_harness import edited_text, expected_version, file_uri, lenses, open_doc, replace_all, run, text_edits
 from pygls.exceptions import JsonRpcException
-from pygls.uris import from_fs_path
 
 from deepseek_ls.lsp import names
-from deepseek_ls.lsp.textedits import LineEdit, apply_edits
 from deepseek_ls.patch import PatchStore
 from deepseek_ls.policy import PathPolicy
 from deepseek_ls.workspace import state_dir
@@ -46,81 +44,14 @@ def staged(workspace: Path):
     return store, patch.patch_id, first.hunk_id, second.hunk_id
 
 
-def _uri(workspace: Path) -> str:
-    return from_fs_path(str(workspace / "app.py"))
-
-
-def _open(client, uri: str, text: str, version: int = 1) -> None:
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)
-        )
-    )
-
-
-def _replace_all(client, uri: str, text: str, version: int) -> None:
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
-        )
-    )
-
-
-async def _lenses(client, uri: str) -> list[types.CodeLens]:
-    return await client.text_document_code_lens_async(
-        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
-    )
-
-
-async def _run(client, command: str, args: dict) -> object:
-    return await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command=command, arguments=[args])
-    )
-
-
-UNVERSIONED = "unversioned"
-
-
-def _edited_text(before: str, edit_params: types.ApplyWorkspaceEditParams) -> tuple[str, object]:
-    """What the editor's buffer becomes, and the version the edit was made for:
-    a versioned TextDocumentEdit when the client supports `documentChanges`
-    (VS Code), else plain `changes` (Neovim's advertised capabilities)."""
-    edit = edit_params.edit
-    if edit.document_changes is not None:
-        assert len(edit.document_changes) == 1
-        doc_edit = edit.document_changes[0]
-        text_edits, version = doc_edit.edits, doc_edit.text_document.version
-    else:
-        assert edit.changes is not None and len(edit.changes) == 1
-        (text_edits,) = edit.changes.values()
-        version = UNVERSIONED
-    edits = [
-        LineEdit(e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character, e.new_text)
-        for e in text_edits
-    ]
-    return apply_edits(before, edits), version
-
-
-def _expected_version(client_name: str, version: int | None) -> object:
-    return version if client_name == "visual-studio-code" else UNVERSIONED
-
-
-def _text_edits(edit_params: types.ApplyWorkspaceEditParams) -> list[types.TextEdit]:
-    edit = edit_params.edit
-    if edit.document_changes is not None:
-        return list(edit.document_changes[0].edits)
-    return list(next(iter(edit.changes.values())))
-
-
 async def test_hunk_lenses_accept_one_reject_other(editor, workspace: Path, staged, client_name: str) -> None:
     client, state = editor
     store, patch_id, first, second = staged
-    uri = _uri(workspace)
-    _open(client, uri, ORIGINAL, version=7)
+    uri = file_uri(workspace)
+    open_doc(client, uri, ORIGINAL, version=7)
 
-    lenses = await _lenses(client, uri)
-    by_title = {(lens.command.title, lens.range.start.line) for lens in lenses}
+    found = await lenses(client, uri)
+    by_title = {(lens.command.title, lens.range.start.line) for lens in found}
     # First changed line of hunk 1 is "line 3" (0-based 2); hunk 2 adds after "line 20" (0-based 20).
     assert ("Accept", 2) in by_title and ("Reject", 2) in by_title
     assert ("Accept", 20) in by_title and ("Reject", 20) in by_title
@@ -131,24 +62,24 @@ async def test_hunk_lenses_accept_one_reject_other(editor, workspace: Path, stag
     assert [h.hunk_id for h in hunks.hunks] == [first, second]
     assert hunks.hunks[1].added == [20]
 
-    result = await _run(client, names.CMD_ACCEPT_HUNK, {"patch_id": patch_id, "hunk_id": first})
+    result = await run(client, names.CMD_ACCEPT_HUNK, {"patch_id": patch_id, "hunk_id": first})
     assert result["applied"] is True and result["version"] == 7
     assert len(state.applied_edits) == 1
-    after, version = _edited_text(ORIGINAL, state.applied_edits[0])
-    assert version == _expected_version(client_name, 7)
+    after, version = edited_text(ORIGINAL, state.applied_edits[0])
+    assert version == expected_version(client_name, 7)
     assert after == ORIGINAL.replace("line 3\n", "line three\n")  # exactly hunk 1, not hunk 2
-    edits = _text_edits(state.applied_edits[0])
+    edits = text_edits(state.applied_edits[0])
     assert len(edits) == 1 and edits[0].range.start.line == 2 and edits[0].range.end.line == 3
 
     # The editor applied it: its buffer moves to version 8.
-    _replace_all(client, uri, after, version=8)
-    rejected = await _run(client, names.CMD_REJECT_HUNK, {"patch_id": patch_id, "hunk_id": second})
+    replace_all(client, uri, after, version=8)
+    rejected = await run(client, names.CMD_REJECT_HUNK, {"patch_id": patch_id, "hunk_id": second})
     assert rejected["rejected"] is True
     assert len(state.applied_edits) == 1  # rejecting sends nothing
 
     statuses = {h.hunk_id: h.status for h in store.get(patch_id).hunks}
     assert statuses == {first: "accepted", second: "rejected"}
-    assert [lens for lens in await _lenses(client, uri) if "Accept" in lens.command.title] == []
+    assert [lens for lens in await lenses(client, uri) if "Accept" in lens.command.title] == []
     assert state.notifications.get("deepseek/hunksChanged")
 
 
@@ -157,30 +88,30 @@ async def test_typing_elsewhere_rebases_onto_the_current_version(
 ) -> None:
     client, state = editor
     _, patch_id, first, _ = staged
-    uri = _uri(workspace)
-    _open(client, uri, ORIGINAL, version=1)
+    uri = file_uri(workspace)
+    open_doc(client, uri, ORIGINAL, version=1)
     typed = "# a comment the user typed\n" + ORIGINAL
-    _replace_all(client, uri, typed, version=2)
+    replace_all(client, uri, typed, version=2)
 
-    lenses = await _lenses(client, uri)
-    assert ("Accept", 3) in {(lens.command.title, lens.range.start.line) for lens in lenses}
+    found = await lenses(client, uri)
+    assert ("Accept", 3) in {(lens.command.title, lens.range.start.line) for lens in found}
 
-    result = await _run(client, names.CMD_ACCEPT_HUNK, {"patch_id": patch_id, "hunk_id": first})
+    result = await run(client, names.CMD_ACCEPT_HUNK, {"patch_id": patch_id, "hunk_id": first})
     assert result["applied"] is True
-    after, version = _edited_text(typed, state.applied_edits[0])
-    assert version == _expected_version(client_name, 2)
+    after, version = edited_text(typed, state.applied_edits[0])
+    assert version == expected_version(client_name, 2)
     assert after == typed.replace("line 3\n", "line three\n")  # the user's line is kept
 
 
 async def test_conflicting_edit_is_refused_and_nothing_is_recorded(editor, workspace: Path, staged) -> None:
     client, state = editor
     store, patch_id, first, _ = staged
-    uri = _uri(workspace)
-    _open(client, uri, ORIGINAL, version=1)
+    uri = file_uri(workspace)
+    open_doc(client, uri, ORIGINAL, version=1)
     mine = ORIGINAL.replace("line 3\n", "line 3 edited by me\n")
-    _replace_all(client, uri, mine, version=2)
+    replace_all(client, uri, mine, version=2)
 
-    result = await _run(client, names.CMD_ACCEPT_HUNK, {"patch_id": patch_id, "hunk_id": first})
+    result = await run(client, names.CMD_ACCEPT_HUNK, {"patch_id": patch_id, "hunk_id": first})
     assert result["applied"] is False
     assert "conflicts" in result["message"]
     assert state.applied_edits == []
@@ -193,9 +124,9 @@ async def test_editor_refusing_the_edit_records_nothing(editor, workspace: Path,
     client, state = editor
     store, patch_id, first, _ = staged
     state.apply_result = False
-    uri = _uri(workspace)
-    _open(client, uri, ORIGINAL, version=3)
-    result = await _run(client, names.CMD_ACCEPT_HUNK, {"patch_id": patch_id, "hunk_id": first})
+    uri = file_uri(workspace)
+    open_doc(client, uri, ORIGINAL, version=3)
+    result = await run(client, names.CMD_ACCEPT_HUNK, {"patch_id": patch_id, "hunk_id": first})
     assert result["applied"] is False and "refused" in result["message"]
     assert store.get(patch_id).hunk(first).status == "pending"
 
@@ -205,10 +136,10 @@ async def test_accept_file_of_an_unopened_file_sends_a_null_version(
 ) -> None:
     client, state = editor
     store, patch_id, first, second = staged
-    result = await _run(client, names.CMD_ACCEPT_FILE, {"patch_id": patch_id, "uri": _uri(workspace)})
+    result = await run(client, names.CMD_ACCEPT_FILE, {"patch_id": patch_id, "uri": file_uri(workspace)})
     assert result["applied"] is True
-    after, version = _edited_text(ORIGINAL, state.applied_edits[0])
-    assert version == _expected_version(client_name, None)
+    after, version = edited_text(ORIGINAL, state.applied_edits[0])
+    assert version == expected_version(client_name, None)
     assert after == ORIGINAL.replace("line 3\n", "line three\n").replace("line 20\n", "line 20\nline 20.5\n")
     assert {h.status for h in store.get(patch_id).hunks} == {"accepted"}
 
@@ -217,5 +148,5 @@ async def test_unknown_hunk_is_a_clear_error(editor, workspace: Path, staged) ->
     client, _ = editor
     _, patch_id, _, _ = staged
     with pytest.raises(JsonRpcException, match="no hunk"):
-        await _run(client, names.CMD_ACCEPT_HUNK, {"patch_id": patch_id, "hunk_id": "nope"})
+        await run(client, names.CMD_ACCEPT_HUNK, {"patch_id": patch_id, "hunk_id": "nope"})
     assert any("no hunk" in m.message for m in client.messages)
