@@ -1,0 +1,126 @@
+"""`deepseek-ls apply` / `deepseek-ls diff` driven as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TWO_FILES = (
+    "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
+    "--- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,3 @@\n alpha\n+inserted\n beta\n"
+)
+
+
+def run(workspace: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DEEPSEEK_")}
+    return subprocess.run(
+        [sys.executable, "-m", "deepseek_ls", "--workspace", str(workspace), *args],
+        input=stdin if stdin is not None else "",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        cwd=workspace,
+        start_new_session=True,  # no controlling terminal: the CLI cannot prompt
+    )
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / "a.txt").write_text("one\ntwo\nthree\n")
+    (root / "b.txt").write_text("alpha\nbeta\n")
+    (root / "change.diff").write_text(TWO_FILES)
+    return root
+
+
+def test_apply_diff_file_with_yes(workspace: Path) -> None:
+    proc = run(workspace, "apply", "--diff", "change.diff", "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert "applied 2 hunk(s) to 2 file(s)" in proc.stdout
+    assert (workspace / "a.txt").read_text() == "one\nTWO\nthree\n"
+    assert (workspace / "b.txt").read_text() == "alpha\ninserted\nbeta\n"
+
+
+def test_apply_diff_from_stdin(workspace: Path) -> None:
+    proc = run(workspace, "apply", "--diff", "-", "--yes", stdin=TWO_FILES)
+    assert proc.returncode == 0, proc.stderr
+    assert (workspace / "a.txt").read_text() == "one\nTWO\nthree\n"
+
+
+def test_check_validates_and_changes_nothing(workspace: Path) -> None:
+    proc = run(workspace, "apply", "--diff", "change.diff", "--check")
+    assert proc.returncode == 0 and "check passed" in proc.stdout
+    assert (workspace / "a.txt").read_text() == "one\ntwo\nthree\n"
+    assert json.loads(run(workspace, "diff", "--json").stdout) == {"patches": []}
+
+
+def test_one_failing_file_means_exit_1_and_no_file_changed(workspace: Path) -> None:
+    bad = TWO_FILES.replace(" alpha\n+inserted\n beta\n", " gamma\n+inserted\n delta\n")
+    proc = run(workspace, "apply", "--diff", "-", "--yes", stdin=bad)
+    assert proc.returncode == 1
+    assert "b.txt" in proc.stderr and "nearest candidate" in proc.stderr and "nothing was changed" in proc.stderr
+    assert (workspace / "a.txt").read_text() == "one\ntwo\nthree\n"
+    assert (workspace / "b.txt").read_text() == "alpha\nbeta\n"
+
+
+def test_conflict_at_apply_time_changes_nothing(workspace: Path) -> None:
+    staged = run(workspace, "apply", "--diff", "change.diff")  # no terminal: staged, not applied
+    assert staged.returncode == 1 and "pass --yes" in staged.stderr
+    patch_id = json.loads(run(workspace, "diff", "--json").stdout)["patches"][0]["patch_id"]
+    (workspace / "a.txt").write_text("one\ntwo, edited by hand\nthree\n")
+    proc = run(workspace, "apply", patch_id, "--yes")
+    assert proc.returncode == 1 and "overlap" in proc.stderr
+    assert (workspace / "a.txt").read_text() == "one\ntwo, edited by hand\nthree\n"
+    assert (workspace / "b.txt").read_text() == "alpha\nbeta\n"
+
+
+def test_diff_lists_hunk_ids_and_apply_takes_one_hunk(workspace: Path) -> None:
+    run(workspace, "apply", "--diff", "change.diff")
+    listing = json.loads(run(workspace, "diff", "--json").stdout)["patches"][0]
+    hunks = {h["file"]: h["hunk_id"] for h in listing["hunks"]}
+    assert set(hunks) == {"a.txt", "b.txt"}
+    assert "base_text" not in json.dumps(listing)
+    proc = run(workspace, "apply", listing["patch_id"], "--hunk", hunks["b.txt"], "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert (workspace / "a.txt").read_text() == "one\ntwo\nthree\n"
+    assert (workspace / "b.txt").read_text() == "alpha\ninserted\nbeta\n"
+    human = run(workspace, "diff", listing["patch_id"]).stdout
+    assert f"{hunks['b.txt']}  [accepted]" in human and f"{hunks['a.txt']}  [pending]" in human
+
+
+def test_undo_restores_the_last_apply(workspace: Path) -> None:
+    assert run(workspace, "apply", "--diff", "change.diff", "--yes").returncode == 0
+    proc = run(workspace, "apply", "--undo")
+    assert proc.returncode == 0 and "a.txt" in proc.stdout and "b.txt" in proc.stdout
+    assert (workspace / "a.txt").read_text() == "one\ntwo\nthree\n"
+    assert (workspace / "b.txt").read_text() == "alpha\nbeta\n"
+    again = run(workspace, "apply", "--undo")
+    assert again.returncode == 1 and "nothing to undo" in again.stderr
+
+
+@pytest.mark.parametrize(
+    ("diff", "message"),
+    [
+        pytest.param("--- a/.git/config\n+++ b/.git/config\n@@ -1 +1 @@\n-a\n+b\n", "reserved", id="git-dir"),
+        pytest.param("--- a/../outside.txt\n+++ b/../outside.txt\n@@ -1 +1 @@\n-a\n+b\n", "'..'", id="escape"),
+        pytest.param("not a diff at all\n", "no file changes", id="prose"),
+    ],
+)
+def test_bad_diffs_exit_non_zero_with_a_reason(workspace: Path, diff: str, message: str) -> None:
+    before = {p.name: p.read_bytes() for p in workspace.iterdir() if p.is_file()}
+    proc = run(workspace, "apply", "--diff", "-", "--yes", stdin=diff)
+    assert proc.returncode == 1 and message in proc.stderr
+    assert {p.name: p.read_bytes() for p in workspace.iterdir() if p.is_file()} == before
+
+
+def test_apply_needs_a_patch_or_a_diff(workspace: Path) -> None:
+    proc = run(workspace, "apply")
+    assert proc.returncode == 2 and "PATCH_ID or --diff" in proc.stderr
