@@ -173,8 +173,32 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # stderr noise off; requests are recorded
         return None
 
-    # -- routing ---------------------------------------------------------
+    _responded = False
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self._responded = True
+        super().send_response(code, message)
+
     def do_GET(self) -> None:
+        self._guarded(self._get)
+
+    def do_POST(self) -> None:
+        self._guarded(self._post)
+
+    def _guarded(self, route: Any) -> None:
+        """A bug in the fake (or a script it cannot serve) is a readable 500, not a dropped connection."""
+        try:
+            route()
+        except (_ClientGone, BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception as exc:  # noqa: BLE001 - reported to the client that caused it
+            if self._responded:
+                raise
+            self._send_json(500, ApiError(500, f"fake DeepSeek internal error: {exc!r}", "fake_error").body(),
+                            headers={"x-should-retry": "false"})
+
+    # -- routing ---------------------------------------------------------
+    def _get(self) -> None:
         path = self._path()
         if path == "/_fake/requests":
             return self._send_json(200, [r.to_json() for r in self.server_fake.requests])
@@ -188,7 +212,7 @@ class _Handler(BaseHTTPRequestHandler):
         data = [{"id": m, "object": "model", "owned_by": "deepseek"} for m in MODELS]
         self._send_json(200, {"object": "list", "data": data}, record)
 
-    def do_POST(self) -> None:
+    def _post(self) -> None:
         path = self._path()
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         try:

@@ -143,3 +143,16 @@ def test_process_mode_rejects_a_bad_script_clearly(tmp_path):
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 2
     assert "cannot load script" in result.stderr and "bogus" in result.stderr
+
+
+def test_a_bug_inside_the_fake_is_a_readable_500_not_a_dropped_connection(fake_deepseek, api, monkeypatch):
+    from deepseek_ls.testkit import responses
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("cannot build this body")
+
+    monkeypatch.setattr(responses, "chat_body", broken)
+    fake_deepseek.add({"content": "x"})
+    response = api.chat(USER)
+    assert response.status_code == 500
+    assert "fake DeepSeek internal error" in response.text and "cannot build this body" in response.text
