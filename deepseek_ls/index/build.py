@@ -155,7 +155,8 @@ def full_build(
             raise BuildCancelled("index build cancelled")
         storage = finish(writer, gen_dir)
     except BaseException:
-        del writer, index
+        writer.rollback()
+        del batch, writer, index
         shutil.rmtree(gen_dir, ignore_errors=True)
         raise
     manifest = _manifest(

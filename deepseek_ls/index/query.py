@@ -48,7 +48,8 @@ class QueryResult(BaseModel):
 @dataclass
 class CompiledQuery:
     query: tantivy.Query | None
-    terms: list[str]  # lowercased, for line hits
+    terms: list[str]  # the query's words, lowercased, for line hits
+    part_terms: list[str]  # their sub-words: line hits only when no line has a whole word
     warnings: list[str]
 
 
@@ -60,9 +61,10 @@ def _parse(index: tantivy.Index, text: str, fields: list[str], boosts: dict[str,
 def compile_query(index: tantivy.Index, text: str) -> CompiledQuery:
     words = query_words(text)
     parts = query_parts(text)
-    terms = sorted({w.lower() for w in words} | set(parts), key=lambda t: (-len(t), t))
+    terms = sorted({w.lower() for w in words}, key=lambda t: (-len(t), t))
+    part_terms = sorted(set(parts) - set(terms), key=lambda t: (-len(t), t))
     if not words:
-        return CompiledQuery(None, [], [])
+        return CompiledQuery(None, [], [], [])
     fields = list(f.FIELD_BOOSTS)
     main, errors = _parse(index, text, fields, f.FIELD_BOOSTS)
     warnings: list[str] = []
@@ -73,7 +75,7 @@ def compile_query(index: tantivy.Index, text: str) -> CompiledQuery:
     if parts:
         extra, _ = _parse(index, " ".join(parts), [f.PARTS], {f.PARTS: f.PARTS_BOOST})
         clauses.append((tantivy.Occur.Should, extra))
-    return CompiledQuery(tantivy.Query.boolean_query(clauses), terms, warnings)
+    return CompiledQuery(tantivy.Query.boolean_query(clauses), terms, part_terms, warnings)
 
 
 def with_filters(
@@ -115,6 +117,10 @@ def line_hits(content: str, terms: list[str], limit: int = MAX_LINES_PER_FILE) -
     return out
 
 
+def _lines_for(content: str, compiled: CompiledQuery) -> list[LineHit]:
+    return line_hits(content, compiled.terms) or line_hits(content, compiled.part_terms)
+
+
 def run(
     index: tantivy.Index,
     searcher: tantivy.Searcher,
@@ -141,7 +147,7 @@ def run(
     return [
         FileHit(
             path=path, score=score, lang=doc.get_first(f.LANG) or "text",
-            lines=line_hits(doc.get_first(f.CONTENT) or "", compiled.terms),
+            lines=_lines_for(doc.get_first(f.CONTENT) or "", compiled),
         )
         for score, path, doc in scored[:top_k]
     ]

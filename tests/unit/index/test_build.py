@@ -1,0 +1,83 @@
+"""build(): skipped files, progress, cancellation, files that change mid-build, the write lock."""
+
+import threading
+
+import pytest
+
+from deepseek_ls.index import BuildCancelled, IndexBusy
+
+
+def test_binary_and_oversized_files_are_skipped_and_reported(workspace, make_index):
+    (workspace / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00binary")
+    (workspace / "huge.py").write_text("x = 1\n" * 400)  # 2,400 bytes
+    index = make_index(workspace, max_file_bytes=2000)
+    report = index.build()
+    skipped = {s.path: s.reason for s in report.skipped}
+    assert skipped == {"logo.png": "binary", "huge.py": "too_large"}
+    assert report.total_files == 6
+    # skipped files are still part of the snapshot: no spurious "added" in status
+    assert index.status().state == "fresh"
+    (workspace / "huge.py").write_text("small = True\n")
+    assert [(c.change, c.path) for c in index.status().changed] == [("modified", "huge.py")]
+    index.update()
+    assert [h.path for h in index.query("small").hits] == ["huge.py"]
+
+
+def test_progress_counts_every_file_with_a_rate(workspace, make_index):
+    seen = []
+    make_index(workspace).build(progress=seen.append)
+    assert [p.done for p in seen] == list(range(1, 7))
+    assert all(p.total == 6 for p in seen)
+    assert all(p.files_per_second > 0 for p in seen)
+    assert [p.path for p in seen] == sorted(p.path for p in seen)  # stable path order
+
+
+def test_cancelled_build_leaves_the_previous_index_untouched(workspace, make_index):
+    index = make_index(workspace)
+    index.build()
+    before = index._opened().manifest
+    cancel = threading.Event()
+
+    def stop_halfway(progress):
+        if progress.done == 3:
+            (workspace / "app" / "config.py").write_text("def only_in_the_cancelled_build():\n    pass\n")
+            cancel.set()
+
+    with pytest.raises(BuildCancelled):
+        index.build(progress=stop_halfway, cancel=cancel)
+    assert index._opened().manifest == before
+    assert sorted(p.name for p in index.dir.iterdir() if p.name.startswith("gen-")) == [before.storage.generation]
+    assert index.query("parse_config").hits  # still answers from the old index
+
+
+def test_a_file_changed_after_it_was_read_is_read_again_alone(workspace, make_index):
+    index = make_index(workspace)
+
+    def edit_an_already_read_file(progress):
+        if progress.done == 4:  # "app/config.py" (2nd in path order) was read already
+            (workspace / "app" / "config.py").write_text("def written_during_build():\n    pass\n")
+
+    report = index.build(progress=edit_an_already_read_file)
+    assert report.restarted == ["app/config.py"]
+    assert [h.path for h in index.query("written_during_build").hits] == ["app/config.py"]
+    assert index.status().state == "fresh"
+
+
+def test_a_second_writer_waits_for_the_lock_then_gives_a_clear_error(workspace, make_index):
+    holder = make_index(workspace)
+    other = make_index(workspace)
+    other.lock_timeout = 0.2
+    with holder._locked():
+        with pytest.raises(IndexBusy, match="another process"):
+            other.build()
+    other.build()  # free again
+
+
+def test_build_in_an_empty_workspace(tmp_path, make_index):
+    root = tmp_path / "empty"
+    root.mkdir()
+    index = make_index(root)
+    report = index.build()
+    assert report.total_files == 0
+    assert index.query("anything").hits == []
+    assert index.status().state == "fresh"

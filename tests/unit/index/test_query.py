@@ -1,0 +1,98 @@
+"""query(): ranking, line hits, filters, and user text that never raises."""
+
+import pytest
+
+
+@pytest.fixture
+def index(workspace, make_index):
+    idx = make_index(workspace)
+    idx.build()
+    return idx
+
+
+def paths(result):
+    return [h.path for h in result.hits]
+
+
+def test_definition_ranks_above_mentions_and_lines_point_at_matches(index, workspace):
+    result = index.query("parse_config")
+    assert result.fresh is True
+    assert paths(result)[0] == "app/config.py"
+    assert set(paths(result)) >= {"app/config.py", "app/server.py"}
+    top = result.hits[0]
+    lines = workspace.joinpath("app/config.py").read_text().splitlines()
+    assert [h.line for h in top.lines] == [6]
+    assert top.lines[0].text == lines[5].strip() == "def parse_config(text):"
+
+
+def test_camel_case_query_finds_snake_case_code_through_subwords(index):
+    assert "app/config.py" in paths(index.query("parseConfig"))
+    assert paths(index.query("fetchUserProfile"))[0] == "web/client.ts"
+    # a single sub-word finds the compound identifier
+    assert "web/client.ts" in paths(index.query("profile"))
+
+
+def test_whole_identifier_beats_its_parts(index):
+    result = index.query("HTTPServer")
+    assert paths(result)[0] == "app/server.py"  # defines it; README.md only mentions it
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param('"unclosed quote', id="quote"),
+        pytest.param("foo(bar", id="paren"),
+        pytest.param("app.config:parse", id="looks-like-a-field"),
+        pytest.param("AND OR NOT", id="only-operators"),
+        pytest.param("-", id="lone-dash"),
+        pytest.param("", id="empty"),
+        pytest.param("   \t", id="blank"),
+        pytest.param("[1 TO", id="range"),
+        pytest.param("*", id="star"),
+        pytest.param("配置 parse_config", id="non-ascii"),
+    ],
+)
+def test_user_text_never_raises(index, text):
+    result = index.query(text)
+    assert result.query == text
+
+
+def test_syntax_error_falls_back_to_words_with_a_warning(index):
+    result = index.query('"parse_config')
+    assert paths(result)[0] == "app/config.py"
+    assert result.warnings and "words" in result.warnings[0]
+
+
+def test_path_glob_and_language_filters(index):
+    assert set(paths(index.query("parse_config", path_glob="app/"))) == {"app/config.py", "app/server.py"}
+    assert paths(index.query("parse_config", path_glob="*.rs")) == ["native/lib.rs"]
+    assert paths(index.query("parse_config", lang="rust")) == ["native/lib.rs"]
+    assert paths(index.query("parse_config", lang="rs")) == ["native/lib.rs"]  # alias
+    assert paths(index.query("parse_config", path_glob="nothing/")) == []
+
+
+def test_top_k_limits_the_files(index):
+    assert len(index.query("config", top_k=1).hits) == 1
+    assert len(index.query("config", top_k=50).hits) > 1
+
+
+def test_line_hits_are_capped_and_in_line_order(make_index, tmp_path):
+    root = tmp_path / "many"
+    root.mkdir()
+    (root / "big.py").write_text("".join(f"value_{i} = needle_word + {i}\n" for i in range(200)))
+    idx = make_index(root)
+    idx.build()
+    hit = idx.query("needle_word").hits[0]
+    assert 1 <= len(hit.lines) <= 5
+    assert [line.line for line in hit.lines] == sorted(line.line for line in hit.lines)
+    assert all("needle_word" in line.text for line in hit.lines)
+
+
+def test_long_lines_are_trimmed_to_a_short_snippet(make_index, tmp_path):
+    root = tmp_path / "long"
+    root.mkdir()
+    (root / "wide.js").write_text("var needle = '" + "x" * 5000 + "';\n")
+    idx = make_index(root)
+    idx.build()
+    (line,) = idx.query("needle").hits[0].lines
+    assert len(line.text) <= 160 and line.text.endswith("…")
