@@ -1,0 +1,316 @@
+"""The HTTP side of the fake DeepSeek server: routing, validation, answers and faults.
+
+`FakeDeepSeek` (fake_deepseek.py) owns the script and the records; this module
+turns one HTTP request into one recorded, scripted (or faulty) answer.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field, fields
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+
+from deepseek_ls.testkit import responses
+from deepseek_ls.testkit.script import Reply, request_endpoint
+from deepseek_ls.testkit.validation import ApiError, check_auth, check_chat_body, check_fim_body
+
+if TYPE_CHECKING:
+    from deepseek_ls.testkit.fake_deepseek import FakeDeepSeek
+
+ROLE_HEADER = "x-deepseek-ls-role"
+MODELS = ["deepseek-chat", "deepseek-reasoner"]
+NO_MATCH = "no scripted reply matched"
+
+
+@dataclass
+class RecordedRequest:
+    """One request the fake received, for assertions."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    role: str | None
+    endpoint: str
+    status: int | None = None
+    reply_index: int | None = None
+    first_byte_at: float | None = None  # time.perf_counter() when the first response byte was sent
+    first_content_at: float | None = None  # perf_counter() just before the first text-bearing chunk was written
+    disconnected: bool = False  # the client went away before the answer ended
+    finished: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "finished"}
+
+
+class _ClientGone(Exception):
+    pass
+
+
+class FakeHTTPServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client closing its connection (cancellation, tests ending) is normal here.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+def make_handler(fake: "FakeDeepSeek") -> type[BaseHTTPRequestHandler]:
+    class Handler(_Handler):
+        server_fake = fake
+
+    return Handler
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_fake: "FakeDeepSeek"
+
+    def setup(self) -> None:
+        super().setup()
+        # Stream chunks go out as written (no Nagle delay), as with real streaming servers.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:  # stderr noise off; requests are recorded
+        return None
+
+    _responded = False
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self._responded = True
+        super().send_response(code, message)
+
+    def do_GET(self) -> None:
+        self._guarded(self._get)
+
+    def do_POST(self) -> None:
+        self._guarded(self._post)
+
+    def _guarded(self, route: Any) -> None:
+        """A bug in the fake (or a script it cannot serve) is a readable 500, not a dropped connection."""
+        try:
+            route()
+        except (_ClientGone, BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception as exc:  # noqa: BLE001 - reported to the client that caused it
+            if self._responded:
+                raise
+            self._send_json(500, ApiError(500, f"fake DeepSeek internal error: {exc!r}", "fake_error").body(),
+                            headers={"x-should-retry": "false"})
+
+    # -- routing ---------------------------------------------------------
+    def _get(self) -> None:
+        path = self._path()
+        if path == "/_fake/requests":
+            return self._send_json(200, [r.to_json() for r in self.server_fake.requests])
+        if path == "/_fake/unused":
+            return self._send_json(200, [r.model_dump() for r in self.server_fake.script.unused()])
+        record = self._new_record(None)
+        if path != "/models":
+            return self._send_error(record, ApiError(404, f"no such endpoint: GET {self.path}", "not_found"))
+        if error := check_auth(self.headers.get("authorization"), self.server_fake.api_key):
+            return self._send_error(record, error)
+        data = [{"id": m, "object": "model", "owned_by": "deepseek"} for m in MODELS]
+        self._send_json(200, {"object": "list", "data": data}, record)
+
+    def _post(self) -> None:
+        path = self._path()
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError as exc:
+            body, bad_json = None, str(exc)
+        else:
+            bad_json = None
+        if path == "/_fake/replies":
+            replies = body if isinstance(body, list) else [body]
+            try:
+                added = [self.server_fake.add(r) for r in replies]
+            except ValueError as exc:
+                return self._send_json(422, {"error": {"message": str(exc)}})
+            return self._send_json(200, {"added": len(added), "total": len(self.server_fake.script)})
+        record = self._new_record(body)
+        if path not in ("/chat/completions", "/beta/completions"):
+            return self._send_error(record, ApiError(404, f"no such endpoint: POST {self.path}", "not_found"))
+        if error := check_auth(self.headers.get("authorization"), self.server_fake.api_key):
+            return self._send_error(record, error)
+        if bad_json is not None:
+            return self._send_error(record, ApiError(400, f"Failed to parse the request body as JSON: {bad_json}"))
+        check = check_fim_body if record.endpoint == "fim" else check_chat_body
+        if error := check(body):
+            return self._send_error(record, error)
+        taken = self.server_fake.script.take(role=record.role, body=body, endpoint=record.endpoint)
+        if taken is None:
+            # Retrying cannot help: say so, so clients fail fast with a readable message.
+            return self._send_error(record, _no_match(record), {"x-should-retry": "false"})
+        record.reply_index, reply = taken
+        self._answer(record, reply)
+
+    def _path(self) -> str:
+        path = self.path.split("?", 1)[0].rstrip("/")
+        return path[3:] if path.startswith("/v1/") else path
+
+    def _new_record(self, body: Any) -> RecordedRequest:
+        record = RecordedRequest(
+            method=self.command,
+            path=self.path,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body,
+            role=self.headers.get(ROLE_HEADER),
+            endpoint=request_endpoint(self._path()),
+        )
+        self.server_fake._record(record)
+        return record
+
+    # -- answering -------------------------------------------------------
+    def _answer(self, record: RecordedRequest, reply: Reply) -> None:
+        fake = self.server_fake
+        fault = reply.fault
+        try:
+            if fault and fault.delay_before_first_byte:
+                fake._sleep(fault.delay_before_first_byte)
+            if fault and fault.drop_connection:
+                record.status = 0
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            if fault and fault.status:
+                return self._send_error(record, _fault_error(fault.status, fault.body), _retry_headers(fault))
+            envelope = {"id": uuid.uuid4().hex, "created": int(time.time()), "model": record.body["model"]}
+            usage = fake.cache.usage(record.body, reply)
+            id_prefix = f"call_{fake._next_id()}"
+            if record.endpoint == "fim":
+                chunks = responses.fim_chunks(reply, envelope=envelope, usage=usage)
+                whole = responses.fim_body(reply, envelope=envelope, usage=usage)
+            else:
+                chunks = responses.chat_chunks(reply, envelope=envelope, usage=usage, id_prefix=id_prefix)
+                whole = responses.chat_body(reply, envelope=envelope, usage=usage, id_prefix=id_prefix)
+            if record.body.get("stream") and not reply.ignore_stream:
+                self._stream(record, reply, chunks)
+            else:
+                self._send_json(200, whole, record)
+        except (_ClientGone, BrokenPipeError, ConnectionResetError):
+            record.disconnected = True
+            self.close_connection = True
+        finally:
+            record.finished.set()
+
+    def _stream(self, record: RecordedRequest, reply: Reply, chunks: list[dict[str, Any]]) -> None:
+        fault = reply.fault
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        record.first_byte_at = time.perf_counter()
+        self.wfile.flush()
+        record.status = 200
+        if fault and fault.keepalive_forever:
+            while not self.server_fake._stopping.is_set():
+                self._write(b": keep-alive\n\n", reply)
+                self.server_fake._sleep(fault.keepalive_interval)
+            return
+        for _ in range(fault.keepalives if fault else 0):
+            self._write(b": keep-alive\n\n", reply)
+            self.server_fake._sleep(fault.keepalive_interval)
+        for index, chunk in enumerate(chunks):
+            if fault and fault.cut_after_chunks is not None and index >= fault.cut_after_chunks:
+                self.close_connection = True  # no terminating chunk: the body is incomplete
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            if fault and fault.malformed_at_chunk == index:
+                payload = '{"choices": [{"delta": {"content": "oops"'
+            else:
+                payload = json.dumps(chunk, ensure_ascii=False)
+                if record.first_content_at is None and _carries_text(chunk):
+                    record.first_content_at = time.perf_counter()
+            self._write(f"data: {payload}\n\n".encode(), reply)
+            if reply.chunk_delay:
+                self.server_fake._sleep(reply.chunk_delay)
+        self._write(b"data: [DONE]\n\n", reply)
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _write(self, data: bytes, reply: Reply) -> None:
+        size = reply.write_bytes or len(data)
+        try:
+            for start in range(0, len(data), size):
+                piece = data[start : start + size]
+                self.wfile.write(f"{len(piece):X}\r\n".encode() + piece + b"\r\n")
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise _ClientGone from exc
+
+    def _send_error(self, record: RecordedRequest, error: ApiError, headers: dict[str, str] | None = None) -> None:
+        self._send_json(error.status, error.body(), record, headers)
+
+    def _send_json(
+        self,
+        status: int,
+        body: Any,
+        record: RecordedRequest | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        data = body.encode() if isinstance(body, str) else json.dumps(body, ensure_ascii=False).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        if record is not None:
+            record.first_byte_at = time.perf_counter()
+            record.status = status
+        self.wfile.write(data)
+        self.wfile.flush()
+        if record is not None:
+            record.finished.set()
+
+
+def _carries_text(chunk: dict[str, Any]) -> bool:
+    for choice in chunk.get("choices") or []:
+        delta = choice.get("delta") or {}
+        if delta.get("content") or delta.get("reasoning_content") or choice.get("text"):
+            return True
+    return False
+
+
+def _no_match(record: RecordedRequest) -> ApiError:
+    body = record.body if isinstance(record.body, dict) else {}
+    users = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
+    last_user = users[-1].get("content") if users else body.get("prompt")
+    summary = {"role": record.role, "model": body.get("model"), "endpoint": record.endpoint,
+               "last_user": str(last_user)[:200]}
+    return ApiError(500, f"{NO_MATCH}: {json.dumps(summary, ensure_ascii=False)}", "fake_script_error")
+
+
+_DEFAULT_ERRORS = {
+    400: "Invalid request",
+    401: "Authentication Fails, Your api key is invalid",
+    402: "Insufficient Balance",
+    422: "Invalid Parameters",
+    429: "Rate limit reached for requests",
+    500: "The server had an error while processing your request",
+    502: "Bad gateway",
+    503: "The server is overloaded due to high traffic",
+}
+
+
+def _fault_error(status: int, body: Any) -> ApiError:
+    if body is None:
+        return ApiError(status, _DEFAULT_ERRORS.get(status, f"HTTP {status}"), "api_error")
+    return ApiError(status, str(body), "api_error", raw=body)
+
+
+def _retry_headers(fault: Any) -> dict[str, str]:
+    headers = {}
+    if fault.retry_after is not None:
+        headers["retry-after"] = f"{fault.retry_after:g}"
+    if fault.retry_after_ms is not None:
+        headers["retry-after-ms"] = str(fault.retry_after_ms)
+    return headers
