@@ -13,19 +13,18 @@ import logging
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from deepseek_ls.agent.failures import FailureClassifier
-from deepseek_ls.agent.loop import AgentLoop, StepOutcome
+from deepseek_ls.agent import operations as ops
+from deepseek_ls.agent.loop import StepOutcome
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.routing_sink import RoutingSink, bound
-from deepseek_ls.agent.runtime import AgentFailure, SessionCancelled, SessionRuntime
+from deepseek_ls.agent.runtime import AgentFailure, SessionCancelled, SessionRuntime, build_runtime
 from deepseek_ls.agent.session import Session
-from deepseek_ls.agent.verify import Verifier
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config
 from deepseek_ls.patch import PatchStore, SafetyGate
 from deepseek_ls.policy import PathPolicy
 from deepseek_ls.policy.approvals import Approvals
-from deepseek_ls.router import Router, RouterSignals, explain
+from deepseek_ls.router import explain
 from deepseek_ls.store.sessions import SessionStore
 from deepseek_ls.store.sink import NullSink
 from deepseek_ls.tools.host import ToolHost
@@ -34,11 +33,6 @@ from deepseek_ls.ui_port import UIPort
 from deepseek_ls.workspace import state_dir as workspace_state_dir
 
 log = logging.getLogger("deepseek_ls.agent")
-
-ASK_SYSTEM = (
-    "You are deepseek-ls, a coding assistant inside the user's editor. Answer the question "
-    "about their code concisely; do not propose edits unless asked."
-)
 
 
 class Agent:
@@ -76,17 +70,16 @@ class Agent:
         # The client records LLMCall@v1 through its sink; replay needs those events.
         if isinstance(getattr(llm, "sink", None), NullSink):
             llm.sink = self.sink
-        self.loop = AgentLoop()
         self._runtimes: dict[str, SessionRuntime] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
     # -- sessions -------------------------------------------------------------
 
-    def _new_session(self, prompt: str, mode: str) -> Session:
+    def _new_session(self, prompt: str, mode: str) -> SessionRuntime:
         log_ = self.store.create(self.root, mode=mode, prompt=prompt)
         session = Session.restore(log_.session_id, log_)
-        self._runtimes[session.session_id] = self._make_runtime(session)
-        return session
+        rt = self._runtimes[session.session_id] = self._make_runtime(session)
+        return rt
 
     def _runtime(self, session_id: str) -> SessionRuntime:
         sid = self.store.resolve(session_id)
@@ -112,23 +105,7 @@ class Agent:
         )
         world = World(self.root, cfg, sink=session, overlay=self.overlay, patches=self.patches,
                       index=self.index, tools=tools)
-        return self.runtime_for(session, world, cfg)
-
-    def runtime_for(self, session: Session, world: Any, cfg: Config) -> SessionRuntime:
-        """Assemble a runtime around `world` (replay passes a recorded world)."""
-        loop_cfg = cfg.agent_loop
-        return SessionRuntime(
-            session=session,
-            router=Router(cfg.router, cfg.llm.profiles, sink=session),
-            classifier=FailureClassifier(loop_cfg.failure_classifier, session),
-            verifier=Verifier(world, session, timeout=loop_cfg.verify_timeout_seconds,
-                              fingerprint_lines=loop_cfg.failure_classifier.fingerprint_lines),
-            world=world,
-            llm=self.llm,
-            ui=self.ui,
-            config=cfg,
-            latency_mode=cfg.router.latency_mode,
-        )
+        return build_runtime(session, world, cfg, self.llm, self.ui)
 
     def _owner_of_patch(self, patch_id: str) -> Session | None:
         for rt in self._runtimes.values():
@@ -141,103 +118,62 @@ class Agent:
         return self._runtime(sid).session if sid else None
 
     @contextlib.asynccontextmanager
-    async def _driving(self, rt: SessionRuntime) -> AsyncIterator[SessionRuntime]:
-        """Serialise work on a session, bind its sink, and turn failures into states."""
+    async def _driving(self, rt: SessionRuntime, op: str, **args: Any) -> AsyncIterator[SessionRuntime]:
+        """Serialise work on a session, bind its sink, record the request, turn failures into states."""
         lock = self._locks.setdefault(rt.session_id, asyncio.Lock())
         async with lock:
             with bound(rt.session):
+                ops.record(rt, op, **args)
                 try:
                     yield rt
-                except SessionCancelled:
-                    raise
-                except AgentFailure as exc:
-                    self._fail(rt, str(exc))
-                    raise
-                except asyncio.CancelledError:
-                    self._pause(rt, "cancelled")
-                    raise
-                except Exception as exc:
-                    message = getattr(exc, "user_message", None) or f"{type(exc).__name__}: {exc}"
-                    if getattr(exc, "exit_code", None) is not None:  # LLMError: resumable
-                        self._pause(rt, message)
-                    else:
+                except BaseException as exc:
+                    if not isinstance(exc, (AgentFailure, SessionCancelled, asyncio.CancelledError)) and (
+                        getattr(exc, "exit_code", None) is None
+                    ):
                         log.exception("agent failure in session %s", rt.session_id)
-                        self._fail(rt, message)
+                    ops.settle_failure(rt, exc)
                     raise
-
-    def _fail(self, rt: SessionRuntime, reason: str) -> None:
-        if rt.session.machine.can("Failed"):
-            rt.session.machine.to("Failed", reason)
-
-    def _pause(self, rt: SessionRuntime, reason: str) -> None:
-        if rt.session.machine.can("Paused"):
-            rt.session.machine.to("Paused", reason)
 
     # -- the API ---------------------------------------------------------------
 
     async def ask(self, prompt: str, context: str | None = None, *, profile: str | None = None) -> dict[str, Any]:
         """A one-shot answer (role `ask`), recorded as its own session."""
-        session = self._new_session(prompt, "ask")
-        rt = self._runtimes[session.session_id]
-        async with self._driving(rt):
-            decision = rt.router.decide(RouterSignals(prompt=prompt, role="ask", override=profile))  # type: ignore[arg-type]
-            messages = [{"role": "system", "content": ASK_SYSTEM}]
-            if context:
-                messages.append({"role": "user", "content": f"Editor context:\n{context}"})
-            messages.append({"role": "user", "content": prompt})
-            completion = await rt.complete(messages, decision, role="ask")
-            session.emit("TurnAdded@v1", {"role": "assistant", "content": completion.content, "agent_role": "ask"})
-        return {
-            "session_id": session.session_id,
-            "content": completion.content,
-            "reasoning": completion.reasoning_content,
-            "profile": decision.profile,
-            "model": completion.model or decision.model,
-            "decision_id": decision.decision_id,
-        }
+        rt = self._new_session(prompt, "ask")
+        async with self._driving(rt, "ask", prompt=prompt, context=context, profile=profile):
+            return await ops.ask(rt, prompt, context, profile)
 
     async def plan(self, prompt: str, context: str | None = None, mode: str | None = None,
                    *, profile: str | None = None) -> tuple[str, Plan]:
-        """Start a session and make its plan; the session then waits (Paused) for steps to be run."""
-        session = self._new_session(prompt, mode or self.config.agent_loop.mode)
-        rt = self._runtimes[session.session_id]
+        """Start a session and make its plan; the session then waits (Paused) for steps to be run.
+
+        Raises `SessionCancelled` when the person cancels a clarifying question (the session is Idle).
+        """
+        rt = self._new_session(prompt, mode or self.config.agent_loop.mode)
         rt.override = profile
-        async with self._driving(rt):
-            plan = await self.loop.plan(rt, prompt, context)
-            session.machine.to("Paused", "plan ready")
-        return session.session_id, plan
+        async with self._driving(rt, "plan", prompt=prompt, context=context, profile=profile):
+            return rt.session_id, await ops.plan(rt, prompt, context)
 
     async def run_step(self, session_id: str, step_id: str) -> StepOutcome:
         """Run one step: stage its patches and return their ids (nothing is applied)."""
         rt = self._runtime(session_id)
-        async with self._driving(rt):
-            return await self.loop.execute_step(rt, step_id)
+        async with self._driving(rt, "run_step", step_id=step_id):
+            return await ops.run_step(rt, step_id)
 
     async def complete_step(self, session_id: str, step_id: str) -> StepOutcome:
         """After the editor accepted/rejected the step's hunks: mark it, verify when the plan is done, recover."""
         rt = self._runtime(session_id)
-        async with self._driving(rt):
-            return await self.loop.settle_step(rt, step_id)
+        async with self._driving(rt, "complete_step", step_id=step_id):
+            return await ops.complete_step(rt, step_id)
 
     async def skip_step(self, session_id: str, step_id: str) -> StepOutcome:
         rt = self._runtime(session_id)
-        async with self._driving(rt):
-            plan = self.loop._plan(rt)
-            step = plan.step(step_id)
-            for rec in rt.session.step_patches(step_id):
-                if not rec.settled:
-                    await rt.world.reject(rec.patch_id, None, "step skipped")
-            self.loop._mark(rt, plan, step, "skipped", "skipped by the user")
-            if rt.session.state not in ("Paused",):
-                rt.session.machine.to("Paused", "step skipped")
-            return await self.loop.after_step(rt, step)
+        async with self._driving(rt, "skip_step", step_id=step_id):
+            return await ops.skip_step(rt, step_id)
 
     async def revise_plan(self, session_id: str, feedback: str, step_id: str | None = None) -> Plan:
         rt = self._runtime(session_id)
-        async with self._driving(rt):
-            plan = await self.loop.revise(rt, feedback, step_id)
-            rt.session.machine.to("Paused", "plan revised")
-            return plan
+        async with self._driving(rt, "revise_plan", feedback=feedback, step_id=step_id):
+            return await ops.revise_plan(rt, feedback, step_id)
 
     async def run(self, prompt: str | None = None, *, session_id: str | None = None, mode: str | None = None,
                   approvals: Approvals | None = None, latency_mode: str | None = None,
@@ -245,47 +181,32 @@ class Agent:
         """The whole loop (CLI `run`, `autopilot`): start with `prompt` or resume `session_id` where it stopped."""
         if session_id:
             rt = self._runtime(session_id)
-            self._resume_state(rt)
+        elif prompt:
+            rt = self._new_session(prompt, mode or self.config.agent_loop.mode)
         else:
-            if not prompt:
-                raise ValueError("give a request or a session id to resume")
-            session = self._new_session(prompt, mode or self.config.agent_loop.mode)
-            rt = self._runtimes[session.session_id]
+            raise ValueError("give a request or a session id to resume")
         rt.override = profile
         if latency_mode:
             rt.latency_mode = latency_mode
         approvals = approvals or Approvals(rt.config.policy, self.ui, sink=rt.session)
-        async with self._driving(rt):
-            try:
-                await self.loop.run_to_end(rt, approvals)
-            except SessionCancelled:
-                pass
+        async with self._driving(rt, "run", profile=profile, latency_mode=rt.latency_mode):
+            await ops.run(rt, approvals)
         return self.session_view(rt.session_id)
-
-    def _resume_state(self, rt: SessionRuntime) -> None:
-        """A session killed mid-work is Paused first, so it continues from a legal state."""
-        machine = rt.session.machine
-        if machine.state in ("Planning", "ExecutingStep", "AwaitingApproval", "AwaitingUserInput", "Verifying"):
-            with bound(rt.session):
-                machine.to("Paused", "resumed after an interruption")
-        if machine.state == "Failed":
-            raise AgentFailure(f"session {rt.session_id} failed: {rt.session.last_error}; start a new one or revise its plan")
 
     async def resume(self, session_id: str) -> dict[str, Any]:
         """Load a session (e.g. after a restart) so the editor can show and continue it."""
         rt = self._runtime(session_id)
-        if rt.session.state not in ("Failed", "Completed", "Idle", "Paused"):
-            self._resume_state(rt)
+        if rt.session.state in ops.LIVE_STATES:
+            with bound(rt.session):
+                rt.session.machine.to("Paused", ops.INTERRUPTED)
         view = self.session_view(rt.session_id)
         return {"session_id": rt.session_id, "state": view["state"], "plan": view["plan"]}
 
     async def cancel(self, session_id: str) -> bool:
+        """Stop a session where it is (Paused); a running request is cancelled by its caller's task."""
         rt = self._runtime(session_id)
-        if rt.session.machine.terminal or rt.session.state in ("Paused", "Idle"):
-            return False
         with bound(rt.session):
-            self._pause(rt, "cancelled by the user")
-        return True
+            return ops.cancel(rt)
 
     def session_view(self, session_id: str) -> dict[str, Any]:
         return self._runtime(session_id).session.view()

@@ -39,6 +39,8 @@ class RoutingSink:
         session = _CURRENT.get()
         if session is None and payload.get("patch_id"):
             session = self._owner_of_patch(str(payload["patch_id"]))
+            # Done by the editor between agent requests: replay re-injects these as inputs.
+            payload = {**payload, "external": True}
         if session is None:
             log.debug("event %s outside any session: not recorded", kind)
             return

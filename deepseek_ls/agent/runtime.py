@@ -97,3 +97,20 @@ class SessionRuntime:
         session.emit("UserQuestionAnswered@v1", {"answer": answer, "cancelled": False})
         session.machine.to(resume_state, "the user answered")
         return answer
+
+
+def build_runtime(session: Session, world: World, cfg: Config, llm: Any, ui: UIPort) -> SessionRuntime:
+    """A runtime around `world`: the live agent passes the real one, replay a recorded one."""
+    loop_cfg = cfg.agent_loop
+    return SessionRuntime(
+        session=session,
+        router=Router(cfg.router, cfg.llm.profiles, sink=session),
+        classifier=FailureClassifier(loop_cfg.failure_classifier, session),
+        verifier=Verifier(world, session, timeout=loop_cfg.verify_timeout_seconds,
+                          fingerprint_lines=loop_cfg.failure_classifier.fingerprint_lines),
+        world=world,
+        llm=llm,
+        ui=ui,
+        config=cfg,
+        latency_mode=cfg.router.latency_mode,
+    )

@@ -205,6 +205,13 @@ class UserQuestionAnswered(Payload):
     cancelled: bool = False
 
 
+class AgentRequest(Payload):
+    """What a driver (CLI, editor) asked the agent to do; replay re-issues these in order."""
+
+    op: str  # "plan" | "run" | "run_step" | "complete_step" | "skip_step" | "revise_plan" | "ask" | "cancel"
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
 KINDS: dict[str, type[Payload]] = {
     f"{model.__name__}@v1": model
     for model in (
@@ -232,6 +239,7 @@ KINDS: dict[str, type[Payload]] = {
         ApprovalResolved,
         UserQuestionAsked,
         UserQuestionAnswered,
+        AgentRequest,
     )
 }
 

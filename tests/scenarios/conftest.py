@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from deepseek_ls.agent import Agent
+from deepseek_ls.agent.replay import replay_session
 from deepseek_ls.config_models import Config
 from deepseek_ls.llm.client import LLMClient
 from deepseek_ls.ui_port import ApprovalDecision, ApprovalRequest
@@ -93,16 +94,29 @@ def scenario_config() -> Config:
 
 
 @pytest.fixture
-def make_agent(workspace: Path, fake_deepseek):
-    made: list[LLMClient] = []
+async def make_agent(workspace: Path, fake_deepseek):
+    """Builds the agent; afterwards every session the test made must replay exactly (no tool re-run)."""
+    made: list[tuple[Agent, Config]] = []
 
     def make(ui: Any = None, config: Config | None = None) -> Agent:
         cfg = config or scenario_config()
-        llm = LLMClient(cfg.llm)
-        made.append(llm)
-        return Agent(workspace, cfg, llm=llm, ui=ui or ScriptedUI())
+        agent = Agent(workspace, cfg, llm=LLMClient(cfg.llm), ui=ui or ScriptedUI())
+        made.append((agent, cfg))
+        return agent
 
     yield make
+    for agent, _ in made:
+        await agent.llm.aclose()
+    if not made:
+        return
+    agent, cfg = made[0]
+    before = {p: p.read_bytes() for p in workspace.rglob("*.py")}
+    fake_deepseek.stop()  # replay must not need the model
+    for summary in agent.store.list():
+        report = await replay_session(workspace, agent.state_dir, cfg, summary.session_id)
+        assert report.ok, report.message
+        assert report.compared > 0
+    assert {p: p.read_bytes() for p in workspace.rglob("*.py")} == before, "replay touched the workspace"
 
 
 def plan_json(*steps: tuple[str, list[str]], verification: list[str] | None = None, confidence: float = 0.9) -> str:
@@ -129,3 +143,4 @@ def kinds(agent: Agent, session_id: str) -> list[str]:
 
 def states(agent: Agent, session_id: str) -> list[str]:
     return [e.payload["to_state"] for e in agent.store.open(session_id).read() if e.kind == "SessionStateChanged@v1"]
+

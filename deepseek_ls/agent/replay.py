@@ -1,0 +1,428 @@
+"""Deterministic replay: re-run a session from its log and check it does the same thing.
+
+The agent loop runs again for real — planner, executor, router, classifier,
+state machine — but nothing outside it is touched: LLM answers come from the
+recorded `LLMCall@v1` responses (and each request must hash to the recorded
+`request_hash`), tool and patch results from `ToolResult@v1`, verification from
+`VerificationRun@v1`, approvals and answers from the person's recorded replies.
+No tool is re-run, no file is written, the real log is not appended to.
+
+The replayed decisions (plans, patches, router decisions, state changes, …)
+are compared with the recorded ones; the first difference is reported as a
+`ReplayDivergence` naming the event. A session that was killed and resumed is
+replayed the same way: each recorded `AgentRequest@v1` is re-issued, and a
+request whose recording ends early (the process was killed) stops there.
+Patch decisions the editor made between requests are re-injected as inputs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deepseek_ls.agent import operations as ops
+from deepseek_ls.agent.routing_sink import bound
+from deepseek_ls.agent.runtime import build_runtime
+from deepseek_ls.agent.session import Session
+from deepseek_ls.agent.world import CommandResult, World
+from deepseek_ls.config_models import Config
+from deepseek_ls.llm.client import LLMClient, request_hash
+from deepseek_ls.llm.errors import LLMError
+from deepseek_ls.llm.types import Completion
+from deepseek_ls.patch import ApplyResult, Hunk, PatchError, PatchSet
+from deepseek_ls.policy import PolicyViolation
+from deepseek_ls.policy.approvals import Approvals
+from deepseek_ls.store.events import Event
+from deepseek_ls.store.sessions import SessionStore
+from deepseek_ls.tools.host import ALL_TOOLS, ToolHost
+from deepseek_ls.tools.overlay import DocumentOverlay
+from deepseek_ls.ui_port import ApprovalDecision, ApprovalRequest
+
+COMPARED = {
+    "SessionStateChanged@v1",
+    "PlanCreated@v1",
+    "PlanRevised@v1",
+    "StepMarked@v1",
+    "RouterDecision@v1",
+    "RouterEscalation@v1",
+    "PatchStaged@v1",
+    "PatchApplied@v1",
+    "PatchRejected@v1",
+    "VerificationRun@v1",
+    "FailureClassified@v1",
+    "UserQuestionAsked@v1",
+    "ApprovalRequested@v1",
+    "AgentRequest@v1",
+}
+_VOLATILE = {"ts", "duration_ms", "ttft_ms", "total_ms", "created_at"}
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_WIRE_TO_TOOL = {t.wire_name: t.name for t in ALL_TOOLS} | {t.name: t.name for t in ALL_TOOLS}
+
+
+class ReplayDivergence(Exception):
+    """The replay did something the recording did not; the message names the first differing event."""
+
+
+class _EndOfRecording(Exception):
+    """The replay needs a recorded result past the current segment (the log ends, or the session was killed here)."""
+
+
+@dataclass
+class ReplayReport:
+    session_id: str
+    ok: bool
+    compared: int
+    recorded: int
+    message: str
+    divergence: dict[str, Any] | None = None
+    segments: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class MemoryLog:
+    """An in-memory event log: the replay never appends to the real one."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.events: list[Event] = []
+
+    def append(self, kind: str, payload: Any) -> Event:
+        event = Event(seq_no=len(self.events) + 1, ts="", session_id=self.session_id, kind=kind, payload=dict(payload))
+        self.events.append(event)
+        return event
+
+    def read(self) -> list[Event]:
+        return list(self.events)
+
+
+class Recording:
+    """The recorded events, served in order per source, bounded by the current segment's end."""
+
+    def __init__(self, events: list[Event]) -> None:
+        self.events = events
+        self.queues: dict[str, deque[Event]] = defaultdict(deque)
+        for e in events:
+            if e.kind == "ToolResult@v1":
+                self.queues[f"tool:{e.payload['tool']}"].append(e)
+            elif e.kind in ("LLMCall@v1", "VerificationRun@v1", "ApprovalResolved@v1", "UserQuestionAnswered@v1"):
+                self.queues[e.kind].append(e)
+        self.limit = len(events) + 1  # seq_no bound of the current segment
+
+    def take(self, key: str) -> Event:
+        queue = self.queues[key]
+        if not queue or queue[0].seq_no > self.limit:
+            raise _EndOfRecording(key)
+        return queue.popleft()
+
+    def find(self, kind: str, after: int, **match: Any) -> Event | None:
+        for e in self.events:
+            if e.seq_no > after and e.kind == kind and all(e.payload.get(k) == v for k, v in match.items()):
+                return e
+        return None
+
+
+class ReplayLLM:
+    def __init__(self, rec: Recording, config: Config, sink: Any) -> None:
+        self.rec = rec
+        self.sink = sink
+        env = {p.api_key_env: "replay" for p in config.llm.profiles.values()} | {config.llm.api_key_env: "replay"}
+        self._client = LLMClient(config.llm, env=env)
+        self.calls = 0
+
+    async def complete(self, messages, *, role: str, profile: str = "fast", tools=None, on_delta=None, **_: Any) -> Completion:
+        event = self.rec.take("LLMCall@v1")
+        self.calls += 1
+        p = event.payload
+        if (p["role"], p["profile"]) != (role, profile):
+            raise ReplayDivergence(
+                f"LLM call {self.calls} (event {event.seq_no}): recorded role={p['role']} profile={p['profile']}, "
+                f"replay asked role={role} profile={profile}"
+            )
+        resolved = self._client.resolve(profile)
+        stream = self._client.config.stream
+        body = self._client.build_body(resolved, messages, stream=stream, tools=tools)
+        if p.get("request_hash") and request_hash(body) != p["request_hash"]:
+            raise ReplayDivergence(f"LLM call {self.calls} (event {event.seq_no}, {role}): the request differs from the recorded one")
+        self.sink.emit("LLMCall@v1", p)
+        if p.get("error"):
+            raise LLMError(p["error"])
+        return Completion.model_validate(p["response"])
+
+
+class ReplayUI:
+    def __init__(self, rec: Recording) -> None:
+        self.rec = rec
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
+        event = self.rec.take("ApprovalResolved@v1")
+        return ApprovalDecision(request_id=request.request_id, answer=event.payload["answer"])
+
+    async def ask_user(self, question: str, choices: list[str] | None = None) -> str | None:
+        event = self.rec.take("UserQuestionAnswered@v1")
+        return None if event.payload.get("cancelled") else event.payload.get("answer")
+
+    def stream(self, channel, text, *, session_id=None) -> None:
+        return None
+
+    def progress(self, token, message, percentage=None, *, done=False) -> None:
+        return None
+
+
+class ReplayWorld(World):
+    """A `World` whose every effect is served from the recording (and re-emitted, so the fold matches)."""
+
+    def __init__(self, root: Path, config: Config, *, sink: Session, rec: Recording, read_only: bool) -> None:
+        self.root = Path(root).resolve()
+        self.config = config
+        self.sink = sink
+        self.rec = rec
+        self.tools = ToolHost(self.root, config, overlay=DocumentOverlay(self.root), read_only=read_only)
+        self._patches: dict[str, PatchSet] = {}
+
+    def _take(self, tool: str) -> Event:
+        event = self.rec.take(f"tool:{tool}")
+        self.sink.emit("ToolResult@v1", event.payload)
+        return event
+
+    async def read_file(self, rel: str) -> str | None:
+        p = self._take("agent.read_file").payload
+        if p["value"].get("path") != rel:
+            raise ReplayDivergence(f"replay read {rel!r}, the recording read {p['value'].get('path')!r}")
+        if not p["ok"]:
+            raise PolicyViolation(rel, "read_refused", p.get("error") or "refused")
+        return p["value"]["text"]
+
+    async def repo_map(self, query: str | None = None) -> str:
+        return self._take("agent.repo_map").payload["value"]["text"]
+
+    async def index_hits(self, query: str, top_k: int = 8) -> tuple[str, int]:
+        v = self._take("agent.index_hits").payload["value"]
+        return v["text"], v["files"]
+
+    def allow_files(self, files: list[str]) -> None:
+        return None
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        tool = _WIRE_TO_TOOL.get(name, name)
+        event = self.rec.take(f"tool:{tool}")
+        if tool == "patch.stage" and event.payload["ok"]:
+            self._staged(event)
+        self.sink.emit("ToolResult@v1", event.payload)
+        p = event.payload
+        return {"ok": p["ok"], "value": p.get("value"), "error": p.get("error")}
+
+    def _staged(self, result: Event) -> PatchSet:
+        patch_id = result.payload["value"]["patch_id"]
+        staged = self.rec.find("PatchStaged@v1", 0, patch_id=patch_id)
+        if staged is None:
+            raise ReplayDivergence(f"patch {patch_id} was staged but its PatchStaged event is missing")
+        p = staged.payload
+        self.sink.emit("PatchStaged@v1", p)
+        ps = PatchSet(
+            patch_id=patch_id, created_at="", session_id=p.get("session_id"), diff=p.get("diff", ""),
+            files=list(p["files"]), hunks=[Hunk(**h) for h in p["hunks"]],
+            approval_required=bool(p.get("approval_required")),
+        )
+        self._patches[patch_id] = ps
+        return ps
+
+    async def stage(self, diff: str, *, session_id: str, allowed_files: list[str]) -> PatchSet:
+        event = self.rec.take("tool:patch.stage")
+        if not event.payload["ok"]:
+            self.sink.emit("ToolResult@v1", event.payload)
+            raise PatchError(event.payload.get("error") or "staging failed", (event.payload.get("value") or {}).get("problems"))
+        ps = self._staged(event)
+        self.sink.emit("ToolResult@v1", event.payload)
+        if ps.diff != diff:
+            raise ReplayDivergence(f"patch {ps.patch_id}: the replayed diff differs from the recorded one")
+        return ps
+
+    async def apply(self, patch_id: str, hunk_ids: list[str] | None = None) -> ApplyResult:
+        event = self.rec.take("tool:patch.apply")
+        applied = self.rec.find("PatchApplied@v1", 0, patch_id=patch_id)
+        if event.payload["ok"] and applied is not None:
+            self.sink.emit("PatchApplied@v1", applied.payload)
+            for h in self._patches[patch_id].hunks:
+                if h.hunk_id in applied.payload["hunk_ids"]:
+                    h.status = "accepted"
+        self.sink.emit("ToolResult@v1", event.payload)
+        if event.payload["ok"]:
+            return ApplyResult.model_validate(event.payload["value"])
+        return ApplyResult(ok=False, patch_id=patch_id, message=event.payload.get("error") or "")
+
+    async def reject(self, patch_id: str, hunk_ids: list[str] | None = None, reason: str = "") -> None:
+        rejected = self.rec.find("PatchRejected@v1", 0, patch_id=patch_id)
+        if rejected is not None:
+            self.sink.emit("PatchRejected@v1", rejected.payload)
+        for h in self._patches.get(patch_id, PatchSet(patch_id=patch_id, created_at="")).hunks:
+            if h.status == "pending":
+                h.status = "rejected"
+
+    def patch(self, patch_id: str) -> PatchSet:
+        return self._patches[patch_id]
+
+    async def run_command(self, command: str, timeout: float) -> CommandResult:
+        p = self.rec.take("VerificationRun@v1").payload
+        if p["command"] != command:
+            raise ReplayDivergence(f"replay verified with {command!r}, the recording with {p['command']!r}")
+        if p.get("exit_code") is None and str(p.get("output", "")).startswith("refused by policy: "):
+            raise PolicyViolation(command, "replayed", p["output"][len("refused by policy: "):])
+        return CommandResult(command, p.get("exit_code"), p.get("output", ""), p.get("duration_ms") or 0.0)
+
+
+def normalise(events: list[Event]) -> list[tuple[str, Any]]:
+    """The compared events with ids renamed by first appearance and timings dropped."""
+    names: dict[str, str] = {}
+
+    def rename(match: re.Match[str]) -> str:
+        return names.setdefault(match.group(0), f"<id{len(names) + 1}>")
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items() if k not in _VOLATILE}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        if isinstance(value, str):
+            return _UUID.sub(rename, value)
+        if isinstance(value, float):
+            return round(value, 6)
+        return value
+
+    return [(e.kind, clean(e.payload)) for e in events if e.kind in COMPARED]
+
+
+async def replay_session(root: Path, state_dir: Path, config: Config, session_id: str) -> ReplayReport:
+    """Re-execute `session_id` from its log and compare; never touches the workspace or the log."""
+    store = SessionStore(state_dir)
+    sid = store.resolve(session_id)
+    recorded = store.open(sid).read()
+    rec = Recording(recorded)
+    created = recorded[0].payload if recorded and recorded[0].kind == "SessionCreated@v1" else {}
+    log = MemoryLog(sid)
+    session = Session(sid, log)
+    session.emit("SessionCreated@v1", created)
+    mode = created.get("mode") or "agent"
+    cfg = config.model_copy(deep=True)
+    if mode == "yolo":
+        cfg.policy.approval_mode = cfg.policy.approve_edits = cfg.policy.approve_bash = "auto"  # type: ignore[assignment]
+    world = ReplayWorld(root, cfg, sink=session, rec=rec, read_only=mode == "plan")
+    ui = ReplayUI(rec)
+    rt = build_runtime(session, world, cfg, ReplayLLM(rec, cfg, session), ui)
+    approvals = Approvals(cfg.policy, ui, sink=session)
+    requests = [e for e in recorded if e.kind == "AgentRequest@v1"]
+    bounds = [e.seq_no for e in requests[1:]] + [len(recorded) + 1]
+    externals = deque(e for e in recorded if e.payload.get("external"))
+    error: str | None = None
+    with bound(session):
+        for request, limit in zip(requests, bounds):
+            while externals and externals[0].seq_no < request.seq_no:
+                session.emit(externals[0].kind, externals.popleft().payload)
+            rec.limit = limit
+            payload = _translate_ids(request.payload, recorded, request.seq_no, log.read())
+            session.emit("AgentRequest@v1", payload)
+            args = payload.get("args", {})
+            try:
+                await _reissue(rt, request.payload["op"], args, approvals)
+            except _EndOfRecording:
+                continue  # the recording of this request ends here (the process was killed)
+            except ReplayDivergence as exc:
+                error = str(exc)
+                break
+            except BaseException as exc:  # noqa: BLE001 - live, the same exception became a state
+                ops.settle_failure(rt, exc)
+    return _compare(sid, recorded, log.read(), error, len(requests))
+
+
+def _uuids(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [u for k, v in value.items() if k not in _VOLATILE for u in _uuids(v)]
+    if isinstance(value, list):
+        return [u for v in value for u in _uuids(v)]
+    return _UUID.findall(value) if isinstance(value, str) else []
+
+
+def _translate_ids(payload: dict[str, Any], recorded: list[Event], before: int, replayed: list[Event]) -> dict[str, Any]:
+    """Recorded ids in a request's arguments → the ids the replay generated for the same things.
+
+    Ids (plans, steps, decisions) are fresh in a replay; the two runs are paired
+    position by position over the compared events seen so far.
+    """
+    mapping: dict[str, str] = {}
+    rec_ids = [u for e in recorded if e.seq_no < before and e.kind in COMPARED for u in _uuids(e.payload)]
+    new_ids = [u for e in replayed if e.kind in COMPARED for u in _uuids(e.payload)]
+    for old, new in zip(rec_ids, new_ids):
+        mapping.setdefault(old, new)
+
+    def swap(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: swap(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [swap(v) for v in value]
+        if isinstance(value, str):
+            return _UUID.sub(lambda m: mapping.get(m.group(0), m.group(0)), value)
+        return value
+
+    return swap(payload)
+
+
+async def _reissue(rt, op: str, args: dict[str, Any], approvals: Approvals) -> None:
+    rt.override = args.get("profile")
+    if op == "run":
+        rt.latency_mode = args.get("latency_mode") or rt.latency_mode
+        await ops.run(rt, approvals)
+    elif op == "plan":
+        await ops.plan(rt, args["prompt"], args.get("context"))
+    elif op == "ask":
+        await ops.ask(rt, args["prompt"], args.get("context"), args.get("profile"))
+    elif op in ("run_step", "complete_step", "skip_step"):
+        await getattr(ops, op)(rt, args["step_id"])
+    elif op == "revise_plan":
+        await ops.revise_plan(rt, args["feedback"], args.get("step_id"))
+    elif op == "cancel":
+        ops.cancel(rt)
+    else:
+        raise ReplayDivergence(f"unknown recorded request {op!r}")
+
+
+def _compare(sid: str, recorded: list[Event], replayed: list[Event], error: str | None, segments: int) -> ReplayReport:
+    want = [e for e in recorded if e.kind in COMPARED]
+    got = [e for e in replayed if e.kind in COMPARED]
+    a, b = normalise(want), normalise(got)
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return _diverged(sid, want, i, x, y, error, segments, len(b))
+    if len(a) != len(b) or error:
+        i = min(len(a), len(b))
+        x = a[i] if i < len(a) else None
+        y = b[i] if i < len(b) else None
+        return _diverged(sid, want, i, x, y, error, segments, len(b))
+    return ReplayReport(sid, True, len(a), len(recorded),
+                        f"replay reproduced all {len(a)} decisions of session {sid}", segments=segments)
+
+
+def _diverged(sid, want, i, expected, actual, error, segments, replayed_count) -> ReplayReport:
+    seq = want[i].seq_no if i < len(want) else None
+    if expected and actual:
+        what = f"event {seq} ({expected[0]}) differs: recorded {_short(expected[1])}, replayed {_short(actual[1])}"
+    elif expected:
+        what = f"event {seq} ({expected[0]}) was not reproduced"
+    elif actual:
+        what = f"the replay produced an extra {actual[0]} after the last recorded event"
+    else:
+        what = "the replay stopped early"
+    message = f"replay diverged at decision {i + 1}: {what}" + (f" ({error})" if error else "")
+    return ReplayReport(
+        sid, False, replayed_count, len(want), message,
+        divergence={"index": i, "seq_no": seq, "expected": expected, "actual": actual, "error": error},
+        segments=segments,
+    )
+
+
+def _short(payload: Any) -> str:
+    text = str(payload)
+    return text if len(text) <= 300 else text[:297] + "..."

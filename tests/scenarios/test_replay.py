@@ -1,0 +1,43 @@
+"""Replay is a check, not a rubber stamp: a session whose recorded answers were tampered with diverges,
+and the report names the first differing event."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import diff, plan_json, scenario_config
+
+from deepseek_ls.agent.replay import replay_session
+
+ADD_FIX = diff("app.py", ["    return a - b"], ["    return a + b"], start=6)
+
+
+async def test_tampered_recording_diverges_at_the_first_differing_event(make_agent, fake_deepseek, workspace):
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(("Fix add", ["app.py"]), verification=["python -m pytest -q -k add"])})
+    fake_deepseek.add({"match": {"role": "executor"}, "content": ADD_FIX})
+    agent = make_agent()
+    view = await agent.run("Fix add")
+    assert view["state"] == "Completed"
+    sid = view["session_id"]
+
+    # A copy of the session whose recorded planner answer names a different step.
+    source = agent.store.log_path(sid)
+    forged_id = sid[:-4] + "beef"
+    forged = agent.store.log_path(forged_id)
+    forged.parent.mkdir(parents=True)
+    lines = []
+    for line in source.read_text().splitlines():
+        event = json.loads(line)
+        event["session_id"] = forged_id
+        if event["kind"] == "LLMCall@v1" and event["payload"]["role"] == "planner":
+            event["payload"]["response"]["content"] = event["payload"]["response"]["content"].replace("Fix add", "Fix sub")
+        lines.append(json.dumps(event))
+    forged.write_text("\n".join(lines) + "\n")
+
+    report = await replay_session(workspace, agent.state_dir, scenario_config(), forged_id)
+    assert not report.ok
+    first_plan = next(e.seq_no for e in agent.store.open(forged_id).read() if e.kind == "PlanCreated@v1")
+    assert report.divergence["seq_no"] == first_plan
+    assert "PlanCreated@v1" in report.message and "Fix sub" in report.message
+    forged.unlink()
+    forged.parent.rmdir()
