@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything (Python, Neovim, VS Code/code-server, Chromium) and run the whole test suite.
-# Extra arguments go to pytest (e.g. scripts/test.sh -k config). Exits non-zero on any failure,
+# Extra arguments go to pytest instead of the default (every test under tests/, from
+# pyproject's testpaths), e.g. scripts/test.sh tests/unit/config. Exits non-zero on any failure,
 # and also when pytest ran no test at all.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,7 +14,7 @@ status=0
 report="$(mktemp -t deepseek-ls-junit.XXXXXX.xml)"
 trap 'rm -f "$report"' EXIT
 
-"$VENV/bin/pytest" -q tests "$@" --junitxml="$report"
+"$VENV/bin/pytest" -q "$@" --junitxml="$report"
 pytest_status=$?
 if [ "$pytest_status" -ne 0 ]; then
   echo "[test] pytest failed (exit $pytest_status)" >&2
