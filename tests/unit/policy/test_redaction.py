@@ -106,3 +106,10 @@ def test_redact_text_accepts_a_body_dict() -> None:
 def test_redaction_is_idempotent() -> None:
     once = redact_text(f"{PEM}\npassword = 'hunter2Xy9q!'")
     assert redact_text(once) == once
+
+
+def test_text_whose_lowercase_changes_length_is_still_redacted() -> None:
+    # "İ".lower() is two characters: the keyword scan must not use shifted offsets.
+    text = "İİİ note\npassword = 'hunter2Xy9q!' # İ"
+    out = redact_text(text)
+    assert "hunter2Xy9q" not in out and out.startswith("İİİ note\npassword = '[REDACTED:keyword]'")
