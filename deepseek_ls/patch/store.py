@@ -61,6 +61,7 @@ class PatchStore:
         self.gate = gate if gate is not None else SafetyGate()
         self.checkpoints = CheckpointStore(self.root, self.state_dir)
         self._lock = FileLock(str(self.dir / ".lock"))
+        self._cache: dict[str, tuple[tuple[int, ...], PatchSet]] = {}
 
     # -- staging -----------------------------------------------------------
 
@@ -201,18 +202,30 @@ class PatchStore:
 
     def get(self, patch_id: str) -> PatchSet:
         path = self._path(patch_id)
-        if not path.is_file():
-            raise PatchError(f"no staged patch {patch_id!r}; `deepseek-ls diff` lists staged patches")
-        return PatchSet.model_validate_json(path.read_text(encoding="utf-8"))
+        try:
+            return self._load(path)
+        except FileNotFoundError:
+            raise PatchError(f"no staged patch {patch_id!r}; `deepseek-ls diff` lists staged patches") from None
 
     def list(self) -> list[PatchSet]:
         out = []
         for path in self.dir.glob("*.json"):
             try:
-                out.append(PatchSet.model_validate_json(path.read_text(encoding="utf-8")))
+                out.append(self._load(path))
             except (OSError, ValueError):
-                continue
+                continue  # a file being replaced, or not ours
         return sorted(out, key=lambda p: (p.created_at, p.patch_id))
+
+    def _load(self, path: Path) -> PatchSet:
+        """Parse a patch file, reusing the last parse while its stat is unchanged:
+        the language server lists pending patches on every code-lens request."""
+        st = path.stat()
+        key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)  # each save is a new inode
+        cached = self._cache.get(path.name)
+        if cached is None or cached[0] != key:
+            cached = (key, PatchSet.model_validate_json(path.read_text(encoding="utf-8")))
+            self._cache[path.name] = cached
+        return cached[1].model_copy(deep=True)  # callers may change statuses before saving
 
     def pending(self) -> list[PatchSet]:
         return [p for p in self.list() if p.pending_hunks()]
