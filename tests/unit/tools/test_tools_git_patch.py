@@ -7,6 +7,7 @@ from pathlib import Path
 from tools_helpers import build_host
 
 from deepseek_ls.config_models import PolicyConfig
+from deepseek_ls.patch import SafetyGate
 from deepseek_ls.store.sink import ListSink
 from deepseek_ls.tools.host import ToolHost
 from deepseek_ls.ui_port import AutoApproveUI
@@ -65,7 +66,7 @@ async def test_denied_apply_leaves_the_file_alone(workspace: Path, sink: ListSin
 async def test_safety_gate_asks_even_in_auto_mode(workspace: Path, sink: ListSink) -> None:
     ui = AutoApproveUI("allow_once")
     host = build_host(workspace, sink=sink, ui=ui, policy=PolicyConfig(approval_mode="auto"))
-    host.patches.gate = host.patches.gate.__class__(max_loc_without_approval=1)
+    host.patches.gate = SafetyGate(max_loc_without_approval=1)
     staged = (await host.call("patch.stage", {"diff": DIFF})).value
     assert staged["approval_required"]
     assert (await host.call("patch.apply", {"patch_id": staged["patch_id"]})).ok
