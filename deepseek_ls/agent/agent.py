@@ -136,11 +136,12 @@ class Agent:
 
     # -- the API ---------------------------------------------------------------
 
-    async def ask(self, prompt: str, context: str | None = None, *, profile: str | None = None) -> dict[str, Any]:
-        """A one-shot answer (role `ask`), recorded as its own session."""
-        rt = self._new_session(prompt, "ask")
-        async with self._driving(rt, "ask", prompt=prompt, context=context, profile=profile):
-            return await ops.ask(rt, prompt, context, profile)
+    async def ask(self, prompt: str, context: str | None = None, *, profile: str | None = None,
+                  role: str = "ask") -> dict[str, Any]:
+        """A one-shot answer (role `ask`, or `chat` from the REPL), recorded as its own session."""
+        rt = self._new_session(prompt, role)
+        async with self._driving(rt, "ask", prompt=prompt, context=context, profile=profile, role=role):
+            return await ops.ask(rt, prompt, context, profile, role)
 
     async def plan(self, prompt: str, context: str | None = None, mode: str | None = None,
                    *, profile: str | None = None) -> tuple[str, Plan]:

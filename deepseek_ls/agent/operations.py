@@ -50,14 +50,16 @@ def settle_failure(rt: SessionRuntime, exc: BaseException) -> None:
         machine.to("Paused", reason)
 
 
-async def ask(rt: SessionRuntime, prompt: str, context: str | None = None, profile: str | None = None) -> dict[str, Any]:
-    decision = rt.router.decide(RouterSignals(prompt=prompt, role="ask", override=profile))  # type: ignore[arg-type]
+async def ask(rt: SessionRuntime, prompt: str, context: str | None = None, profile: str | None = None,
+              role: str = "ask") -> dict[str, Any]:
+    """One answer without tools; `role` is "ask" (one-shot) or "chat" (the REPL)."""
+    decision = rt.router.decide(RouterSignals(prompt=prompt, role=role, override=profile))  # type: ignore[arg-type]
     messages = [{"role": "system", "content": ASK_SYSTEM}]
     if context:
         messages.append({"role": "user", "content": f"Editor context:\n{context}"})
     messages.append({"role": "user", "content": prompt})
-    completion = await rt.complete(messages, decision, role="ask")
-    rt.session.emit("TurnAdded@v1", {"role": "assistant", "content": completion.content, "agent_role": "ask"})
+    completion = await rt.complete(messages, decision, role=role)
+    rt.session.emit("TurnAdded@v1", {"role": "assistant", "content": completion.content, "agent_role": role})
     return {
         "session_id": rt.session_id,
         "content": completion.content,

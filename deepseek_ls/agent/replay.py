@@ -378,7 +378,7 @@ async def _reissue(rt, op: str, args: dict[str, Any], approvals: Approvals) -> N
     elif op == "plan":
         await ops.plan(rt, args["prompt"], args.get("context"))
     elif op == "ask":
-        await ops.ask(rt, args["prompt"], args.get("context"), args.get("profile"))
+        await ops.ask(rt, args["prompt"], args.get("context"), args.get("profile"), args.get("role", "ask"))
     elif op in ("run_step", "complete_step", "skip_step"):
         await getattr(ops, op)(rt, args["step_id"])
     elif op == "revise_plan":

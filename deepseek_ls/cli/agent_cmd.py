@@ -1,45 +1,272 @@
-"""`deepseek-ls plan|chat|run|autopilot`: the agent loop (owned by the agent issue, 6)."""
+"""`deepseek-ls plan|run|autopilot|chat` and `replay --rerun`: the agent loop from the shell.
+
+Exit codes: 0 completed (or paused waiting for you: the message says how to
+continue), 1 the session failed, 2 usage errors, 3–10 LLM errors (see
+docs/llm.md), 124 autopilot ran out of time.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import sys
+from typing import Any
 
-from deepseek_ls.cli.common import add_command, not_available
+from deepseek_ls.cli.common import CliContext, add_command, exit_with, print_json, resolve_context
+from deepseek_ls.cli.terminal_ui import TerminalUI
+from deepseek_ls.store.ids import is_id
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     plan = add_command(
-        subparsers,
-        "plan",
+        subparsers, "plan",
         help="make a plan for a change (read-only; prints the plan)",
-        description="Start a session in plan mode: the planner reads the workspace and prints a Plan.",
-        handler=not_available("plan", 6),
+        description="Start a session in plan mode: the planner reads the workspace and prints a Plan.\n"
+                    "Continue it with `deepseek-ls run --session ID`.",
+        handler=_plan,
     )
     plan.add_argument("prompt", nargs="+", help="what you want changed")
+    _model_flags(plan)
 
     chat = add_command(
-        subparsers,
-        "chat",
+        subparsers, "chat",
         help="interactive session in the terminal",
-        description="An interactive agent session: type requests, approve patches and commands.",
-        handler=not_available("chat", 6),
+        description="An interactive session: each line is a request for the agent loop (plan, approve, apply,\n"
+                    "verify). Lines starting with /ask only ask a question; /plan only plans; /quit leaves.",
+        handler=_chat,
     )
-    chat.add_argument("--session", metavar="ID", help="continue this session")
+    chat.add_argument("--session", metavar="ID", help="continue this session first")
+    _model_flags(chat)
 
     run = add_command(
-        subparsers,
-        "run",
+        subparsers, "run",
         help="run (or resume) a session's plan step by step",
-        description="Run a new request end to end, or resume SESSION_ID where it stopped.",
-        handler=not_available("run", 6),
+        description="Run a new request end to end (plan, approve, apply, verify), or resume a session\n"
+                    "exactly where it stopped (pending approvals included) with --session ID.",
+        handler=_run,
     )
-    run.add_argument("target", nargs="+", help="a session id to resume, or a new request")
+    run.add_argument("target", nargs="*", help="the request (or a full session id to resume)")
+    run.add_argument("--session", metavar="ID", help="resume this session (a unique id prefix is enough)")
+    run.add_argument("--mode", choices=["agent", "yolo"], help="approval behaviour (default: agent_loop.mode)")
+    _model_flags(run)
 
     autopilot = add_command(
-        subparsers,
-        "autopilot",
+        subparsers, "autopilot",
         help="plan, execute and verify without stopping for approvals (trusted repos)",
-        description="Run the whole agent loop in yolo mode: approvals are automatic; policy still applies.",
-        handler=not_available("autopilot", 6),
+        description="Run the whole loop in yolo mode: patches and allowlisted commands are approved\n"
+                    "automatically; policy still refuses anything outside the allowlist. Bounded by\n"
+                    "--max-iterations, --max-minutes and the max-think budget.",
+        handler=_autopilot,
     )
     autopilot.add_argument("prompt", nargs="+", help="what you want changed")
+    autopilot.add_argument("--max-iterations", type=int, metavar="N", help="failed attempts before giving up")
+    autopilot.add_argument("--max-minutes", type=float, metavar="M", help="wall-clock limit")
+    _model_flags(autopilot)
+
+
+def _model_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--think", dest="force", action="store_const", const="max_think",
+                        help="force the max-think profile for every call")
+    parser.add_argument("--fast", dest="force", action="store_const", const="fast",
+                        help="force the fast profile for every call")
+    parser.add_argument("--stream", action="store_true", help="show the model's output on stderr as it arrives")
+
+
+def _agent(ctx: CliContext, args: argparse.Namespace, ui: Any = None):
+    from deepseek_ls.agent import Agent
+    from deepseek_ls.llm.client import LLMClient
+
+    index = None
+    if ctx.config.index.enabled:
+        try:
+            from deepseek_ls.index import CodeIndex
+
+            candidate = CodeIndex(ctx.root, ctx.state_dir, ctx.config.index)
+            index = None if candidate.status().state == "missing" else candidate
+        except Exception as exc:  # noqa: BLE001 - planning works without the index, slower
+            print(f"deepseek-ls: index unavailable ({exc}); planning without it", file=sys.stderr)
+    ui = ui or TerminalUI(show_stream=getattr(args, "stream", False))
+    return Agent(ctx.root, ctx.config, llm=LLMClient(ctx.config.llm), ui=ui, index=index)
+
+
+def _drive(coro_factory) -> Any:
+    """Run the agent coroutine; LLM errors exit with their code and a one-line message."""
+    from deepseek_ls.agent import AgentFailure, SessionCancelled
+    from deepseek_ls.llm.errors import LLMError
+
+    try:
+        return asyncio.run(coro_factory())
+    except LLMError as exc:
+        exit_with(exc)
+    except SessionCancelled as exc:
+        print(f"deepseek-ls: {exc}", file=sys.stderr)
+        return None
+    except AgentFailure as exc:
+        exit_with(str(exc), code=1)
+
+
+# -- plan -------------------------------------------------------------------------
+
+
+def _plan(args: argparse.Namespace) -> int:
+    ctx = resolve_context(args)
+    prompt = " ".join(args.prompt).strip()
+    if not prompt:
+        exit_with("the request is empty", code=2)
+
+    async def go():
+        agent = _agent(ctx, args)
+        try:
+            sid, plan = await agent.plan(prompt, mode="plan", profile=args.force)
+            return sid, plan, agent.explain_routing(sid)
+        finally:
+            await agent.llm.aclose()
+
+    result = _drive(go)
+    if result is None:
+        return 1
+    sid, plan, why = result
+    if args.json:
+        print_json({"session_id": sid, "plan": plan.to_json(), "routing": why})
+        return 0
+    print_plan(plan.to_json())
+    print(f"\nrouting: {why['text']}")
+    print(f"session {sid} — run it with: deepseek-ls run --session {sid[:13]}", file=sys.stderr)
+    return 0
+
+
+def print_plan(plan: dict[str, Any]) -> None:
+    print(f"Plan v{plan['version']}: {plan['goal']}  (confidence {plan.get('confidence', 0):.2f})")
+    for i, step in enumerate(plan["steps"], start=1):
+        files = ", ".join(step["files"]) or "-"
+        print(f"  {i}. [{step['status']}] {step['title']}  ({step['intent']}; {files})")
+    for label, key in (("assumptions", "assumptions"), ("verify", "verification"), ("risks", "risk_notes")):
+        if plan.get(key):
+            print(f"  {label}: " + "; ".join(plan[key]))
+
+
+# -- run / autopilot ------------------------------------------------------------------
+
+
+def _run(args: argparse.Namespace) -> int:
+    ctx = resolve_context(args)
+    session_id = args.session
+    words = list(args.target)
+    if not session_id and len(words) == 1 and is_id(words[0].lower()):
+        session_id = words[0]
+    prompt = None if session_id else " ".join(words).strip()
+    if not session_id and not prompt:
+        exit_with("give a request, or --session ID to resume one", code=2)
+    return _loop(ctx, args, prompt=prompt, session_id=session_id, mode=args.mode)
+
+
+def _autopilot(args: argparse.Namespace) -> int:
+    ctx = resolve_context(args)
+    if args.max_iterations is not None:
+        ctx.config.agent_loop.max_iterations = args.max_iterations
+    timeout = args.max_minutes * 60 if args.max_minutes else None
+    return _loop(ctx, args, prompt=" ".join(args.prompt), mode="yolo", latency_mode="batch", timeout=timeout)
+
+
+def _loop(ctx: CliContext, args: argparse.Namespace, *, prompt: str | None, session_id: str | None = None,
+          mode: str | None = None, latency_mode: str | None = None, timeout: float | None = None) -> int:
+    async def go():
+        agent = _agent(ctx, args)
+        try:
+            task = asyncio.ensure_future(agent.run(prompt, session_id=session_id, mode=mode,
+                                                   latency_mode=latency_mode, profile=args.force))
+            try:
+                return await asyncio.wait_for(task, timeout)
+            except asyncio.TimeoutError:
+                sid = session_id or agent.store.list()[0].session_id
+                return {**agent.session_view(sid), "timed_out": True}
+        finally:
+            await agent.llm.aclose()
+
+    view = _drive(go)
+    if view is None:
+        return 1
+    if args.json:
+        print_json(view)
+    else:
+        print_summary(view)
+    if view.get("timed_out"):
+        print(f"deepseek-ls: autopilot stopped: time limit reached; resume with run --session {view['session_id']}",
+              file=sys.stderr)
+        return 124
+    return 1 if view["state"] == "Failed" else 0
+
+
+def print_summary(view: dict[str, Any]) -> None:
+    plan = view.get("plan")
+    if plan:
+        print_plan(plan)
+    for p in view["patches"]:
+        status = "applied" if p["applied"] else "rejected" if p["rejected"] else "pending"
+        print(f"  patch {p['patch_id']} ({status}, {p['profile']}): {', '.join(p['files'])}")
+    line = f"session {view['session_id']}: {view['state']}"
+    if view["state"] in ("Failed", "Paused") and view.get("last_error"):
+        line += f" — {view['last_error']}"
+    print(line)
+    if view["state"] in ("Paused", "Idle"):
+        print(f"continue with: deepseek-ls run --session {view['session_id'][:13]}", file=sys.stderr)
+
+
+# -- chat ---------------------------------------------------------------------------
+
+
+def _chat(args: argparse.Namespace) -> int:
+    ctx = resolve_context(args)
+    ui = TerminalUI(show_stream=True)
+
+    async def go() -> None:
+        from deepseek_ls.agent import AgentFailure, SessionCancelled
+        from deepseek_ls.llm.errors import LLMError
+
+        agent = _agent(ctx, args, ui)
+        try:
+            if args.session:
+                print_summary(await agent.run(session_id=args.session, profile=args.force))
+            while True:
+                sys.stderr.write("\ndeepseek> ")
+                sys.stderr.flush()
+                line = await asyncio.to_thread(sys.stdin.readline)
+                if not line or line.strip() in ("/quit", "/exit"):
+                    return
+                text = line.strip()
+                if not text:
+                    continue
+                try:
+                    if text.startswith("/ask "):
+                        answer = await agent.ask(text[5:], profile=args.force, role="chat")
+                        print(answer["content"])
+                    elif text.startswith("/plan "):
+                        sid, plan = await agent.plan(text[6:], profile=args.force)
+                        print_plan(plan.to_json())
+                        print(f"(session {sid}: type /run {sid[:13]} to run it)")
+                    elif text.startswith("/run "):
+                        print_summary(await agent.run(session_id=text[5:].strip(), profile=args.force))
+                    else:
+                        print_summary(await agent.run(text, profile=args.force))
+                except (AgentFailure, SessionCancelled, LLMError) as exc:
+                    print(f"deepseek-ls: {getattr(exc, 'user_message', None) or exc}", file=sys.stderr)
+        finally:
+            await agent.llm.aclose()
+
+    asyncio.run(go())
+    return 0
+
+
+# -- replay --rerun (registered by sessions_cmd) ----------------------------------------
+
+
+def rerun_replay(args: argparse.Namespace, ctx: CliContext) -> int:
+    """Re-execute a session deterministically from its log; exit 1 and name the first divergence if any."""
+    from deepseek_ls.agent.replay import replay_session
+
+    report = asyncio.run(replay_session(ctx.root, ctx.state_dir, ctx.config, args.session_id))
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print(report.message)
+    return 0 if report.ok else 1
