@@ -52,3 +52,19 @@ def test_replay_of_an_unknown_session_is_a_clear_error(run_cli):
     assert result.returncode == 1
     assert "no session '0123abcd'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_replay_rerun_reports_divergence_from_the_recording(run_cli, empty_dir):
+    # A hand-made plan that no recorded agent request explains: re-execution cannot
+    # reproduce it, and the report names the event.
+    sid = make_session(empty_dir, "hand made")
+    result = run_cli("replay", sid, "--rerun", "--json")
+    report = json.loads(result.stdout)
+    assert result.returncode == 1
+    assert report["ok"] is False and "PlanCreated@v1" in report["message"]
+
+    with SessionStore(empty_dir / ".deepseek").create(empty_dir, "plan", "nothing happened") as log:
+        quiet = log.session_id
+    result = run_cli("replay", quiet, "--rerun")
+    assert result.returncode == 0, result.stderr
+    assert "same decisions" in result.stdout
