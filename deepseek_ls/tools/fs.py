@@ -37,6 +37,8 @@ async def fs_read(ctx: ToolContext, args: FsReadArgs) -> dict:
             raise ValueError(f"{rel} is a directory; use fs.list to see its files")
         if not target.is_file():
             raise FileNotFoundError(f"{rel} does not exist")
+        # A file over max_file_bytes can still be read by line range, but one ten times
+        # larger is not loaded at all (generated data, logs, vendored bundles).
         size_cap = ctx.config.agent_loop.max_file_bytes
         if target.stat().st_size > size_cap * 10:
             raise ValueError(f"{rel} is {target.stat().st_size} bytes; too large to read (agent_loop.max_file_bytes={size_cap})")

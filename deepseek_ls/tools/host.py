@@ -101,10 +101,12 @@ class ToolHost:
         canonical = tool.name if tool else name
         try:
             args_dict = _parse_arguments(arguments)
+            parse_error = None
         except ValueError as exc:
-            args_dict = {"_raw": str(arguments)[:2000]}
-            return self._finish(call_id, canonical, args_dict, ToolOutcome(ok=False, error=str(exc)))
+            args_dict, parse_error = {"_raw": str(arguments)[:2000]}, str(exc)
         self.sink.emit("ToolProposed@v1", {"call_id": call_id, "tool": canonical, "arguments": redact_obj(args_dict), "session_id": self.session_id})
+        if parse_error is not None:
+            return self._finish(call_id, canonical, args_dict, ToolOutcome(ok=False, error=parse_error))
         if tool is None:
             known = ", ".join(t.name for t in self.tools())
             return self._finish(call_id, canonical, args_dict, ToolOutcome(ok=False, error=f"unknown tool {name!r}; available: {known}"))
