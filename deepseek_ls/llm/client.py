@@ -11,12 +11,7 @@ task closes the HTTP stream.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
-import logging
 import os
-import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -24,21 +19,19 @@ import httpx
 
 from deepseek_ls.config_models import LLMConfig
 from deepseek_ls.llm import history
-from deepseek_ls.llm.errors import InterruptedResponse, LLMError
+from deepseek_ls.llm.errors import LLMError
 from deepseek_ls.llm.http_errors import error_from_status, error_from_transport
 from deepseek_ls.llm.profiles import ResolvedProfile, resolve_profile
 from deepseek_ls.llm.retry import retrying
 from deepseek_ls.llm.stream import DeltaCallback, StreamReader
+from deepseek_ls.llm.trace import CallTrace, request_hash
 from deepseek_ls.llm.types import Completion
 from deepseek_ls.policy import redact as redaction
 from deepseek_ls.store.sink import EventSink, NullSink
 
+__all__ = ["ROLE_HEADER", "LLMClient", "request_hash"]  # request_hash: re-exported for replay
+
 ROLE_HEADER = "X-DeepSeek-LS-Role"
-log = logging.getLogger("deepseek_ls.llm")
-
-
-def request_hash(body: Mapping[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
 class LLMClient:
@@ -125,53 +118,32 @@ class LLMClient:
         Raises a typed `LLMError` (see `errors.py`); `InterruptedResponse`
         carries the partial answer.
         """
-        started = time.perf_counter()
-        call_id = uuid.uuid4().hex
         stream = self.config.stream if stream is None else stream
-        resolved: ResolvedProfile | None = None
-        body: dict[str, Any] = {}
-        attempts = 0
-        first_delta: list[float] = []
-        reader: StreamReader | None = None
-
-        def mark_first_delta() -> None:
-            if not first_delta:
-                first_delta.append(time.perf_counter())
-
+        trace = CallTrace(role=role, profile=profile)
         try:
             resolved = self.resolve(profile, model)
-            body = self.build_body(resolved, messages, stream=stream, tools=tools, tool_choice=tool_choice)
-            async for attempt in retrying(self.config, role=role):
+            trace.model = resolved.model
+            trace.body = self.build_body(resolved, messages, stream=stream, tools=tools, tool_choice=tool_choice)
+            async for attempt in retrying(self.config, role=role, on_retry=trace.note_retry):
                 with attempt:
-                    attempts += 1
+                    trace.attempts += 1
                     reader = StreamReader(
                         base_url=resolved.base_url,
                         idle_timeout=self.config.idle_timeout_seconds,
                         on_delta=on_delta,
-                        on_first_delta=mark_first_delta,
+                        on_first_delta=trace.mark_first_delta,
                     )
-                    completion = await self._attempt(resolved, body, role, reader)
+                    trace.chunks = reader.chunks
+                    completion = await self._attempt(resolved, trace.body, role, reader)
         except LLMError as exc:
-            exc.attempts = max(attempts, 1)
-            self._record(call_id, role, profile, resolved, body, reader, started, first_delta, attempts,
-                         error=exc)
+            exc.attempts = max(trace.attempts, 1)
+            self.sink.emit("LLMCall@v1", trace.payload(error=exc))
             raise
         except asyncio.CancelledError:
-            self._record(call_id, role, profile, resolved, body, reader, started, first_delta, attempts,
-                         error="cancelled")
+            self.sink.emit("LLMCall@v1", trace.payload(error="cancelled"))
             raise
-        completion = completion.model_copy(
-            update={
-                "model": completion.model or resolved.model,
-                "profile": profile,
-                "role": role,
-                "ttft_ms": _ms(started, first_delta[0]) if first_delta else None,
-                "total_ms": _ms(started, time.perf_counter()),
-                "retries": attempts - 1,
-            }
-        )
-        self._record(call_id, role, profile, resolved, body, reader, started, first_delta, attempts,
-                     completion=completion)
+        completion = trace.finish(completion)
+        self.sink.emit("LLMCall@v1", trace.payload(completion=completion))
         return completion
 
     async def _attempt(
@@ -192,43 +164,3 @@ class LLMClient:
                 return await reader.read(response)
         except httpx.HTTPError as exc:  # connect errors, timeouts before any data
             raise error_from_transport(exc, resolved.base_url) from exc
-
-    def _record(
-        self,
-        call_id: str,
-        role: str,
-        profile: str,
-        resolved: ResolvedProfile | None,
-        body: dict[str, Any],
-        reader: StreamReader | None,
-        started: float,
-        first_delta: list[float],
-        attempts: int,
-        *,
-        completion: Completion | None = None,
-        error: LLMError | str | None = None,
-    ) -> None:
-        partial = error.partial if isinstance(error, InterruptedResponse) else None
-        response = completion or partial
-        payload: dict[str, Any] = {
-            "call_id": call_id,
-            "role": role,
-            "profile": profile,
-            "model": resolved.model if resolved else "",
-            "request_hash": request_hash(body) if body else "",
-            "chunks": reader.chunks if reader else [],
-            "response": response.model_dump(mode="json") if response else {},
-            "usage": response.usage.model_dump(mode="json") if response else {},
-            "ttft_ms": _ms(started, first_delta[0]) if first_delta else None,
-            "total_ms": _ms(started, time.perf_counter()),
-            "retries": max(attempts - 1, 0),
-            "error": None,
-        }
-        if error is not None:
-            payload["error"] = error if isinstance(error, str) else error.user_message
-            payload["error_kind"] = "cancelled" if isinstance(error, str) else error.kind
-        self.sink.emit("LLMCall@v1", payload)
-
-
-def _ms(start: float, end: float) -> float:
-    return round((end - start) * 1000.0, 3)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from email.utils import parsedate_to_datetime
-from typing import Mapping
+from typing import Callable, Mapping
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
@@ -61,12 +61,19 @@ class _Wait:
         return self._backoff(state)
 
 
-def retrying(config: LLMConfig, *, role: str) -> AsyncRetrying:
-    """The retry loop for one call: ``async for attempt in retrying(...): with attempt: ...``."""
+def retrying(
+    config: LLMConfig, *, role: str, on_retry: Callable[[BaseException | None, float], None] | None = None
+) -> AsyncRetrying:
+    """The retry loop for one call: ``async for attempt in retrying(...): with attempt: ...``.
+
+    `on_retry(error, wait_seconds)` is told about each failed attempt that will be retried.
+    """
 
     def before_sleep(state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
         wait = state.next_action.sleep if state.next_action else 0.0
+        if on_retry is not None:
+            on_retry(exc, wait)
         log.warning(
             "LLM call (role %s) attempt %d/%d failed: %s; retrying in %.2fs",
             role, state.attempt_number, config.max_retries + 1, exc, wait,

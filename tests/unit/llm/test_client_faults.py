@@ -40,13 +40,15 @@ async def test_client_errors_are_typed_and_not_retried(fake_deepseek, client, st
 
 
 @pytest.mark.parametrize("status", [429, 500, 502, 503])
-async def test_transient_status_is_retried_then_succeeds(fake_deepseek, client, status):
+async def test_transient_status_is_retried_then_succeeds(fake_deepseek, client, sink, status):
     fake_deepseek.add({"fault": {"status": status}})
     fake_deepseek.add({"content": "recovered"})
     result = await client.complete(USER, role="ask")
     assert result.content == "recovered"
     assert result.retries == 1
     assert len(fake_deepseek.requests) == 2
+    (retry_error,) = sink.events[-1][1]["retry_errors"]
+    assert str(status) in retry_error
 
 
 @pytest.mark.parametrize(("status", "error_type"), [(429, RateLimitError), (503, ServerError)])
