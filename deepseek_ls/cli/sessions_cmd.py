@@ -2,16 +2,13 @@
 
 `replay` prints a session's projections rebuilt from its log. Deterministic
 re-execution (tools and LLM answers taken from the log) belongs to the agent:
-`--rerun` calls `deepseek_ls.cli.agent_cmd.rerun_replay(args, ctx) -> int` when
-that module defines it, else `deepseek_ls.agent.replay.replay_session`. The
-`replay` subcommand is registered here only (argparse refuses a second one).
+`--rerun` calls `deepseek_ls.cli.agent_cmd.rerun_replay(args, ctx) -> int`.
+The `replay` subcommand is registered here only (argparse refuses a second one).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import importlib.util
 import sys
 
 from deepseek_ls.cli import agent_cmd
@@ -69,9 +66,9 @@ def _replay(args: argparse.Namespace) -> int:
     ctx = resolve_context(args, create_state=False)
     if args.rerun:
         rerun = getattr(agent_cmd, "rerun_replay", None)
-        if rerun is not None:
-            return int(rerun(args, ctx) or 0)
-        return _rerun(args, ctx)
+        if rerun is None:
+            return not_available("replay --rerun", 6)(args)
+        return int(rerun(args, ctx) or 0)
     session_id = SessionStore(ctx.state_dir).resolve(args.session_id)
     projection = session_projection(ctx.state_dir, session_id)
     if args.json:
@@ -79,22 +76,6 @@ def _replay(args: argparse.Namespace) -> int:
         return 0
     _print_projection(projection)
     return 0
-
-
-def _rerun(args: argparse.Namespace, ctx) -> int:
-    """Re-execute the session from its log and compare (exit 1 on the first divergence)."""
-    if importlib.util.find_spec("deepseek_ls.agent.replay") is None:
-        return not_available("replay --rerun", 6)(args)
-    from deepseek_ls.agent.replay import replay_session
-
-    report = asyncio.run(replay_session(ctx.root, ctx.state_dir, ctx.config, args.session_id))
-    if args.json:
-        print_json(report.to_json())
-    else:
-        verdict = "same decisions" if report.ok else "DIVERGED"
-        print(f"replay {report.session_id}: {verdict} ({report.compared}/{report.recorded} events compared)")
-        print(report.message)
-    return 0 if report.ok else 1
 
 
 def _print_projection(p: dict) -> None:

@@ -67,4 +67,4 @@ def test_replay_rerun_reports_divergence_from_the_recording(run_cli, empty_dir):
         quiet = log.session_id
     result = run_cli("replay", quiet, "--rerun")
     assert result.returncode == 0, result.stderr
-    assert "same decisions" in result.stdout
+    assert "reproduced all 0 decisions" in result.stdout
