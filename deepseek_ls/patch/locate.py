@@ -77,6 +77,12 @@ def _rebuild(hunk: ParsedHunk, matched: list[str], base: list[str]) -> list[str]
             if tag == " ":
                 out.append(matched[k] if k < len(matched) else text)
             k += 1
+    # A base line without a final newline that is no longer last (the model added
+    # lines after it without a "\ No newline" marker) needs one, or lines would join.
+    eol = "\r\n" if crlf else "\n"
+    for i in range(len(out) - 1):
+        if not out[i].endswith("\n"):
+            out[i] += eol
     return out
 
 

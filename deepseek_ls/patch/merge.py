@@ -51,30 +51,33 @@ def merge_three_way(base: str, ours: str, theirs: str, *, label: str = "file") -
 
 
 def conflict_report(merged: str, label: str) -> str:
-    """Readable summary of the conflict regions in `git merge-file` output."""
+    """Readable summary of the conflict regions in `git merge-file` output, with line
+    numbers in the current text (the side the person sees)."""
     regions: list[str] = []
-    start = None
+    current_line = 0  # lines of the current text seen so far
+    start = 0
     ours: list[str] = []
     theirs: list[str] = []
     side = None
-    for n, line in enumerate(merged.split("\n"), 1):
+    for line in merged.split("\n"):
         if line.startswith("<<<<<<< "):
-            start, ours, theirs, side = n, [], [], "ours"
+            start, ours, theirs, side = current_line + 1, [], [], "ours"
         elif line.startswith("||||||| ") and side:
             side = "base"
         elif line.startswith("=======") and side:
             side = "theirs"
         elif line.startswith(">>>>>>> ") and side:
-            regions.append(
-                f"  near line {start}: the file now has {_preview(ours)} where the patch wants {_preview(theirs)}"
-            )
+            where = f"line {start}" if ours else f"after line {start - 1}"
+            regions.append(f"  at {where}: the file now has {_preview(ours)} where the patch wants {_preview(theirs)}")
             side = None
         elif side == "ours":
             ours.append(line)
+            current_line += 1
         elif side == "theirs":
             theirs.append(line)
-    count = len(regions)
-    head = f"{label}: the file changed since the patch was staged and {count} change(s) overlap"
+        elif side is None:
+            current_line += 1
+    head = f"{label}: the file changed since the patch was staged and {len(regions)} change(s) overlap"
     return "\n".join([head, *regions])
 
 

@@ -106,3 +106,10 @@ def test_every_failing_file_is_reported_at_once(workspace: Path, store: PatchSto
     assert any(p.startswith(".env:") and "deny-list" in p for p in problems)
     # Policy problems are reported first, before any file is read.
     assert len(problems) == 1
+
+
+def test_lines_added_after_a_last_line_without_newline_do_not_join(workspace: Path, store: PatchStore) -> None:
+    write(workspace, "f.txt", b"a\nb")  # no final newline; the model's diff does not say so
+    ps = store.stage("--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,3 @@\n a\n b\n+c\n")
+    assert store.apply(ps.patch_id).ok
+    assert (workspace / "f.txt").read_bytes() == b"a\nb\nc\n"

@@ -52,6 +52,7 @@ def test_overlapping_user_edit_is_a_conflict_and_nothing_is_returned(workspace: 
     result = store.merge_hunks(ps.patch_id, [first.hunk_id], "f.txt", typed)
     assert not result.ok and result.text is None
     assert "overlap" in result.conflict and "line five, by the user" in result.conflict
+    assert "at line 5:" in result.conflict  # a line number in the text the user sees
     assert sink.kinds()[-1] == "PatchConflict@v1"
 
 
