@@ -39,10 +39,11 @@ def check_auth(authorization: str | None, api_key: str | None) -> ApiError | Non
 
 
 def thinking_enabled(body: dict[str, Any]) -> bool:
+    """As the API decides: the explicit flag, else by legacy name, else on (the default)."""
     thinking = body.get("thinking")
     if isinstance(thinking, dict) and thinking.get("type") in ("enabled", "disabled"):
         return thinking["type"] == "enabled"
-    return body.get("model") == "deepseek-reasoner"
+    return body.get("model") != "deepseek-chat"
 
 
 def check_chat_body(body: Any) -> ApiError | None:

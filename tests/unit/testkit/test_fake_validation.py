@@ -74,7 +74,8 @@ TOOL_TURN = [
 @pytest.mark.parametrize(
     "thinking_fields",
     [pytest.param({"model": "deepseek-v4-pro", "thinking": {"type": "enabled"}}, id="flag"),
-     pytest.param({"model": "deepseek-reasoner"}, id="legacy-reasoner")],
+     pytest.param({"model": "deepseek-reasoner"}, id="legacy-reasoner"),
+     pytest.param({"model": "deepseek-v4-flash"}, id="current-model-default-on")],
 )
 def test_thinking_mode_requires_reasoning_content_on_tool_call_turns(fake_deepseek, api, thinking_fields):
     fake_deepseek.add({"content": "ok", "repeat": True})
@@ -86,6 +87,10 @@ def test_thinking_mode_requires_reasoning_content_on_tool_call_turns(fake_deepse
     assert api.content(api.chat(fixed, **thinking_fields)) == "ok"
 
 
-def test_without_thinking_tool_turns_need_no_reasoning(fake_deepseek, api):
+@pytest.mark.parametrize(
+    "fields", [pytest.param({"thinking": {"type": "disabled"}, "model": "deepseek-v4-flash"}, id="flag-off"),
+               pytest.param({"model": "deepseek-chat"}, id="legacy-chat")],
+)
+def test_without_thinking_tool_turns_need_no_reasoning(fake_deepseek, api, fields):
     fake_deepseek.add({"content": "ok"})
-    assert api.content(api.chat(TOOL_TURN, thinking={"type": "disabled"})) == "ok"
+    assert api.content(api.chat(TOOL_TURN, **fields)) == "ok"
