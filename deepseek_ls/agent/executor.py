@@ -38,6 +38,7 @@ class Executor:
     async def execute(self, rt: SessionRuntime, plan: Plan, step: Step, *, feedback: str | None = None) -> StepResult:
         world, loop_cfg, session = rt.world, rt.config.agent_loop, rt.session
         files = step.files[: loop_cfg.max_files_per_iteration]
+        repo_map = await world.repo_map(None)
         contents = {f: await world.read_file(f) for f in files}
         decision = rt.router.decide(
             RouterSignals(
@@ -54,6 +55,7 @@ class Executor:
         )
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": prompts.SYSTEM},
+            {"role": "user", "content": prompts.REPO_MAP.format(repo_map=repo_map or "(empty)")},
             {"role": "user", "content": prompts.plan_message(plan.to_json())},
             {"role": "user", "content": prompts.files_message(contents)},
             {"role": "user", "content": prompts.step_message(step.model_dump(), feedback)},

@@ -1,7 +1,8 @@
 """The executor's prompts, beside the parser of its answers (`executor_parse.py`).
 
-Stable prefix first (system prompt, the plan), then the step's files, then
-the step and any feedback (patch errors, verification output).
+Stable prefix first (system prompt, repo map, the plan), then the step's
+files, then the step and any feedback (patch errors, verification output):
+DeepSeek's prompt cache bills a repeated prefix at a fraction of the price.
 """
 
 from __future__ import annotations
@@ -23,9 +24,13 @@ If the step needs no change, answer NO_CHANGE|<reason>.
 """
 
 
+REPO_MAP = "Repository map (files and their top-level symbols):\n{repo_map}"
+
+
 def plan_message(plan: dict) -> str:
+    """The plan without step statuses: it stays byte-identical for every step (prompt-cache prefix)."""
     steps = [
-        f"{i}. {s['title']} [{s.get('status', 'pending')}] files: {', '.join(s.get('files') or []) or '-'}"
+        f"{i}. {s['title']} (files: {', '.join(s.get('files') or []) or '-'})"
         for i, s in enumerate(plan.get("steps", []), start=1)
     ]
     return f"Plan goal: {plan.get('goal', '')}\nSteps:\n" + "\n".join(steps)
