@@ -28,7 +28,7 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, get_args, get_origin
 
 import platformdirs
 from pydantic import BaseModel, ValidationError
@@ -123,9 +123,12 @@ def load_config(
     if cli_overrides:
         layers.append(Layer("command line", _expand_dotted(cli_overrides)))
 
-    merged: dict[str, Any] = {}
-    sources = {key: DEFAULT_SOURCE for key in _leaf_keys(Config().model_dump())}
-    config = Config()
+    defaults = Config()
+    # Profiles are a dict, not a model: seed it with the default profiles so that a
+    # partial `[llm.profiles.max_think]` table changes only the keys it names.
+    merged: dict[str, Any] = {"llm": {"profiles": defaults.model_dump()["llm"]["profiles"]}}
+    sources = {key: DEFAULT_SOURCE for key in _leaf_keys(defaults.model_dump())}
+    config = defaults
     for layer in layers:
         merged = _deep_merge(merged, layer.values)
         layer_keys = _leaf_keys(layer.values)
@@ -244,21 +247,18 @@ def _reason(detail: Mapping[str, Any], merged: Mapping[str, Any]) -> str:
 
 
 def _known_fields(parents: list[str]) -> list[str]:
-    """Field names of the model at `parents` (e.g. ["router", "weights"])."""
-    model: type[BaseModel] = Config
+    """Field names of the model at `parents` (e.g. ["router", "weights"], ["llm", "profiles", "fast"])."""
+    node: Any = Config
     for part in parents:
-        info = model.model_fields.get(part)
-        annotation = getattr(info, "annotation", None)
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            model = annotation
-        elif info is None:
-            # inside a dict of models, e.g. llm.profiles.<name>
-            from deepseek_ls.config_models import ModelProfile
-
-            model = ModelProfile
+        if isinstance(node, type) and issubclass(node, BaseModel) and part in node.model_fields:
+            node = node.model_fields[part].annotation
+        elif get_origin(node) is dict:
+            node = get_args(node)[1]  # `part` is a key of the dict, e.g. a profile name
         else:
             return []
-    return list(model.model_fields)
+    if isinstance(node, type) and issubclass(node, BaseModel):
+        return list(node.model_fields)
+    return []
 
 
 def _credit_legacy_aliases(config: Config, sources: dict[str, str]) -> None:

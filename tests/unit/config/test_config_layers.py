@@ -191,3 +191,21 @@ def test_appendix_a_names_set_the_profiles_and_are_credited(ws, user_toml):
 )
 def test_mask_secret_never_shows_more_than_four_characters(secret, shown):
     assert mask_secret(secret) == shown
+
+
+def test_a_partial_profile_table_changes_only_the_keys_it_names(ws, user_toml):
+    write(ws / ".deepseek" / "config.toml", '[llm.profiles.max_think]\nmodel = "deepseek-v4"\n')
+    loaded = load_config(ws, env=env_with(user_toml))
+    max_think = loaded.config.llm.profiles["max_think"]
+    assert max_think.model == "deepseek-v4"
+    assert (max_think.thinking, max_think.reasoning_effort) == (True, "high")
+    assert loaded.config.llm.profiles["fast"].temperature == 0.2
+    assert loaded.sources["llm.profiles.max_think.thinking"] == "default"
+
+
+def test_unknown_key_inside_a_profile_is_reported(ws, user_toml):
+    write(ws / ".deepseek" / "config.toml", "[llm.profiles.fast]\nthinkng = true\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(ws, env=env_with(user_toml))
+    assert caught.value.key == "llm.profiles.fast.thinkng"
+    assert "did you mean 'thinking'" in caught.value.reason
