@@ -1,5 +1,8 @@
 """Streaming assembly: text, reasoning, tool-call deltas by index, usage placement."""
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from deepseek_ls.llm.assembly import StreamAssembler, completion_from_body
 
 
@@ -88,3 +91,21 @@ def test_non_streamed_body_gives_the_same_completion_shape():
     assert result.tool_calls[0].function.name == "ls"
     assert result.usage.completion_tokens == 7
     assert result.message()["tool_calls"][0]["id"] == "c1"
+
+
+def _split(text: str, cuts: list[int]) -> list[str]:
+    points = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
+    return [text[a:b] for a, b in zip(points, points[1:])]
+
+
+@given(text=st.text(min_size=1), args=st.text(min_size=1), cuts=st.lists(st.integers(min_value=0), max_size=20))
+def test_any_split_of_content_and_tool_arguments_reassembles_exactly(text, args, cuts):
+    assembler = StreamAssembler()
+    for piece in _split(text, cuts):
+        assembler.feed(chunk({"content": piece}))
+    assembler.feed(chunk({"tool_calls": [{"index": 0, "id": "c", "function": {"name": "f", "arguments": ""}}]}))
+    for piece in _split(args, cuts):
+        assembler.feed(chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}))
+    result = assembler.result()
+    assert result.content == text
+    assert result.tool_calls[0].function.arguments == args
