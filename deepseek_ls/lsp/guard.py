@@ -12,7 +12,7 @@ import inspect
 import logging
 from typing import Any, Awaitable, Callable
 
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
 
 from deepseek_ls.lsp.server import DeepSeekServer
 
@@ -64,11 +64,28 @@ async def run_guarded(
         raise JsonRpcException(message=message, code=REQUEST_FAILED) from None
 
 
+def _cancel_with_request(ls: DeepSeekServer) -> None:
+    """`$/cancelRequest` for an executeCommand cancels pygls' outer future only;
+    carry it over to the task running the command so the work really stops."""
+    task = asyncio.current_task()
+    outer = ls.protocol._request_futures.get(ls.protocol.msg_id)  # pygls 2.x request bookkeeping
+    if task is None or outer is None:
+        return
+    loop = asyncio.get_running_loop()
+    outer.add_done_callback(lambda f: loop.call_soon_threadsafe(task.cancel) if f.cancelled() else None)
+
+
 def command(server: DeepSeekServer, name: str, handler: Handler) -> None:
     """Register `handler(ls, args_dict)` as `workspace/executeCommand` `name`."""
 
     async def execute(ls: DeepSeekServer, args: dict[str, Any] | None = None) -> Any:
-        return await run_guarded(ls, name, handler, args)
+        _cancel_with_request(ls)
+        try:
+            return await run_guarded(ls, name, handler, args)
+        except asyncio.CancelledError:
+            # pygls runs commands inside its executeCommand generator, which only
+            # answers the client when the handler ends with an Exception.
+            raise JsonRpcRequestCancelled(f"deepseek-ls: {name} was cancelled") from None
 
     execute.__name__ = f"command_{name.replace('.', '_')}"
     server.command(name)(execute)

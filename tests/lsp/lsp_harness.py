@@ -112,6 +112,18 @@ async def wait_until(predicate: Callable[[], Any], timeout: float = 10.0) -> Any
         await asyncio.sleep(0.02)
 
 
+async def wait_until_async(ask: Callable[[], Any], check: Callable[[Any], Any], timeout: float = 10.0) -> Any:
+    """Repeat the request `ask()` until `check(result)` holds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        result = await ask()
+        if check(result):
+            return result
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"condition not met within timeout; last result: {result!r}")
+        await asyncio.sleep(0.05)
+
+
 def file_uri(root: Path, rel: str = "app.py") -> str:
     return from_fs_path(str(root / rel))
 

@@ -1,0 +1,119 @@
+"""Why max-think (hover and deepseek.explainRouting) and cancelling long work."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from lsp_harness import APP, file_uri, open_doc, run, wait_until
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from deepseek_ls.lsp import names
+
+PLAN = {
+    "goal": "make test_add pass",
+    "steps": [{"title": "Fix `add`", "intent": "edit", "files": ["app.py"]}],
+    "verification": ["python -m pytest -q"],
+    "confidence": 0.9,
+}
+ADD_FIX = """```diff
+--- a/app.py
++++ b/app.py
+@@ -5,2 +5,2 @@
+ def add(a, b):
+-    return a - b
++    return a + b
+```"""
+
+
+async def _hover(client, uri: str, line: int) -> types.Hover | None:
+    return await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=0)
+        )
+    )
+
+
+async def test_hover_explains_an_escalation_and_a_max_think_hunk(agent_editor, fake_deepseek, app_workspace: Path) -> None:
+    client, _ = agent_editor
+    # Two invalid plans: re-asked once, then escalated to max-think, which answers.
+    fake_deepseek.add({"match": {"role": "planner"}, "content": "I am not a plan"})
+    fake_deepseek.add({"match": {"role": "planner"}, "content": "still not a plan"})
+    fake_deepseek.add({"match": {"role": "planner"}, "content": "```json\n" + json.dumps(PLAN) + "\n```"})
+    uri = file_uri(app_workspace)
+    open_doc(client, uri, APP)
+    planned = await run(client, names.CMD_PLAN, {"prompt": "make test_add pass"})
+    session_id, step_id = planned["session_id"], planned["plan"]["steps"][0]["step_id"]
+
+    hover = await _hover(client, uri, 4)  # the step lens sits on `def add`
+    assert hover is not None
+    text = hover.contents.value
+    assert "max-think" in text and "escalation" in text
+    assert "threshold" in text and "INVALID_PLAN" in text
+    assert await _hover(client, uri, 1) is None  # nothing to explain there
+
+    explained = await run(client, names.CMD_EXPLAIN_ROUTING, {"session_id": session_id})
+    assert explained["profile"] == "max_think" and explained["escalation"] is True
+    assert "INVALID_PLAN" in explained["reason_codes"]
+
+    # Force max-think by setting: the executor's hunk then explains itself on hover.
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"deepseek": {"router": {"force_profile": "max_think"}}})
+    )
+    fake_deepseek.add({"match": {"role": "executor"}, "content": ADD_FIX})
+    outcome = await run(client, names.CMD_RUN_STEP, {"session_id": session_id, "step_id": step_id})
+    assert outcome["status"] == "staged"
+    hover = await _hover(client, uri, 5)  # the hunk's changed line
+    assert hover is not None and "FORCED_BY_CONFIG" in hover.contents.value
+    assert "max-think" in hover.contents.value
+    hunks = await client.protocol.send_request_async(names.REQ_HUNKS, {"uri": uri})
+    assert hunks.hunks[0].profile == "max_think"
+
+
+async def test_cancel_request_stops_a_streaming_answer(agent_editor, fake_deepseek) -> None:
+    client, state = agent_editor
+    long_answer = "word " * 400
+    fake_deepseek.add({"match": {"role": "ask"}, "content": long_answer, "chunk_chars": 5, "chunk_delay": 0.02})
+    msg_id = "ask-to-cancel"
+    future = asyncio.ensure_future(
+        client.protocol.send_request_async(
+            types.WORKSPACE_EXECUTE_COMMAND,
+            types.ExecuteCommandParams(command=names.CMD_ASK, arguments=[{"prompt": "explain add at length"}]),
+            msg_id=msg_id,
+        )
+    )
+    await wait_until(lambda: len(state.notifications.get("deepseek/stream", [])) >= 3)
+    client.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
+    with pytest.raises(JsonRpcException, match="cancel"):
+        await asyncio.wait_for(future, 10)
+    streamed = "".join(n.text for n in state.notifications["deepseek/stream"] if n.channel == "content")
+    assert 0 < len(streamed) < len(long_answer)
+    # The work itself stopped: uncancelled, ~25 more chunks would stream in the next 0.5 s.
+    received = len(state.notifications["deepseek/stream"])
+    await asyncio.sleep(0.5)
+    assert len(state.notifications["deepseek/stream"]) <= received + 1
+    # And the server keeps serving.
+    assert (await client.protocol.send_request_async(names.REQ_STATUS, {})) is not None
+
+
+async def test_cancelling_the_progress_stops_planning(agent_editor, fake_deepseek, client_name: str) -> None:
+    client, state = agent_editor
+    fake_deepseek.add({"match": {"role": "planner"}, "content": "x" * 2000, "chunk_chars": 5, "chunk_delay": 0.02})
+    planning = asyncio.ensure_future(run(client, names.CMD_PLAN, {"prompt": "make test_add pass"}))
+    token = await wait_until(
+        lambda: next(
+            (t for t, reports in client.progress_reports.items() if reports and "planning" in getattr(reports[0], "title", "")),
+            None,
+        )
+    )
+    await wait_until(lambda: state.notifications.get("deepseek/stream"))
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    with pytest.raises(JsonRpcException, match="cancel"):
+        await asyncio.wait_for(planning, 10)
+    end = await wait_until(lambda: [r for r in client.progress_reports[token] if isinstance(r, types.WorkDoneProgressEnd)])
+    assert end[0].message == "cancelled"
+    sessions = await run(client, names.CMD_SESSIONS, {})
+    assert [s["state"] for s in sessions["sessions"]] == ["Paused"]
