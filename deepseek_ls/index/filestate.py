@@ -13,7 +13,7 @@ import json
 import time
 from pathlib import Path
 
-from .manifest import write_json_atomic
+from .manifest import write_text_atomic
 
 _RACY_NS = 2_000_000_000
 
@@ -56,5 +56,5 @@ class FileStateCache:
 
     def save(self) -> None:
         if self._dirty:
-            write_json_atomic(self.path, self._entries)
+            write_text_atomic(self.path, json.dumps(self._entries, separators=(",", ":")))
             self._dirty = False

@@ -13,7 +13,6 @@ manifest, never half of one.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import tempfile
 from functools import cached_property
@@ -95,14 +94,13 @@ def load_manifest(path: Path) -> Manifest:
         raise ManifestError(f"{path}: {exc.__class__.__name__}: {str(exc).splitlines()[0]}") from exc
 
 
-def write_json_atomic(path: Path, obj: Any) -> None:
+def write_text_atomic(path: Path, text: str) -> None:
+    """Temp file + rename. No fsync on purpose: this is derived state, and a
+    manifest lost in a crash makes the index read as corrupt, hence rebuilt."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(obj, fh, indent=1, sort_keys=False)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+            fh.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -110,4 +108,4 @@ def write_json_atomic(path: Path, obj: Any) -> None:
 
 
 def save_manifest(path: Path, manifest: Manifest) -> None:
-    write_json_atomic(path, manifest.model_dump(mode="json"))
+    write_text_atomic(path, manifest.model_dump_json() + "\n")

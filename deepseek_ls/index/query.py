@@ -22,7 +22,7 @@ from . import schema as f
 from .tokenize import query_parts, query_words
 
 MAX_LINES_PER_FILE = 5
-MAX_OCCURRENCES_PER_TERM = 64
+MAX_OCCURRENCES_PER_TERM = 24
 SNIPPET_CHARS = 160
 
 
@@ -48,7 +48,7 @@ class QueryResult(BaseModel):
 @dataclass
 class CompiledQuery:
     query: tantivy.Query | None
-    terms: list[str]  # the query's words, lowercased, for line hits
+    terms: list[str]  # the query's words as typed, for line hits
     part_terms: list[str]  # their sub-words: line hits only when no line has a whole word
     warnings: list[str]
 
@@ -61,8 +61,8 @@ def _parse(index: tantivy.Index, text: str, fields: list[str], boosts: dict[str,
 def compile_query(index: tantivy.Index, text: str) -> CompiledQuery:
     words = query_words(text)
     parts = query_parts(text)
-    terms = sorted({w.lower() for w in words}, key=lambda t: (-len(t), t))
-    part_terms = sorted(set(parts) - set(terms), key=lambda t: (-len(t), t))
+    terms = sorted(set(words), key=lambda t: (-len(t), t))
+    part_terms = sorted(set(parts) - {w.lower() for w in words}, key=lambda t: (-len(t), t))
     if not words:
         return CompiledQuery(None, [], [], [])
     fields = list(f.FIELD_BOOSTS)
@@ -94,31 +94,40 @@ def _snippet(line: str) -> str:
     return line if len(line) <= SNIPPET_CHARS else line[: SNIPPET_CHARS - 1] + "…"
 
 
-def line_hits(content: str, terms: list[str], limit: int = MAX_LINES_PER_FILE) -> list[LineHit]:
-    """The best `limit` lines containing query terms (more distinct terms first), in line order."""
-    if not terms:
-        return []
-    lowered = content.lower()
-    per_line: dict[int, set[str]] = {}  # line start offset -> terms seen on it
+def _occurrences(haystack: str, terms: list[str]) -> dict[int, set[str]]:
+    """Line start offset -> the terms seen on that line (bounded per term)."""
+    per_line: dict[int, set[str]] = {}
     for term in terms:
-        pos, seen = lowered.find(term), 0
+        pos, seen = haystack.find(term), 0
         while pos != -1 and seen < MAX_OCCURRENCES_PER_TERM:
-            start = lowered.rfind("\n", 0, pos) + 1
-            per_line.setdefault(start, set()).add(term)
+            per_line.setdefault(haystack.rfind("\n", 0, pos) + 1, set()).add(term)
             seen += 1
-            end = lowered.find("\n", pos)
-            pos = -1 if end == -1 else lowered.find(term, end)
+            end = haystack.find("\n", pos)
+            pos = -1 if end == -1 else haystack.find(term, end)
+    return per_line
+
+
+def line_hits(
+    content: str, terms: list[str], part_terms: list[str] | None = None, limit: int = MAX_LINES_PER_FILE
+) -> list[LineHit]:
+    """The best `limit` lines for the query (more and longer terms first), in line order.
+
+    Terms are looked up as typed first (cheap: no copy of the file); only when
+    none occurs as typed is the file lowercased, once, for a case-insensitive
+    pass, and then for the sub-words of compound query words.
+    """
+    per_line = _occurrences(content, terms) if terms else {}
+    if not per_line and (terms or part_terms):
+        lowered = content.lower()
+        per_line = _occurrences(lowered, sorted({t.lower() for t in terms})) or _occurrences(lowered, part_terms or [])
     best = sorted(per_line.items(), key=lambda kv: (-sum(len(t) for t in kv[1]), kv[0]))[:limit]
-    out = []
+    out, line, counted_to = [], 1, 0
     for start, _ in sorted(best):
+        line += content.count("\n", counted_to, start)
+        counted_to = start
         end = content.find("\n", start)
-        text = content[start : end if end != -1 else len(content)]
-        out.append(LineHit(line=content.count("\n", 0, start) + 1, text=_snippet(text)))
+        out.append(LineHit(line=line, text=_snippet(content[start : end if end != -1 else len(content)])))
     return out
-
-
-def _lines_for(content: str, compiled: CompiledQuery) -> list[LineHit]:
-    return line_hits(content, compiled.terms) or line_hits(content, compiled.part_terms)
 
 
 def run(
@@ -147,7 +156,7 @@ def run(
     return [
         FileHit(
             path=path, score=score, lang=doc.get_first(f.LANG) or "text",
-            lines=_lines_for(doc.get_first(f.CONTENT) or "", compiled),
+            lines=line_hits(doc.get_first(f.CONTENT) or "", compiled.terms, compiled.part_terms),
         )
         for score, path, doc in scored[:top_k]
     ]

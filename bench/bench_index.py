@@ -1,0 +1,140 @@
+"""Figures for the code index on a real corpus (the Python standard library).
+
+Prints: build time and MB/s, index size, query p50/p95 through the Python API
+over N identifier queries, `rg -w -l` on the same queries in the same run (and
+the ratio), one-file incremental update time, and a no-change status check.
+
+    .venv/bin/python bench/bench_index.py [--corpus DIR] [--queries 200] [--max-files N]
+
+The corpus's `.py` files are copied to a temporary directory (without
+site-packages) so the walk sees exactly them; the index state lives beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from deepseek_ls.config_models import IndexConfig
+from deepseek_ls.index import CodeIndex
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms"
+
+
+def copy_corpus(source: Path, dest: Path, max_files: int | None) -> list[Path]:
+    files = sorted(p for p in source.rglob("*.py") if "site-packages" not in p.relative_to(source).parts)
+    if max_files:
+        files = files[:max_files]
+    for src in files:
+        target = dest / src.relative_to(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, target)
+    return [dest / f.relative_to(source) for f in files]
+
+
+def draw_queries(files: list[Path], count: int, seed: int) -> list[str]:
+    words: Counter[str] = Counter()
+    for path in files:
+        words.update(set(re.findall(r"\b[A-Za-z_][A-Za-z0-9_]{3,40}\b", path.read_text("utf-8", "replace"))))
+    candidates = sorted(w for w, n in words.items() if w not in {"AND", "OR", "NOT"})
+    return random.Random(seed).sample(candidates, count)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--max-files", type=int, default=None)
+    parser.add_argument("--updates", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    rg = shutil.which("rg", path=str(Path(sys.executable).parent)) or shutil.which("rg")
+
+    with tempfile.TemporaryDirectory(prefix="bench-index-") as tmp:
+        root, state = Path(tmp) / "corpus", Path(tmp) / "state"
+        root.mkdir()
+        files = copy_corpus(args.corpus, root, args.max_files)
+        corpus_bytes = sum(f.stat().st_size for f in files)
+        print(f"corpus: {len(files)} .py files, {corpus_bytes / 1e6:.1f} MB from {args.corpus}")
+
+        index = CodeIndex(root, state, IndexConfig())
+        report = index.build()
+        gen_dir = state / "index" / report.generation
+        size = sum(p.stat().st_size for p in gen_dir.iterdir())
+        print(
+            f"build: {report.seconds:.2f} s, {report.total_files / report.seconds:.0f} files/s, "
+            f"{report.mb_per_second:.2f} MB/s ({report.total_files} indexed, {len(report.skipped)} skipped)"
+        )
+        print(f"index size: {size / 1e6:.1f} MB ({size / corpus_bytes:.2f}x the corpus)")
+
+        queries = draw_queries(files, args.queries, args.seed)
+        for q in queries[:20]:  # warm-up: page cache, searcher
+            index.query(q)
+        timings, hits = [], 0
+        for q in queries:
+            t0 = time.perf_counter()
+            result = index.query(q, top_k=10)
+            timings.append(time.perf_counter() - t0)
+            hits += bool(result.hits)
+        p50, p95 = statistics.median(timings), percentile(timings, 95)
+        print(f"query (Python API, top 10 + line hits), {len(queries)} queries: p50 {ms(p50)}, p95 {ms(p95)}, "
+              f"max {ms(max(timings))}; {hits}/{len(queries)} with hits  [target p95 < 5 ms]")
+
+        if rg:
+            rg_times = []
+            for q in queries:
+                t0 = time.perf_counter()
+                subprocess.run([rg, "-w", "-l", "-F", "--", q, "."], cwd=root, capture_output=True)
+                rg_times.append(time.perf_counter() - t0)
+            r50, r95 = statistics.median(rg_times), percentile(rg_times, 95)
+            print(f"rg -w -l (subprocess), same queries: p50 {ms(r50)}, p95 {ms(r95)}; "
+                  f"index is {r50 / p50:.0f}x faster at p50, {r95 / p95:.0f}x at p95")
+        else:
+            print("rg: not found, no ratio")
+
+        victims = [f for f in files if f.stat().st_size > 2000][: args.updates]
+        update_times = []
+        for n, path in enumerate(victims):
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write(f"\ndef bench_added_{n}():\n    return {n}\n")
+            t0 = time.perf_counter()
+            index.update([path])
+            update_times.append(time.perf_counter() - t0)
+        assert index.query(f"bench_added_{len(victims) - 1}").hits, "update did not land"
+        print(f"incremental update of one file (on save), {len(update_times)} runs: "
+              f"p50 {ms(statistics.median(update_times))}, max {ms(max(update_times))}  [target < 100 ms]")
+
+        status_times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            state_now = index.status().state
+            status_times.append(time.perf_counter() - t0)
+        print(f"status (no change, full workspace check): p50 {ms(statistics.median(status_times))} -> {state_now}")
+
+        victims[0].write_text(victims[0].read_text() + "\n# touched\n")
+        t0 = time.perf_counter()
+        index.update()
+        print(f"update with change detection (paths=None, 1 file changed): {ms(time.perf_counter() - t0)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
