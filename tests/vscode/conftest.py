@@ -45,8 +45,8 @@ def artifacts(request: pytest.FixtureRequest) -> Path:
 def code_server(vscode_tools: Tools, workspace: Path, tmp_path: Path, artifacts: Path):
     started: list[CodeServer] = []
 
-    def start(env: dict[str, str]) -> CodeServer:
-        cs = CodeServer(vscode_tools, workspace, tmp_path / "code-server", env, artifacts / "code-server.log")
+    def start(env: dict[str, str], settings: dict | None = None) -> CodeServer:
+        cs = CodeServer(vscode_tools, workspace, tmp_path / "code-server", env, artifacts / "code-server.log", settings)
         cs.home.mkdir(exist_ok=True)
         started.append(cs)
         return cs.start()

@@ -134,22 +134,66 @@ async function flow(page) {
   step("hunk-lenses-and-inline-diff");
   await shot(page, "hunks");
 
+  // The native diff editor for the whole file's patch (DeepSeek: Show Patch Diff).
+  await palette(page, "DeepSeek: Show Patch Diff");
+  const modified = page.locator(".monaco-diff-editor .editor.modified .view-lines").first();
+  await modified.waitFor({ state: "visible", timeout: T });
+  await page.waitForFunction(() => {
+    const el = document.querySelector(".monaco-diff-editor .editor.modified .view-lines");
+    return el && el.textContent.replace(/\u00a0/g, " ").includes("int(a) - int(b)");
+  }, null, { timeout: T });
+  result.patchDiff = (await modified.textContent()).replace(/\u00a0/g, " ");
+  step("patch-diff");
+  await shot(page, "patch-diff");
+  await page.locator(".tab.active .tab-actions .codicon-close").first().click();
+  await page.locator(".monaco-diff-editor").first().waitFor({ state: "detached", timeout: T });
+
+  // Accept the first hunk with its code lens (lenses render again once the editor is back).
+  await lens(page, /^Accept$/).nth(1).waitFor({ state: "visible", timeout: T });
   const accepts = await lens(page, /^Accept$/).count();
+  result.acceptLensesBefore = accepts;
   await lens(page, /^Accept$/).first().click();
-  await page.waitForFunction((n) => [...document.querySelectorAll(".monaco-editor .codelens-decoration a")].filter((a) => a.textContent.trim() === "Accept").length === n - 1, accepts, { timeout: T });
+  await page.waitForFunction((n) => [...document.querySelectorAll(".monaco-editor .codelens-decoration a")].filter((a) => a.textContent.trim() === "Accept").length < n, accepts, { timeout: T });
+  result.lensesAfterAccept = await lensTitles(page);
   step("first-hunk-accepted");
   await shot(page, "accepted-one");
 
-  await lens(page, /^Reject$/).first().click();
+  // Reject the other with the keybinding, the cursor on its line.
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+G");
+  await answerInputBox(page, `:${config.rejectLine}`);
+  await page.keyboard.press("Control+Alt+N");
   await page.waitForFunction(() => ![...document.querySelectorAll(".monaco-editor .codelens-decoration a")].some((a) => /^(Accept|Reject)$/.test(a.textContent.trim())), null, { timeout: T });
   result.decorationsAfter = await decorations(page);
-  step("second-hunk-rejected");
+  step("second-hunk-rejected-by-keybinding");
 
-  await page.locator(".monaco-editor .view-lines").first().click();
   await page.keyboard.press("Control+S");
   await page.waitForFunction(() => !document.querySelector(".editor-group-container .tab.active.dirty"), null, { timeout: T });
   step("saved");
+
+  // The status bar item explains the last routing decision when clicked.
+  await page.locator('.statusbar-item[id$="deepseek.status"]').first().click();
+  const routing = page.locator(".notifications-toasts .notification-list-item", { hasText: "DeepSeek routing:" }).first();
+  await routing.waitFor({ state: "visible", timeout: T });
+  result.routing = (await routing.textContent()).trim();
+  result.status = await statusLabel(page);
+  step("routing-explained");
   await shot(page, "final");
+}
+
+/** A server that cannot start: the person is told what happened and how to fix it. */
+async function broken(page) {
+  const toast = page.locator(".notifications-toasts .notification-list-item", { hasText: "DeepSeek:" }).first();
+  await toast.waitFor({ state: "visible", timeout: T });
+  result.error_message = (await toast.textContent()).trim();
+  await page.waitForFunction(
+    () => (document.querySelector('.statusbar-item[id$="deepseek.status"]')?.getAttribute("aria-label") || "").includes("(server failed)"),
+    null,
+    { timeout: T },
+  );
+  result.status = await statusLabel(page);
+  step("start-failure-shown");
+  await shot(page, "start-failure");
 }
 
 const browser = await chromium.launch({
@@ -166,8 +210,12 @@ try {
   await page.goto(config.url, { timeout: T });
   await page.locator(".monaco-workbench").waitFor({ timeout: T });
   step("workbench");
-  await smoke(page);
-  if (config.scenario === "flow") await flow(page);
+  if (config.scenario === "broken") {
+    await broken(page);
+  } else {
+    await smoke(page);
+    if (config.scenario === "flow") await flow(page);
+  }
 } catch (error) {
   code = 1;
   result.error = String(error && error.stack ? error.stack : error);

@@ -11,7 +11,8 @@ import pytest
 
 from vscode_harness import drive
 
-pytestmark = [pytest.mark.vscode, pytest.mark.slow]
+# The first test may install code-server and Chromium (scripts/setup-vscode.sh).
+pytestmark = [pytest.mark.vscode, pytest.mark.slow, pytest.mark.timeout(900)]
 
 ORIGINAL = """\
 def add(a, b):
@@ -72,16 +73,31 @@ def test_plan_run_step_accept_one_hunk_reject_the_other(
     (workspace / "app.py").write_text(ORIGINAL)
     fake = fake_deepseek_process(SCRIPT)
     cs = code_server({"DEEPSEEK_API_KEY": "test-key", "DEEPSEEK_BASE_URL": fake.base_url})
-    run = drive(vscode_tools, cs, artifacts, "flow", file="app.py", prompt="convert add and sub arguments to int")
+    run = drive(vscode_tools, cs, artifacts, "flow", file="app.py", prompt="convert add and sub arguments to int",
+                rejectLine=10)
     assert run.returncode == 0, run.output
-    assert run.step_names()[-1] == "saved", run.result
+    assert run.step_names()[-3:] == ["second-hunk-rejected-by-keybinding", "saved", "routing-explained"], run.result
     assert any(t.startswith("▶ Step 1: Convert arguments in app.py") for t in run.result["planLenses"]), run.result
     assert run.result["hunkLenses"].count("Accept") == 2, run.result
     shown = run.result["decorations"]
     assert sorted(shown["struckText"]) == ["return a + b", "return a - b"], shown  # context lines unmarked
     assert sorted(shown["ghostText"]) == ['"  + return int(a) + int(b)"', '"  + return int(a) - int(b)"'], shown
+    assert "return int(a) + int(b)" in run.result["patchDiff"], run.result["patchDiff"]
     after = run.result["decorationsAfter"]
     assert (after["struck"], after["ghosts"]) == (0, 0), "decided hunks leave no decorations"
     roles = [r.get("role") for r in fake.requests()]
     assert "planner" in roles and "executor" in roles, roles
     assert (workspace / "app.py").read_text() == ORIGINAL.replace("return a + b", "return int(a) + int(b)")
+    assert run.result["routing"].startswith("DeepSeek routing: fast"), run.result["routing"]  # status bar click
+    assert "score" in run.result["routing"], run.result["routing"]
+
+
+def test_a_server_that_cannot_start_is_reported_with_the_fix(code_server, vscode_tools, workspace, artifacts):
+    missing = workspace / "no-such-venv" / "bin" / "deepseek-ls"
+    cs = code_server({"DEEPSEEK_API_KEY": "test-key"}, settings={"deepseek.server.command": [str(missing)]})
+    run = drive(vscode_tools, cs, artifacts, "broken")
+    assert run.returncode == 0, run.output
+    message = run.result["error_message"]
+    assert str(missing) in message and "failed to start" in message, message
+    assert "Restart Server" in message, message
+    assert run.result["status"].endswith("(server failed)"), run.result

@@ -45,12 +45,14 @@ def _free_port() -> int:
 class CodeServer:
     """code-server with the built .vsix installed in a fresh user-data-dir."""
 
-    def __init__(self, tools: Tools, workspace: Path, home: Path, env: dict[str, str], log: Path) -> None:
+    def __init__(self, tools: Tools, workspace: Path, home: Path, env: dict[str, str], log: Path,
+                 settings: dict | None = None) -> None:
         self.tools = tools
         self.workspace = workspace
         self.home = home
         self.env = {**os.environ, **env}
         self.log = log
+        self.extra_settings = settings or {}
         self.port = _free_port()
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -78,6 +80,7 @@ class CodeServer:
             "editor.codeLens": True,
             "files.autoSave": "off",
             "git.enabled": False,
+            **self.extra_settings,
         }
         (data / "User" / "settings.json").write_text(json.dumps(settings, indent=2))
         base = [str(self.tools.code_server), "--extensions-dir", str(extensions), "--user-data-dir", str(data)]
