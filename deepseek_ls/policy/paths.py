@@ -9,12 +9,16 @@ file systems are).
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from typing import Callable
 from pathlib import Path, PurePosixPath
 
 import pathspec
 
 from deepseek_ls.policy.errors import PolicyViolation
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 # Directories nobody but git (or we) may touch, compared case-insensitively.
 _RESERVED_DIRS = (".git", ".deepseek")
@@ -26,7 +30,7 @@ class PathPolicy:
     def __init__(self, root: Path, deny_paths: list[str] | tuple[str, ...] = ()) -> None:
         self.root = Path(root).resolve()
         self.deny_patterns = list(deny_paths)
-        self._deny = pathspec.GitIgnoreSpec.from_lines([p.lower() for p in deny_paths])
+        self._deny_match = _compile_deny([_unanchor(p.lower()) for p in deny_paths])
 
     def resolve(self, rel: str) -> Path:
         """The absolute path for workspace-relative `rel`, or `PolicyViolation`."""
@@ -56,13 +60,13 @@ class PathPolicy:
         """Lexical checks only (no file system): the canonical relative form."""
         if not isinstance(rel, str) or not rel.strip():
             raise PolicyViolation(str(rel), "empty_path", "the path is empty")
-        if any(ord(c) < 32 or ord(c) == 127 for c in rel):
+        if _CONTROL.search(rel):
             raise PolicyViolation(rel, "control_character", "the path contains control characters")
         if "\\" in rel:
             raise PolicyViolation(rel, "backslash", "use '/' as the separator; backslashes are refused")
         # Look-alike characters (fullwidth dots and slashes, ...) that NFKC folds
         # into separators or dots could escape on a system that normalises names.
-        if _separator_count(unicodedata.normalize("NFKC", rel)) != _separator_count(rel):
+        if not rel.isascii() and _separator_count(unicodedata.normalize("NFKC", rel)) != _separator_count(rel):
             raise PolicyViolation(rel, "unicode_lookalike", "the path contains look-alike dot or slash characters")
         if rel.startswith(("/", "~")) or (len(rel) > 1 and rel[1] == ":"):
             raise PolicyViolation(rel, "absolute_path", "absolute paths are refused; give a path relative to the workspace root")
@@ -82,17 +86,38 @@ class PathPolicy:
             folded = part.casefold().rstrip(". ")
             if folded in _RESERVED_DIRS:
                 raise PolicyViolation(subject, "reserved_dir", f"'{part}/' is reserved and cannot be read or written by tools")
-        # Patterns are matched against every suffix of the path, so a pattern
-        # with a slash (".aws/credentials") also catches "sub/.aws/credentials",
-        # and a directory pattern (".ssh/") catches everything below it.
-        for start in range(len(parts)):
-            tail = [p.lower() for p in parts[start:]]
-            for end in range(1, len(tail) + 1):
-                candidate = "/".join(tail[:end])
-                is_dir = end < len(tail)
-                if self._deny.match_file(candidate + "/") or (not is_dir and self._deny.match_file(candidate)):
-                    raise PolicyViolation(subject, "deny_list", "the path matches the secret-location deny-list (policy.deny_paths)")
+        lowered = clean.lower()
+        # As a file, or as a directory itself (".ssh"); files below a denied
+        # directory (".ssh/config") are matched by the gitignore semantics.
+        if self._deny_match(lowered) or self._deny_match(lowered + "/"):
+            raise PolicyViolation(subject, "deny_list", "the path matches the secret-location deny-list (policy.deny_paths)")
 
+
+def _unanchor(pattern: str) -> str:
+    """A pattern with an inner slash (".aws/credentials") is anchored to the root in
+    gitignore semantics; secrets are secret at any depth, so match it anywhere."""
+    body = pattern.rstrip("/")
+    if "/" in body and not pattern.startswith(("/", "**/")):
+        return "**/" + pattern
+    return pattern
 
 def _separator_count(text: str) -> int:
     return sum(text.count(ch) for ch in "./\\:")
+
+
+def _compile_deny(patterns: list[str]) -> Callable[[str], bool]:
+    """One regex for the whole deny-list (pathspec tries pattern by pattern, which
+    dominates `fs.list` on large trees). With negated patterns ("!x") the order
+    matters, so those lists keep pathspec's own matching."""
+    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+    parts = []
+    for pattern in spec.patterns:
+        if pattern.include is None:  # blank line or comment
+            continue
+        if not pattern.include or pattern.regex is None:
+            return lambda path: spec.match_file(path)
+        parts.append(re.sub(r"\(\?P<[^>]+>", "(?:", pattern.regex.pattern))
+    if not parts:
+        return lambda path: False
+    combined = re.compile("|".join(f"(?:{p})" for p in parts))
+    return lambda path: combined.search(path) is not None

@@ -12,6 +12,7 @@ import pathspec
 from pydantic import BaseModel, Field
 
 from deepseek_ls.patch.hunks import split_lines
+from deepseek_ls.policy.errors import PolicyViolation
 from deepseek_ls.tools.registry import Tool, ToolContext
 
 MAX_LIST = 5000
@@ -118,8 +119,19 @@ def _walk(root: Path) -> list[str]:
 async def fs_list(ctx: ToolContext, args: FsListArgs) -> dict:
     files = await asyncio.to_thread(workspace_files, ctx.root)
     pattern = pathspec.GitIgnoreSpec.from_lines([args.glob]) if args.glob not in ("", "**", "*") else None
-    matched = [f for f in files if (pattern is None or pattern.match_file(f)) and ctx.paths.is_allowed(f)]
+    matched = [f for f in files if (pattern is None or pattern.match_file(f)) and _listable(ctx, f)]
     return {"files": matched[: args.limit], "total": len(matched), "truncated": len(matched) > args.limit}
+
+
+def _listable(ctx: ToolContext, rel: str) -> bool:
+    """Policy check for a path produced by the walk above. The walk never follows a
+    directory symlink, so only a symlink leaf needs resolving (resolving every path
+    costs a syscall per component)."""
+    try:
+        ctx.paths.normalize(rel)
+    except PolicyViolation:
+        return False
+    return not os.path.islink(ctx.root / rel) or ctx.paths.is_allowed(rel)
 
 
 TOOLS = [

@@ -125,3 +125,10 @@ def test_root_given_through_a_symlink_still_contains_its_files(tmp_path: Path, w
     os.symlink(workspace, alias)
     policy = PathPolicy(alias, [])
     assert policy.resolve("src/app.py") == (workspace / "src" / "app.py").resolve()
+
+
+def test_negated_deny_patterns_keep_gitignore_semantics(workspace: Path) -> None:
+    policy = PathPolicy(workspace, ["*.pem", "!certs/public.pem"])
+    assert policy.relative("certs/public.pem") == "certs/public.pem"
+    with pytest.raises(PolicyViolation):
+        policy.resolve("certs/private.pem")
