@@ -76,11 +76,10 @@ class StreamReader:
         return assembler.result()
 
     async def _read_body(self, response: httpx.Response) -> Completion:
+        # While thinking, the API keeps a non-streamed answer alive with blank lines; httpx's read
+        # timeout (llm.idle_timeout_seconds between any bytes) bounds the wait.
         try:
-            raw = await asyncio.wait_for(response.aread(), self._idle)
-            body = json.loads(raw)
-        except TimeoutError:
-            raise NetworkError(f"no answer from {self._base_url} for {self._idle:g}s (idle timeout)") from None
+            body = json.loads(await response.aread())
         except httpx.HTTPError as exc:
             raise error_from_transport(exc, self._base_url) from exc
         except ValueError as exc:

@@ -193,12 +193,34 @@ class _Handler(BaseHTTPRequestHandler):
             if record.body.get("stream") and not reply.ignore_stream:
                 self._stream(record, reply, chunks)
             else:
-                self._send_json(200, whole, record)
+                self._whole(record, reply, whole)
         except (_ClientGone, BrokenPipeError, ConnectionResetError):
             record.disconnected = True
             self.close_connection = True
         finally:
             record.finished.set()
+
+    def _whole(self, record: RecordedRequest, reply: Reply, body: dict[str, Any]) -> None:
+        """A non-streamed answer; with keep-alives, blank lines come first (as the real API sends)."""
+        fault = reply.fault
+        if not (fault and (fault.keepalives or fault.keepalive_forever)):
+            return self._send_json(200, body, record)
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        record.first_byte_at = time.perf_counter()
+        record.status = 200
+        count = 0
+        while fault.keepalive_forever or count < fault.keepalives:
+            if self.server_fake._stopping.is_set():
+                return
+            self._write(b"\n", reply)
+            self.server_fake._sleep(fault.keepalive_interval)
+            count += 1
+        self._write(json.dumps(body, ensure_ascii=False).encode(), reply)
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
 
     def _stream(self, record: RecordedRequest, reply: Reply, chunks: list[dict[str, Any]]) -> None:
         fault = reply.fault

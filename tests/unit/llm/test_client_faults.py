@@ -170,3 +170,9 @@ async def test_cancelling_the_call_closes_the_stream(fake_deepseek, client, sink
     assert await asyncio.to_thread(record.finished.wait, 5)
     assert record.disconnected
     assert sink.events[-1][1]["error_kind"] == "cancelled"
+
+
+async def test_non_streamed_answer_after_blank_line_keepalives(fake_deepseek, client):
+    fake_deepseek.add({"content": "thought long", "fault": {"keepalives": 3, "keepalive_interval": 0.01}})
+    result = await client.complete(USER, role="ask", stream=False)
+    assert (result.content, result.retries) == ("thought long", 0)
