@@ -96,6 +96,8 @@ class PathPolicy:
 def _unanchor(pattern: str) -> str:
     """A pattern with an inner slash (".aws/credentials") is anchored to the root in
     gitignore semantics; secrets are secret at any depth, so match it anywhere."""
+    if pattern.startswith("!"):
+        return "!" + _unanchor(pattern[1:])
     body = pattern.rstrip("/")
     if "/" in body and not pattern.startswith(("/", "**/")):
         return "**/" + pattern
