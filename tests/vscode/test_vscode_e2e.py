@@ -98,6 +98,7 @@ def test_a_server_that_cannot_start_is_reported_with_the_fix(code_server, vscode
     run = drive(vscode_tools, cs, artifacts, "broken")
     assert run.returncode == 0, run.output
     message = run.result["error_message"]
-    assert str(missing) in message and "failed to start" in message, message
+    assert str(missing) in message and "does not exist" in message, message
+    assert "deepseek.server.command" in message, message
     assert "Restart Server" in message, message
     assert run.result["status"].endswith("(server failed)"), run.result

@@ -14,7 +14,7 @@ import {
 } from "vscode-languageclient/node";
 import type { ServerApi } from "./protocol";
 import { findApiKey, serverEnvironment, type SecretStore } from "./secrets";
-import { notFoundMessage, resolveServerCommand, startFailedMessage, type ServerCommand } from "./serverCommand";
+import { missingCommandMessage, notFoundMessage, resolveServerCommand, startFailedMessage, type ServerCommand } from "./serverCommand";
 import { SECTION, initializationOptions, readSettings, type Settings } from "./settings";
 
 function isExecutable(file: string): boolean {
@@ -55,13 +55,15 @@ export class ServerManager implements ServerApi, vscode.Disposable {
 
   async start(): Promise<boolean> {
     const settings = currentSettings();
-    const cmd = resolveServerCommand(settings, workspaceFolders(), {
-      isExecutable,
-      env: process.env,
-      platform: process.platform,
-    });
+    const lookup = { isExecutable, env: process.env, platform: process.platform };
+    const cmd = resolveServerCommand(settings, workspaceFolders(), lookup);
     if (!cmd) {
       this.fail(notFoundMessage());
+      return false;
+    }
+    const missing = missingCommandMessage(cmd, lookup);
+    if (missing) {
+      this.fail(missing);
       return false;
     }
     this.lastCommand = cmd;

@@ -82,6 +82,23 @@ export function resolveServerCommand(
   return undefined;
 }
 
+/**
+ * A configured command given as a path that is not an executable file: the
+ * message to show instead of trying to spawn it, else `undefined`.
+ */
+export function missingCommandMessage(cmd: ServerCommand, lookup: Lookup): string | undefined {
+  if (cmd.source !== "setting" && cmd.source !== "interpreter") return undefined;
+  const isPath = cmd.command.includes("/") || cmd.command.includes("\\");
+  const found = isPath ? lookup.isExecutable(cmd.command) : which(cmd.command, lookup) !== undefined;
+  if (found) return undefined;
+  const setting = cmd.source === "setting" ? "deepseek.server.command" : "deepseek.server.interpreter";
+  return (
+    `DeepSeek: the language server could not start: ${cmd.command} (from the \`${setting}\` setting) ` +
+    `${isPath ? "does not exist or is not executable" : "is not on PATH"}. Fix: point \`${setting}\` at your ` +
+    "deepseek-ls (or clear it to use the workspace's .venv or PATH), then run `DeepSeek: Restart Server`."
+  );
+}
+
 /** What to tell the user when no server was found: what happened and the fix. */
 export function notFoundMessage(): string {
   return (

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import * as path from "node:path";
 import { test } from "node:test";
-import { notFoundMessage, resolveServerCommand, startFailedMessage, which, type Lookup } from "../src/serverCommand";
+import { missingCommandMessage, notFoundMessage, resolveServerCommand, startFailedMessage, which, type Lookup } from "../src/serverCommand";
 
 function lookup(executables: string[], PATH = "/usr/local/bin:/usr/bin", platform: NodeJS.Platform = "linux"): Lookup {
   const set = new Set(executables);
@@ -62,4 +62,18 @@ test("a start failure names the command, its source and the error", () => {
   assert.match(msg, /from setting/);
   assert.match(msg, /spawn EACCES/);
   assert.match(msg, /`deepseek\.server\.\*` settings/);
+});
+
+test("a configured path that does not exist is reported before spawning", () => {
+  const cmd = { command: "/nope/deepseek-ls", args: ["serve", "--stdio"], source: "setting" as const };
+  const msg = missingCommandMessage(cmd, lookup([]));
+  assert.match(msg ?? "", /\/nope\/deepseek-ls \(from the `deepseek\.server\.command` setting\) does not exist/);
+  assert.equal(missingCommandMessage(cmd, lookup(["/nope/deepseek-ls"])), undefined);
+});
+
+test("a configured bare interpreter name is looked up on PATH", () => {
+  const cmd = { command: "python3", args: ["-m", "deepseek_ls", "serve", "--stdio"], source: "interpreter" as const };
+  assert.equal(missingCommandMessage(cmd, lookup(["/usr/bin/python3"])), undefined);
+  assert.match(missingCommandMessage(cmd, lookup([])) ?? "", /python3 .*is not on PATH/);
+  assert.equal(missingCommandMessage({ ...cmd, source: "path" }, lookup([])), undefined);
 });
