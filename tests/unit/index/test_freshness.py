@@ -1,5 +1,6 @@
 """status(): fresh, stale with exactly the changed paths, corrupt, missing; update() repairs."""
 
+import gc
 import json
 
 import pytest
@@ -106,14 +107,20 @@ def test_git_untracked_ignored_and_committed_changes(git_workspace, make_index, 
     assert index.status().state == "fresh"
 
 
-def _gen_dir(index):
-    return index.dir / index._opened().manifest.storage.generation
+def _built_and_closed(root, make_index):
+    """Build, then let go of the index: damage is done by "another process" while
+    nothing of ours has the files mapped (truncating a mapped file is SIGBUS)."""
+    index = make_index(root)
+    index.build()
+    gen_dir = index.dir / index._opened().manifest.storage.generation
+    del index
+    gc.collect()
+    return gen_dir
 
 
 def test_truncated_segment_file_is_corrupt_and_update_rebuilds(workspace, make_index):
-    index = make_index(workspace)
-    index.build()
-    victim = max((p for p in _gen_dir(index).iterdir() if p.suffix == ".store"), key=lambda p: p.stat().st_size)
+    gen_dir = _built_and_closed(workspace, make_index)
+    victim = max((p for p in gen_dir.iterdir() if p.suffix == ".store"), key=lambda p: p.stat().st_size)
     victim.write_bytes(victim.read_bytes()[: victim.stat().st_size // 2])
 
     fresh_view = make_index(workspace)  # another process opening the damaged index
@@ -130,9 +137,8 @@ def test_truncated_segment_file_is_corrupt_and_update_rebuilds(workspace, make_i
 
 
 def test_tampered_segment_of_same_size_is_corrupt(workspace, make_index):
-    index = make_index(workspace)
-    index.build()
-    victim = next(p for p in _gen_dir(index).iterdir() if p.suffix == ".term")
+    gen_dir = _built_and_closed(workspace, make_index)
+    victim = next(p for p in gen_dir.iterdir() if p.suffix == ".term")
     data = bytearray(victim.read_bytes())
     data[len(data) // 2] ^= 0xFF
     victim.write_bytes(bytes(data))
