@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ from deepseek_ls.llm.types import Completion
 from deepseek_ls.patch import ApplyResult, Hunk, PatchError, PatchSet
 from deepseek_ls.policy import PolicyViolation
 from deepseek_ls.policy.approvals import Approvals
-from deepseek_ls.store.events import Event
+from deepseek_ls.store.events import Event, validate_payload
 from deepseek_ls.store.sessions import SessionStore
 from deepseek_ls.tools.host import ALL_TOOLS, ToolHost
 from deepseek_ls.tools.overlay import DocumentOverlay
@@ -92,7 +92,8 @@ class MemoryLog:
         self.events: list[Event] = []
 
     def append(self, kind: str, payload: Any) -> Event:
-        event = Event(seq_no=len(self.events) + 1, ts="", session_id=self.session_id, kind=kind, payload=dict(payload))
+        event = Event(seq_no=len(self.events) + 1, ts="", session_id=self.session_id, kind=kind,
+                      payload=validate_payload(kind, dict(payload)))
         self.events.append(event)
         return event
 

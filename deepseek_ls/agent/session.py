@@ -78,8 +78,9 @@ class Session:
 
     def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
         """Append durably, then fold into the view (EventSink)."""
-        self.log.append(kind, payload)
-        self.fold(kind, dict(payload))
+        event = self.log.append(kind, payload)
+        # Fold what the log stored (validated, defaults filled): live and restored views are equal.
+        self.fold(kind, dict(event.payload) if hasattr(event, "payload") else dict(payload))
 
     @classmethod
     def restore(cls, session_id: str, log: LogLike) -> "Session":
