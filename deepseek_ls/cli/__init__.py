@@ -7,27 +7,51 @@ a registered parser sets ``func`` to a handler ``(args) -> int`` (exit code).
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import sys
 
 from deepseek_ls import __version__
-from deepseek_ls.cli import (
-    agent_cmd,
-    ask_cmd,
-    config_cmd,
-    index_cmd,
-    patch_cmd,
-    serve_cmd,
-    sessions_cmd,
-)
 from deepseek_ls.cli.common import add_global_options, exit_with
 
-# Order is the order of `--help`.
-COMMAND_MODULES = (serve_cmd, ask_cmd, agent_cmd, patch_cmd, index_cmd, sessions_cmd, config_cmd)
+# Which module registers each command, in `--help` order. A command's module is
+# imported only when that command runs (the others pull in the LLM client, the
+# agent, the index...), so `deepseek-ls config show` does not pay for them all.
+COMMANDS: dict[str, str] = {
+    "serve": "serve_cmd",
+    "ask": "ask_cmd",
+    "plan": "agent_cmd",
+    "chat": "agent_cmd",
+    "run": "agent_cmd",
+    "autopilot": "agent_cmd",
+    "diff": "patch_cmd",
+    "apply": "patch_cmd",
+    "index": "index_cmd",
+    "sessions": "sessions_cmd",
+    "replay": "sessions_cmd",
+    "config": "config_cmd",
+}
+# Global options that take a value (so the value is not mistaken for the command).
+_VALUE_OPTIONS = {"--workspace", "--config", "--profile"}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_in(argv: list[str]) -> str | None:
+    """The subcommand named in `argv` (skipping global options), if any."""
+    tokens = iter(argv)
+    for token in tokens:
+        if token in _VALUE_OPTIONS:
+            next(tokens, None)
+        elif not token.startswith("-"):
+            return token
+    return None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The CLI parser for `argv`: only the named command's module when it names a known
+    command, else every command (`--help`, typos); `None` builds the full parser."""
+    argv = argv or []
+    command = command_in(argv)
     parser = argparse.ArgumentParser(
         prog="deepseek-ls",
         description=(
@@ -39,8 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"deepseek-ls {__version__}")
     add_global_options(parser, suppress_defaults=False)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
-    for module in COMMAND_MODULES:
-        module.register(subparsers)
+    if command in COMMANDS:
+        names = [COMMANDS[command]]
+    elif command is None and "--version" in argv and not {"-h", "--help"} & set(argv):
+        names = []  # nothing to register just to print the version
+    else:
+        names = list(dict.fromkeys(COMMANDS.values()))
+    for name in names:
+        importlib.import_module(f"deepseek_ls.cli.{name}").register(subparsers)
     return parser
 
 
@@ -53,7 +83,8 @@ def _configure_logging(verbosity: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     _configure_logging(args.verbose)
     handler = getattr(args, "func", None)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from deepseek_ls.cli import agent_cmd
 from deepseek_ls.cli.common import add_command, not_available, print_json, resolve_context
 from deepseek_ls.store.projections import session_projection
 from deepseek_ls.store.sessions import SessionStore
@@ -65,6 +64,8 @@ def _sessions(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     ctx = resolve_context(args, create_state=False)
     if args.rerun:
+        from deepseek_ls.cli import agent_cmd  # the agent is loaded only for --rerun
+
         rerun = getattr(agent_cmd, "rerun_replay", None)
         if rerun is None:
             return not_available("replay --rerun", 6)(args)

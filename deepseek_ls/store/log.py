@@ -26,7 +26,6 @@ from typing import Any, Callable, Iterator, Mapping
 
 from pydantic import ValidationError
 
-from deepseek_ls.policy import redact
 from deepseek_ls.store.events import Event, UnknownEventKind, validate_payload
 
 log = logging.getLogger(__name__)
@@ -85,7 +84,7 @@ class EventLog:
         self.path = Path(path)
         self.session_id = session_id
         self._durable = durable
-        self._redact = redact_obj or redact.redact_obj
+        self._redact = redact_obj or _policy_redaction()
         self._thread_lock = threading.Lock()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         created = not self.path.exists()
@@ -243,6 +242,14 @@ class EventLog:
 
     def __repr__(self) -> str:
         return f"EventLog({str(self.path)!r}, {self.session_id!r})"
+
+
+def _policy_redaction() -> Callable[[Any], Any]:
+    # Imported when a log is opened for writing, not when the module is: readers
+    # (projections, `sessions`) do not need the secret detectors.
+    from deepseek_ls.policy.redact import redact_obj
+
+    return redact_obj
 
 
 def _fsync_dir(path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import re
 import shutil
 import subprocess
@@ -11,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from deepseek_ls import __version__
+from deepseek_ls.cli import COMMANDS as COMMAND_MODULES
+from deepseek_ls.cli import build_parser, command_in
 
 COMMANDS = ["serve", "ask", "plan", "chat", "run", "autopilot", "diff", "apply", "index", "sessions",
             "replay", "config"]
@@ -60,3 +63,30 @@ def test_an_unknown_command_is_a_usage_error(run_cli):
     result = run_cli("frobnicate")
     assert result.returncode == 2
     assert "invalid choice" in result.stderr
+
+
+def _registered(parser: argparse.ArgumentParser) -> set[str]:
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return set(action.choices)
+
+
+def test_the_command_map_names_the_module_of_every_registered_command():
+    assert _registered(build_parser()) == set(COMMAND_MODULES)
+    for command, module in COMMAND_MODULES.items():
+        only = _registered(build_parser([command]))
+        assert command in only
+        assert all(COMMAND_MODULES[other] == module for other in only), f"{module} registers {only}"
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        pytest.param(["config", "show"], "config", id="plain"),
+        pytest.param(["--workspace", "config", "sessions"], "sessions", id="option-value-like-a-command"),
+        pytest.param(["-v", "--json", "replay", "abc"], "replay", id="flags-first"),
+        pytest.param(["--config=x.toml", "index", "status"], "index", id="equals-form"),
+        pytest.param(["--help"], None, id="no-command"),
+    ],
+)
+def test_command_in_skips_global_options_and_their_values(argv, command):
+    assert command_in(argv) == command
