@@ -53,7 +53,8 @@ if [ -f "$CS_PREFIX/node_modules/code-server/package.json" ] \
   log "code-server $CODE_SERVER_VERSION already installed"
 else
   RG="$(command -v rg || true)"
-  [ -x "$ROOT/.venv/bin/rg" ] && RG="$ROOT/.venv/bin/rg"
+  VENV_RG="${VENV:-$ROOT/.venv}/bin/rg"
+  [ -x "$VENV_RG" ] && RG="$VENV_RG"
   if [ -z "$RG" ]; then
     log "no rg binary found: install the project first (pip install -e '.[test]' brings ripgrep)"
     exit 1
