@@ -1,53 +1,16 @@
 -- The whole editing flow against the real deepseek-ls and the fake DeepSeek
 -- server (scripted by tests/nvim/test_flow.py): plan -> step lenses -> run
 -- the step -> hunks drawn as extmarks -> accept one, reject one -> buffer
--- text; then :DeepSeekWhy. vim.ui.select is stubbed to pick like a person.
+-- text -> save -> verified; then :DeepSeekAsk and :DeepSeekWhy.
 local H = dofile(vim.fs.dirname(arg[0]) .. "/helpers.lua")
 
 vim.cmd("packadd deepseek.nvim")
 
 local diff = require("deepseek.diff")
 
--- vim.ui.select stub: each call is recorded and answered by the first
--- chooser whose pattern matches an item's text.
-local selects = {}
-local choosers = {}
-vim.ui.select = function(items, opts, on_choice)
-  local texts = {}
-  for i, item in ipairs(items) do
-    texts[i] = opts.format_item and opts.format_item(item) or tostring(item)
-  end
-  table.insert(selects, { prompt = opts.prompt, kind = opts.kind, items = texts })
-  for _, chooser in ipairs(choosers) do
-    for i, text in ipairs(texts) do
-      if text:find(chooser, 1, true) then
-        on_choice(items[i], i)
-        return
-      end
-    end
-  end
-  error("vim.ui.select stub: nothing to pick among " .. vim.inspect(texts))
-end
+local S = dofile(vim.fs.dirname(arg[0]) .. "/session.lua")
 
 local buf
-
-local function lens_titles(bufnr)
-  local titles = {}
-  for _, lens in ipairs(vim.lsp.codelens.get(bufnr)) do
-    if lens.command and lens.command.title then
-      table.insert(titles, lens.command.title)
-    end
-  end
-  return titles
-end
-
-local function find_lens(bufnr, plain)
-  for _, lens in ipairs(vim.lsp.codelens.get(bufnr)) do
-    if lens.command and lens.command.title:find(plain, 1, true) then
-      return lens
-    end
-  end
-end
 
 local function pending()
   return diff.pending(buf)
@@ -61,38 +24,20 @@ H.run({
   {
     "the server starts for app.py",
     function()
-      require("deepseek").setup({ cmd = { vim.env.DEEPSEEK_LS_BIN, "serve", "--stdio" } })
-      vim.cmd("edit app.py")
-      buf = vim.api.nvim_get_current_buf()
-      H.wait(20000, function()
-        local c = vim.lsp.get_clients({ name = "deepseek_ls", bufnr = buf })[1]
-        return c and c.initialized
-      end, "deepseek_ls to initialize")
+      buf = S.start()
     end,
   },
   {
     ":DeepSeekPlan shows the plan's step as a code lens on app.py",
     function()
-      vim.cmd("DeepSeekPlan make greet use an f-string and make add convert its arguments")
-      H.wait(60000, function()
-        return H.notified("plan ready")
-      end, "the plan")
+      S.plan(buf, "make greet use an f-string and make add convert its arguments")
       H.ok(H.notified("plan ready: 1 step"), "one step planned: " .. vim.inspect(H.messages()))
-      H.wait(20000, function()
-        return find_lens(buf, "Step 1")
-      end, "a Step 1 lens on app.py (lenses: " .. vim.inspect(lens_titles(buf)) .. ")")
     end,
   },
   {
     "running the step's lens stages two hunks drawn as extmarks",
     function()
-      local lens = find_lens(buf, "Step 1")
-      vim.api.nvim_win_set_cursor(0, { lens.range.start.line + 1, 0 })
-      choosers = { "Step 1" } -- several lenses share the line: pick the step
-      vim.lsp.codelens.run()
-      H.wait(60000, function()
-        return #pending() == 2
-      end, "two pending hunks for app.py")
+      S.run_step(buf, 2)
       H.wait(5000, function()
         return extmark_count() > 0
       end, "hunk extmarks")
@@ -106,8 +51,8 @@ H.run({
       H.ok(vim.tbl_contains(virt, "+     return f'hello {name}'"), "new greet line as virtual text: " .. vim.inspect(virt))
       H.ok(vim.tbl_contains(virt, "+     return int(a) + int(b)"), "new add line as virtual text: " .. vim.inspect(virt))
       H.wait(20000, function()
-        return find_lens(buf, "Accept")
-      end, "Accept/Reject lenses on the hunks (lenses: " .. vim.inspect(lens_titles(buf)) .. ")")
+        return S.find_lens(buf, "Accept")
+      end, "Accept/Reject lenses on the hunks (lenses: " .. vim.inspect(S.lens_titles(buf)) .. ")")
     end,
   },
   {
@@ -143,6 +88,28 @@ H.run({
         "    return a + b",
       }, "app.py after accept + reject")
       H.ok(vim.bo[buf].modified, "accepting edits the buffer (the user saves)")
+    end,
+  },
+  {
+    "saving verifies the step; the plan completes and the statusline goes quiet",
+    function()
+      H.ok(H.wait(20000, function()
+        return H.notified("save app.py to verify the step")
+      end, "the server to ask for a save"))
+      vim.cmd("write")
+      H.wait(30000, function()
+        return H.notified("plan complete")
+      end, "the plan to complete")
+      local status = require("deepseek.status")
+      H.wait(10000, function()
+        return status.current and status.current.state == "Completed"
+      end, "a deepseek/status notification with state Completed (got " .. vim.inspect(status.current) .. ")")
+      H.ok(status.current.session_id, "status carries the session id")
+      H.eq(require("deepseek").status(), "", "statusline text when done")
+      H.ok(S.find_lens(buf, "Step 1"), "step lens still shown")
+      H.wait(10000, function()
+        return S.find_lens(buf, "done")
+      end, "the step lens to say done (lenses: " .. vim.inspect(S.lens_titles(buf)) .. ")")
     end,
   },
   {

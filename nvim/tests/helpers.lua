@@ -4,13 +4,19 @@
 --- xpcall; any failure (or an ERROR notification nobody expected) prints a
 --- traceback and exits Neovim with a non-zero code via :cquit, so a broken
 --- test can never hang or pass silently.
+if _G.DeepSeekTestHelpers then
+  return _G.DeepSeekTestHelpers -- one harness per Neovim, however many files load it
+end
 local H = {}
+_G.DeepSeekTestHelpers = H
 
 -- `-u NONE` leaves filetype detection off; a user's Neovim has it on, and
 -- vim.lsp.enable() starts servers on the FileType event.
 vim.cmd("filetype on")
 
+--- Every notification of the run (cases see the earlier ones too).
 H.notifications = {}
+local case_start = 1
 local expected_errors = {}
 
 --- Record every vim.notify so tests can assert on what the user was told.
@@ -26,7 +32,8 @@ end
 
 local function unexpected_errors()
   local out = {}
-  for _, n in ipairs(H.notifications) do
+  for i = case_start, #H.notifications do
+    local n = H.notifications[i]
     if n.level == vim.log.levels.ERROR then
       local allowed = false
       for _, pat in ipairs(expected_errors) do
@@ -111,7 +118,7 @@ function H.run(cases)
   local failed = 0
   for _, case in ipairs(cases) do
     local name, fn = case[1], case[2]
-    H.notifications = {}
+    case_start = #H.notifications + 1
     expected_errors = {}
     local ok, err = xpcall(fn, debug.traceback)
     if ok then

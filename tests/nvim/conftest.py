@@ -7,6 +7,7 @@ isolated XDG dirs, and a wall-clock `timeout` so a hung Neovim fails the test.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -15,6 +16,45 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+# What the fake DeepSeek server answers in the end-to-end specs: the planner
+# plans one step editing app.py; the executor answers with a diff of two
+# hunks (one context line each, so each can be decided on its own).
+PLAN = {
+    "goal": "Use an f-string in greet and convert add's arguments",
+    "assumptions": ["app.py is the only file involved"],
+    "steps": [
+        {
+            "title": "Edit greet and add in app.py",
+            "intent": "edit",
+            "tools": ["fs.read"],
+            "files": ["app.py"],
+        }
+    ],
+    "verification": [],
+    "risk_notes": [],
+    "confidence": 0.9,
+}
+
+DIFF = """\
+--- a/app.py
++++ b/app.py
+@@ -1,2 +1,2 @@
+ def greet(name):
+-    return 'hello ' + name
++    return f'hello {name}'
+@@ -5,2 +5,2 @@
+ def add(a, b):
+-    return a + b
++    return int(a) + int(b)
+"""
+
+SCRIPT = [
+    {"match": {"role": "planner"}, "content": "```json\n" + json.dumps(PLAN, indent=2) + "\n```"},
+    {"match": {"role": "executor"}, "content": "```diff\n" + DIFF + "```"},
+    {"match": {"role": "ask"}, "content": "greet returns a greeting: 'hello ' followed by the name."},
+]
+
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "nvim"
@@ -103,3 +143,11 @@ def workspace(tmp_path: Path) -> Path:
     )
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     return root
+
+
+@pytest.fixture
+def fake_model(fake_deepseek_process):
+    """The fake DeepSeek server (a separate process) scripted with SCRIPT, and
+    the environment that points the server at it."""
+    fake = fake_deepseek_process(SCRIPT)
+    return fake, {"DEEPSEEK_BASE_URL": fake.base_url, "DEEPSEEK_API_KEY": "test-key"}
