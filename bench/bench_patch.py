@@ -1,4 +1,4 @@
-"""Patch staging and redaction figures.
+"""Patch staging figures (redaction and path policy: bench_policy.py).
 
     .venv/bin/python bench/bench_patch.py [--rounds 30]
 
@@ -7,8 +7,6 @@ What is measured, with the baseline measured in the same run:
   edited in 4 places each) against `git apply` of the same diff (process spawn included);
 - merge_hunks on an unchanged buffer (direct) and on an edited buffer (3-way via
   `git merge-file`), against a bare `git merge-file` of the same three texts;
-- redact_obj over a ~100 KB chat request body, against `json.dumps` of the same body
-  (one linear pass over the same data).
 Prints median and p95 in ms, and the ratio of medians (ours / baseline).
 """
 
@@ -27,7 +25,6 @@ from pathlib import Path
 from deepseek_ls.patch import PatchStore, SafetyGate
 from deepseek_ls.patch.merge import merge_three_way
 from deepseek_ls.policy import PathPolicy
-from deepseek_ls.policy.redact import redact_obj
 
 SITE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
 
@@ -114,27 +111,6 @@ def bench_merge(rounds: int) -> None:
     report("3-way merge (2000 lines)", mine, bare, "bare git merge-file")
 
 
-def bench_redact(rounds: int) -> None:
-    code = (SITE / "pathspec" / "pathspec.py").read_text()
-    body = {
-        "model": "deepseek-chat",
-        "messages": [{"role": "system", "content": "You are a coding agent."}]
-        + [{"role": "user" if i % 2 else "tool", "content": code[:12_000] + f"\n# chunk {i}"} for i in range(8)],
-        "tools": [{"type": "function", "function": {"name": f"t{i}", "parameters": {"type": "object"}}} for i in range(11)],
-    }
-    size = len(json.dumps(body))
-    ours, base = [], []
-    for _ in range(rounds):
-        t = time.perf_counter()
-        redact_obj(body)
-        ours.append((time.perf_counter() - t) * 1000)
-        t = time.perf_counter()
-        json.dumps(body)
-        base.append((time.perf_counter() - t) * 1000)
-    print(f"request body: {size} bytes")
-    report("redact_obj(request body)", ours, base, "json.dumps(body)")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=30)
@@ -144,7 +120,6 @@ def main() -> None:
         print(f"workspace: pathspec package tree, {files} files edited")
         bench_stage_apply(repo, diff, args.rounds)
     bench_merge(args.rounds)
-    bench_redact(args.rounds)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from typing import Callable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import pathspec
 
@@ -70,7 +70,7 @@ class PathPolicy:
             raise PolicyViolation(rel, "unicode_lookalike", "the path contains look-alike dot or slash characters")
         if rel.startswith(("/", "~")) or (len(rel) > 1 and rel[1] == ":"):
             raise PolicyViolation(rel, "absolute_path", "absolute paths are refused; give a path relative to the workspace root")
-        parts = [p for p in PurePosixPath(rel).parts if p not in ("", ".")]
+        parts = [p for p in rel.split("/") if p not in ("", ".")]
         if not parts:
             raise PolicyViolation(rel, "workspace_root", "the path names the workspace root itself")
         if ".." in parts:
