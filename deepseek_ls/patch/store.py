@@ -397,7 +397,10 @@ class PatchStore:
         with self._lock:
             ps = self.get(patch_id)
             for hid in hunk_ids:
-                ps.hunk(hid).status = status  # type: ignore[assignment]
+                hunk = ps.hunk(hid)
+                if status == "rejected" and hunk.status == "accepted":
+                    raise PatchError(f"hunk {hid} is already applied; `deepseek-ls apply --undo` reverts the last apply")
+                hunk.status = status  # type: ignore[assignment]
             self._save(ps)
         return ps
 

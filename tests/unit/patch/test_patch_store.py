@@ -159,3 +159,11 @@ def test_current_range_follows_the_hunk_in_an_edited_buffer(store: PatchStore, m
     assert store.current_range(ps.patch_id, second.hunk_id, M_PY) == (7, 10)
     assert store.current_range(ps.patch_id, second.hunk_id, "new\nlines\n" + M_PY) == (9, 12)
     assert store.current_range(ps.patch_id, second.hunk_id, M_PY.replace("i = 9", "i = 9!")) is None
+
+
+def test_an_applied_hunk_cannot_be_rejected(store: PatchStore, m_py: Path) -> None:
+    ps = store.stage(TWO_HUNKS)
+    store.apply(ps.patch_id, hunk_ids=[ps.hunks[0].hunk_id])
+    with pytest.raises(PatchError, match="already applied"):
+        store.reject(ps.patch_id, [ps.hunks[0].hunk_id])
+    assert [h.status for h in store.reject(ps.patch_id).hunks] == ["accepted", "rejected"]
