@@ -217,3 +217,74 @@ def test_session_ids_are_uuid7_and_sort_by_creation():
     assert len(set(ids)) == len(ids)
     assert all(is_id(i) and i[14] == "7" and i[19] in "89ab" for i in ids)
     assert abs(uuid7_time_ms(ids[-1]) - time.time() * 1000) < 5000
+
+
+ids = st.sampled_from(["a", "b", "c"])
+hunk_ids = st.lists(st.sampled_from(["h1", "h2", "h3"]), max_size=3, unique=True)
+random_event = st.one_of(
+    st.builds(lambda p, steps: ("PlanCreated@v1", {"plan": {"plan_id": p, "steps": [{"step_id": s} for s in steps]}}),
+              ids, st.lists(ids, max_size=3, unique=True)),
+    st.builds(lambda p, steps, v: ("PlanRevised@v1", {"plan": {"plan_id": p, "version": v, "steps": [
+        {"step_id": s, "done": d} for s, d in steps]}, "previous_version": v - 1}),
+              ids, st.lists(st.tuples(ids, st.booleans()), max_size=3, unique_by=lambda t: t[0]),
+              st.integers(2, 5)),
+    st.builds(lambda p, s, status: ("StepMarked@v1", {"plan_id": p, "step_id": s, "status": status}),
+              ids, ids, st.sampled_from(["running", "done", "failed", "skipped"])),
+    st.builds(lambda p: ("PatchStaged@v1", {"patch_id": p, "files": ["x.py", "y.py"], "hunks": [
+        {"hunk_id": "h1", "file": "x.py"}, {"hunk_id": "h2", "file": "x.py"}, {"hunk_id": "h3", "file": "y.py"}]}), ids),
+    st.builds(lambda p, h, c: ("PatchApplied@v1", {"patch_id": p, "hunk_ids": h, "files": ["x.py"], "checkpoint_id": c}),
+              ids, hunk_ids, ids),
+    st.builds(lambda p, h: ("PatchRejected@v1", {"patch_id": p, "hunk_ids": h}), ids, hunk_ids),
+    st.builds(lambda p, h: ("PatchConflict@v1", {"patch_id": p, "file": "y.py", "reason": "r", "hunk_ids": h}),
+              ids, hunk_ids),
+    st.builds(lambda c: ("CheckpointRestored@v1", {"checkpoint_id": c, "files": ["x.py"]}), ids),
+    st.builds(lambda c: ("ToolProposed@v1", {"call_id": c, "tool": "fs.read", "arguments": {"p": c}}), ids),
+    st.builds(lambda c: ("ToolApproved@v1", {"call_id": c, "tool": "fs.read", "answer": "allow"}), ids),
+    st.builds(lambda c, ok: ("ToolResult@v1", {"call_id": c, "tool": "fs.read", "ok": ok}), ids, st.booleans()),
+    st.builds(lambda r: ("ApprovalRequested@v1", {"request_id": r, "kind": "k", "title": "t"}), ids),
+    st.builds(lambda r: ("ApprovalResolved@v1", {"request_id": r, "answer": "yes"}), ids),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(events=st.lists(random_event, max_size=25), cuts=st.sets(st.integers(0, 25), max_size=5))
+def test_any_event_order_projects_the_same_live_and_rebuilt(tmp_path_factory, events, cuts):
+    state_dir = tmp_path_factory.mktemp("state")
+    projections = Projections(state_dir)
+    with SessionStore(state_dir, durable=False).create("/ws", "agent", "x") as log:
+        for i, (kind, payload) in enumerate(events):
+            if i in cuts:
+                projections.sync()
+            log.append(kind, payload)
+    projections.sync()
+    live = dump_all(projections)
+    projections.rebuild()
+    assert dump_all(projections) == live
+    projections.close()
+
+
+def test_concurrent_syncers_apply_each_event_once(state_dir):
+    import threading
+
+    store = SessionStore(state_dir, durable=False)
+    log = store.create("/ws", "agent", "x")
+    stop = threading.Event()
+
+    def syncer() -> None:
+        with Projections(state_dir) as mine:
+            while not stop.is_set():
+                mine.sync()
+
+    threads = [threading.Thread(target=syncer) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for i in range(300):
+        log.append("TurnAdded@v1", {"role": "user", "content": str(i)})
+    stop.set()
+    for t in threads:
+        t.join()
+    with Projections(state_dir) as projections:
+        projections.sync()
+        transcript = projections.dump_session(log.session_id)["transcript"]
+    assert [t["content"] for t in transcript] == [str(i) for i in range(300)]
+    log.close()
