@@ -77,13 +77,18 @@ async def test_tool_results_serialise_for_the_model(host: ToolHost) -> None:
     assert "absolute paths are refused" in json.loads(bad.to_content())["error"]
 
 
-async def test_index_query_uses_the_wired_index(workspace: Path, sink: ListSink) -> None:
-    class FakeIndex:  # a stand-in for CodeIndex's query() contract, not our own component
-        def query(self, q, top_k=10, path_glob=None, lang=None):
-            return {"fresh": True, "hits": [{"path": "src/app.py", "score": 1.0}, {"path": ".env", "score": 0.5}]}
+async def test_index_query_uses_the_real_code_index(workspace: Path, sink: ListSink) -> None:
+    from deepseek_ls.index.code_index import CodeIndex
 
-    host = build_host(workspace, sink=sink, ui=AutoApproveUI(), index=FakeIndex())
-    outcome = await host.call("index.query", {"q": "helper"})
-    assert outcome.ok and [h["path"] for h in outcome.value["hits"]] == ["src/app.py"]  # deny-listed hit dropped
+    (workspace / "src" / "helpers.py").write_text("def helper_total(values):\n    return sum(values)\n")
+    (workspace / ".env").write_text("helper_total=sk-not-for-the-model\n")
+    index = CodeIndex(workspace, workspace / ".deepseek")
+    index.build()
+    host = build_host(workspace, sink=sink, ui=AutoApproveUI(), index=index)
+    outcome = await host.call("index.query", {"q": "helper_total"})
+    assert outcome.ok, outcome.error
+    paths = [h["path"] for h in outcome.value["hits"]]
+    assert paths and paths[0] == "src/helpers.py"
+    assert ".env" not in paths  # deny-listed files never reach the model
     no_index = await build_host(workspace, sink=sink, ui=AutoApproveUI()).call("index.query", {"q": "x"})
     assert not no_index.ok and "not available" in no_index.error
