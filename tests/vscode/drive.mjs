@@ -179,6 +179,20 @@ async function flow(page) {
   result.status = await statusLabel(page);
   step("routing-explained");
   await shot(page, "final");
+
+  // Ask: the answer streams into the "DeepSeek Stream" output channel.
+  if (config.question) {
+    await palette(page, "DeepSeek: Ask…");
+    await answerInputBox(page, config.question);
+    await page.waitForFunction(
+      (want) => [...document.querySelectorAll(".part.panel .view-lines")].some((v) => v.textContent.replace(/\u00a0/g, " ").includes(want)),
+      config.expectAnswer,
+      { timeout: T },
+    );
+    result.answerShown = true;
+    step("ask-streamed");
+    await shot(page, "ask");
+  }
 }
 
 /** A server that cannot start: the person is told what happened and how to fix it. */

@@ -53,6 +53,7 @@ DIFF = """\
 SCRIPT = [
     {"match": {"role": "planner"}, "repeat": True, "content": "```json\n" + json.dumps(PLAN, indent=2) + "\n```"},
     {"match": {"role": "executor"}, "repeat": True, "content": "```diff\n" + DIFF + "```"},
+    {"match": {"role": "ask"}, "content": "add returns the sum of its two arguments."},
 ]
 
 
@@ -74,9 +75,9 @@ def test_plan_run_step_accept_one_hunk_reject_the_other(
     fake = fake_deepseek_process(SCRIPT)
     cs = code_server({"DEEPSEEK_API_KEY": "test-key", "DEEPSEEK_BASE_URL": fake.base_url})
     run = drive(vscode_tools, cs, artifacts, "flow", file="app.py", prompt="convert add and sub arguments to int",
-                rejectLine=10)
+                rejectLine=10, question="what does add do?", expectAnswer="the sum of its two arguments")
     assert run.returncode == 0, run.output
-    assert run.step_names()[-3:] == ["second-hunk-rejected-by-keybinding", "saved", "routing-explained"], run.result
+    assert run.step_names()[-4:] == ["second-hunk-rejected-by-keybinding", "saved", "routing-explained", "ask-streamed"], run.result
     assert any(t.startswith("▶ Step 1: Convert arguments in app.py") for t in run.result["planLenses"]), run.result
     assert run.result["hunkLenses"].count("Accept") == 2, run.result
     shown = run.result["decorations"]
@@ -86,7 +87,7 @@ def test_plan_run_step_accept_one_hunk_reject_the_other(
     after = run.result["decorationsAfter"]
     assert (after["struck"], after["ghosts"]) == (0, 0), "decided hunks leave no decorations"
     roles = [r.get("role") for r in fake.requests()]
-    assert "planner" in roles and "executor" in roles, roles
+    assert {"planner", "executor", "ask"} <= set(roles), roles
     assert (workspace / "app.py").read_text() == ORIGINAL.replace("return a + b", "return int(a) + int(b)")
     assert run.result["routing"].startswith("DeepSeek routing: fast"), run.result["routing"]  # status bar click
     assert "score" in run.result["routing"], run.result["routing"]
