@@ -47,7 +47,7 @@ def hash_snapshot(snapshot: Snapshot, cache: FileStateCache, reader: ContentRead
         if src.oid is not None:
             known = cache.for_blob(path, src.oid)
         else:
-            st = disk_stat(snapshot.root / path)
+            st = snapshot.stats.get(path) or disk_stat(snapshot.root / path)
             known = cache.for_disk(path, *st) if st else None
         if known is not None:
             state.hashes[path] = known

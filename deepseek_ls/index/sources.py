@@ -39,6 +39,8 @@ class Snapshot:
     baseline_commit: str | None
     ignore_rules_hash: str
     files: dict[str, SourceFile] = field(default_factory=dict)
+    # (mtime_ns, size) of disk files, when the enumeration already had them (the walk)
+    stats: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 class SourceError(RuntimeError):
@@ -130,6 +132,8 @@ def _load_spec(directory: Path) -> pathspec.GitIgnoreSpec | None:
 
 def _ignored_by(specs: _Specs, rel: str, is_dir: bool) -> bool:
     """Git semantics: the last matching rule wins, deeper `.gitignore` files last."""
+    if not specs:
+        return False
     verdict = None
     for base, spec in specs:
         sub = rel[len(base) + 1 :] if base else rel
@@ -141,30 +145,32 @@ def _ignored_by(specs: _Specs, rel: str, is_dir: bool) -> bool:
 
 def _walk_snapshot(root: Path) -> Snapshot:
     ignore = hashlib.sha256()
-    specs: dict[str, _Specs] = {}
-    files: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = Path(dirpath).relative_to(root).as_posix()
-        rel_dir = "" if rel_dir == "." else rel_dir
-        active = list(specs.get(rel_dir.rpartition("/")[0], [])) if rel_dir else []
-        spec = _load_spec(Path(dirpath))
-        if spec is not None:
-            ignore.update(f"{rel_dir}/.gitignore\0".encode() + Path(dirpath, ".gitignore").read_bytes())
-            active.append((rel_dir, spec))
-        specs[rel_dir] = active
+    files: dict[str, SourceFile] = {}
+    stats: dict[str, tuple[int, int]] = {}
+    root_str = str(root)
+    pending: list[tuple[str, _Specs]] = [("", [])]
+    while pending:
+        rel_dir, specs = pending.pop()
+        try:
+            entries = sorted(os.scandir(os.path.join(root_str, rel_dir)), key=lambda e: e.name)
+        except OSError:
+            continue  # unreadable directory: its files are simply not part of the snapshot
         prefix = f"{rel_dir}/" if rel_dir else ""
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if not (not rel_dir and d in ALWAYS_EXCLUDED_DIRS)
-            and not os.path.islink(os.path.join(dirpath, d))
-            and not _ignored_by(active, prefix + d, True)
-        )
-        for name in filenames:
-            rel = prefix + name
-            if not _ignored_by(active, rel, False) and _is_regular_file(root, rel):
-                files.append(rel)
-    return Snapshot(root, False, None, ignore.hexdigest(), {p: SourceFile(p) for p in sorted(files)})
+        if any(e.name == ".gitignore" for e in entries):
+            spec = _load_spec(Path(root_str, rel_dir))
+            if spec is not None:
+                ignore.update(f"{prefix}.gitignore\0".encode() + Path(root_str, rel_dir, ".gitignore").read_bytes())
+                specs = [*specs, (rel_dir, spec)]
+        for entry in entries:
+            rel = prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if not (not rel_dir and entry.name in ALWAYS_EXCLUDED_DIRS) and not _ignored_by(specs, rel, True):
+                    pending.append((rel, specs))
+            elif entry.is_file(follow_symlinks=False) and not _ignored_by(specs, rel, False):
+                st = entry.stat(follow_symlinks=False)
+                files[rel] = SourceFile(rel)
+                stats[rel] = (st.st_mtime_ns, st.st_size)
+    return Snapshot(root, False, None, ignore.hexdigest(), dict(sorted(files.items())), stats)
 
 
 def resolve_paths(root: Path, paths: list[str]) -> dict[str, SourceFile | None]:
