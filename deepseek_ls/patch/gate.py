@@ -1,9 +1,10 @@
 """Safety gate: size limits that force an explicit human approval.
 
-`max_diff_bytes` is a hard limit (the diff is refused). Patches touching more
-than `max_files_without_approval` files or changing more than
-`max_loc_without_approval` lines are staged but flagged `approval_required`, so
-the tool host asks a person even in `auto` approval mode.
+Patches over `max_diff_bytes`, touching more than `max_files_without_approval`
+files or changing more than `max_loc_without_approval` lines are staged but
+flagged `approval_required`, so the tool host asks a person even in `auto`
+approval mode. A diff over `HARD_LIMIT_FACTOR` x `max_diff_bytes` is refused:
+nobody can review it, and parsing it would only cost memory.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 
 from deepseek_ls.config_models import AgentLoopConfig
 from deepseek_ls.patch.model import PatchError
+
+HARD_LIMIT_FACTOR = 10
 
 
 @dataclass(frozen=True)
@@ -29,14 +32,17 @@ class SafetyGate:
         )
 
     def check_size(self, diff_bytes: int) -> None:
-        if diff_bytes > self.max_diff_bytes:
+        limit = self.max_diff_bytes * HARD_LIMIT_FACTOR
+        if diff_bytes > limit:
             raise PatchError(
-                f"the diff is {diff_bytes} bytes, over the limit of {self.max_diff_bytes} "
-                "(agent_loop.max_diff_bytes); split the change into smaller patches"
+                f"the diff is {diff_bytes} bytes, over the hard limit of {limit} "
+                f"({HARD_LIMIT_FACTOR} x agent_loop.max_diff_bytes); split the change into smaller patches"
             )
 
-    def approval_reasons(self, files: int, loc: int) -> list[str]:
+    def approval_reasons(self, files: int, loc: int, diff_bytes: int = 0) -> list[str]:
         reasons = []
+        if diff_bytes > self.max_diff_bytes:
+            reasons.append(f"the diff is {diff_bytes} bytes (more than {self.max_diff_bytes} need explicit approval)")
         if files > self.max_files_without_approval:
             reasons.append(
                 f"touches {files} files (more than {self.max_files_without_approval} need explicit approval)"

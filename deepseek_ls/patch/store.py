@@ -76,7 +76,8 @@ class PatchStore:
         """Validate `diff_text`, locate its hunks against the current base (buffer if open, else
         disk) and persist it as a pending PatchSet. Raises `PatchError` listing every problem.
         With `persist=False` only validates (`apply --check`): nothing is stored or emitted."""
-        self.gate.check_size(len(diff_text.encode("utf-8", "surrogatepass")))
+        diff_bytes = len(diff_text.encode("utf-8", "surrogatepass"))
+        self.gate.check_size(diff_bytes)
         # A "modify" without hunks is a mode-only change: nothing to do to the text.
         parsed = [f for f in parse_diff(diff_text) if f.hunks or f.kind != "modify" or f.binary]
         if not parsed:
@@ -107,7 +108,7 @@ class PatchStore:
             changes=changes,
             hunks=hunks,
         )
-        ps.approval_reasons = self.gate.approval_reasons(len(files), ps.loc)
+        ps.approval_reasons = self.gate.approval_reasons(len(files), ps.loc, diff_bytes)
         ps.approval_required = bool(ps.approval_reasons)
         if not persist:
             return ps

@@ -145,9 +145,12 @@ def test_files_outside_the_steps_scope_are_refused(store: PatchStore, m_py: Path
 
 
 def test_safety_gate_refuses_huge_diffs_and_flags_large_ones(workspace: Path, m_py: Path) -> None:
-    tiny = make_store(workspace, gate=SafetyGate(max_diff_bytes=50))
-    with pytest.raises(PatchError, match="max_diff_bytes"):
-        tiny.stage(TWO_HUNKS)
+    tiny = make_store(workspace, gate=SafetyGate(max_diff_bytes=10))
+    with pytest.raises(PatchError, match="hard limit"):
+        tiny.stage(TWO_HUNKS)  # over 10 x max_diff_bytes: refused
+    small = make_store(workspace, gate=SafetyGate(max_diff_bytes=100))
+    over = small.stage(TWO_HUNKS)  # over max_diff_bytes: staged, but a person must approve
+    assert over.approval_required and "bytes" in over.approval_reasons[0]
     strict = make_store(workspace, gate=SafetyGate(max_files_without_approval=8, max_loc_without_approval=3))
     ps = strict.stage(TWO_HUNKS)
     assert ps.approval_required and "changes 4 lines" in ps.approval_reasons[0]
