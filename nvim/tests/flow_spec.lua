@@ -28,9 +28,9 @@ H.run({
     end,
   },
   {
-    ":DeepSeekPlan shows the plan's step as a code lens on app.py",
+    ":1,2DeepSeekPlan sends greet as context and shows the step as a code lens on app.py",
     function()
-      S.plan(buf, "make greet use an f-string and make add convert its arguments")
+      S.plan(buf, "make greet use an f-string and make add convert its arguments", "1,2")
       H.ok(H.notified("plan ready: 1 step"), "one step planned: " .. vim.inspect(H.messages()))
     end,
   },
@@ -110,6 +110,58 @@ H.run({
       H.wait(10000, function()
         return S.find_lens(buf, "done")
       end, "the step lens to say done (lenses: " .. vim.inspect(S.lens_titles(buf)) .. ")")
+    end,
+  },
+  {
+    ":DeepSeekSessions lists the session and resumes the one picked",
+    function()
+      table.insert(S.choosers, "make greet use an f-string")
+      vim.cmd("DeepSeekSessions")
+      local call = H.wait(10000, function()
+        return vim.tbl_filter(function(c)
+          return c.kind == "deepseek_session"
+        end, S.selects)[1]
+      end, "the session picker")
+      H.eq(#call.items, 1, "one session in this workspace")
+      H.matches(call.items[1], "Completed", "its state")
+      H.wait(20000, function()
+        return H.notified("resumed session")
+      end, "the resume")
+      H.ok(H.notified("(Completed)"), "resume reports the state: " .. vim.inspect(H.messages()))
+    end,
+  },
+  {
+    ":DeepSeekCancel with nothing running says so",
+    function()
+      vim.cmd("DeepSeekCancel")
+      H.wait(10000, function()
+        return H.notified("nothing to cancel")
+      end, "the cancel answer")
+    end,
+  },
+  {
+    ":DeepSeekUndo explains, once, that editor edits are undone in the editor",
+    function()
+      H.expect_error("nothing to undo")
+      local done
+      vim.api.nvim_create_autocmd("User", {
+        pattern = "DeepSeekDone",
+        once = true,
+        callback = function(args)
+          done = args.data
+        end,
+      })
+      vim.cmd("DeepSeekUndo")
+      H.wait(10000, function()
+        return done
+      end, "the undo command to finish")
+      H.eq(done, { command = "deepseek.undo", ok = false }, "User DeepSeekDone data")
+      local n = H.ok(H.notified("nothing to undo"), "the server's reason reaches the user")
+      H.eq(n.level, vim.log.levels.ERROR, "as an error")
+      local same = vim.tbl_filter(function(m)
+        return m:find("nothing to undo", 1, true) ~= nil
+      end, H.messages())
+      H.eq(#same, 1, "shown once, not once by the server and again by the plugin")
     end,
   },
   {

@@ -69,9 +69,10 @@ function S.start(opts)
   return buf
 end
 
---- :DeepSeekPlan, then wait for the step's lens on `buf`.
-function S.plan(buf, prompt)
-  vim.cmd("DeepSeekPlan " .. prompt)
+--- :DeepSeekPlan (with an optional range such as "1,2"), then wait for the
+--- step's lens on `buf`.
+function S.plan(buf, prompt, range)
+  vim.cmd((range or "") .. "DeepSeekPlan " .. prompt)
   H.wait(60000, function()
     return H.notified("plan ready")
   end, "the plan")

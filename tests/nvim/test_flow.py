@@ -2,6 +2,8 @@
 against the real deepseek-ls, with the model served by the fake DeepSeek
 server running as its own process."""
 
+import json
+
 import pytest
 
 pytestmark = [pytest.mark.nvim, pytest.mark.slow]
@@ -12,8 +14,11 @@ def test_plan_run_step_accept_one_hunk_reject_the_other(nvim, workspace, fake_mo
     result = nvim.run("flow_spec.lua", cwd=workspace, env=env, timeout=240)
     assert result.returncode == 0, result.output
     assert "0 failed" in result.output
-    roles = [r["role"] for r in fake.requests()]
+    requests = fake.requests()
+    roles = [r["role"] for r in requests]
     assert "planner" in roles and "executor" in roles, roles
+    planner_text = json.dumps(next(r["body"] for r in requests if r["role"] == "planner"))
+    assert "File: app.py (lines 1-2)" in planner_text, "the :1,2 range reached the planner as context"
     # The spec saved the buffer: the accepted hunk is on disk, the rejected one is not.
     assert (workspace / "app.py").read_text() == (
         "def greet(name):\n    return f'hello {name}'\n\n\ndef add(a, b):\n    return a + b\n"

@@ -24,15 +24,19 @@ local function refresh_buffer(bufnr)
 end
 
 --- Run `command`; on success call `on_result(result)`, on error tell the user.
+--- Either way `User DeepSeekDone` fires afterwards with data { command, ok }.
 local function run(what, command, args, on_result, bufnr)
   client.exec(command, args, function(err, result)
     if err then
       ui.error(what, err)
-      return
-    end
-    if on_result then
+    elseif on_result then
       on_result(result ~= vim.NIL and result or nil)
     end
+    vim.api.nvim_exec_autocmds("User", {
+      pattern = "DeepSeekDone",
+      modeline = false,
+      data = { command = command, ok = err == nil },
+    })
   end, bufnr)
 end
 

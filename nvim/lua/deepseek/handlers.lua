@@ -55,6 +55,10 @@ M.handlers = {
     return vim.NIL
   end,
   ["window/showMessageRequest"] = show_message_request,
+  ["window/showMessage"] = function(err, params, ctx, cfg)
+    require("deepseek.ui").remember_shown(params.message)
+    return vim.lsp.handlers["window/showMessage"](err, params, ctx, cfg)
+  end,
 }
 
 --- Commands run on the client when a code lens names them: "Revise…" needs

@@ -13,11 +13,27 @@ function M.notify(msg, level)
   vim.notify("DeepSeek: " .. msg, level or vim.log.levels.INFO, { title = "DeepSeek" })
 end
 
---- Report a failed request the way the server worded it.
+--- Messages deepseek-ls showed (window/showMessage) -> when, in ms.
+M.shown = {}
+
+--- Record a window/showMessage of our server (see deepseek.handlers).
+---@param message string
+function M.remember_shown(message)
+  M.shown[message] = vim.uv.now()
+end
+
+--- Report a failed request the way the server worded it. The server already
+--- shows the errors of commands the user started (window/showMessage, same
+--- text); those are not repeated.
 ---@param what string what the user asked for, e.g. "plan"
 ---@param err lsp.ResponseError
 function M.error(what, err)
-  M.notify(("%s failed: %s"):format(what, err.message or vim.inspect(err)), vim.log.levels.ERROR)
+  local message = err.message or vim.inspect(err)
+  local at = M.shown[message]
+  if at and vim.uv.now() - at < 30000 then
+    return
+  end
+  M.notify(("%s failed: %s"):format(what, message), vim.log.levels.ERROR)
 end
 
 --- The scratch buffer named `deepseek://<name>`, created on first use.
