@@ -32,6 +32,7 @@ class StepResult:
     need_files: list[tuple[str, str]] = field(default_factory=list)
     reason: str = ""
     decision: RouterDecision | None = None
+    classified: bool = False  # the failure was already recorded as FailureClassified
 
 
 class Executor:
@@ -78,6 +79,7 @@ class Executor:
                     return StepResult("patches", patch_ids=ids, decision=decision)
                 continue
             text = completion.content or ""
+            classified = False
             try:
                 answer = parse_executor_answer(text)
             except ExecutorParseError as exc:
@@ -112,16 +114,16 @@ class Executor:
                         return StepResult("patches", patch_ids=[ps.patch_id], decision=decision)
                     except PatchError as exc:
                         problem = rt.classifier.patch_mismatch(f"the diff could not be staged: {exc}").detail
+                        classified = True
+                        rt.check_failure_budget()
                 else:
                     problem = f"{answer.kind} is not allowed any more in this step"
             messages += [{"role": "assistant", "content": text}, {"role": "user", "content": prompts.reask_message(problem)}]
             retries += 1
             if retries > loop_cfg.editor_parse_retries:
-                if escalated:
-                    return StepResult("patch_mismatch", reason=problem, decision=decision)
-                up = rt.router.escalate(decision, "EXECUTOR_INVALID_OUTPUT")
+                up = None if escalated else rt.router.escalate(decision, "EXECUTOR_INVALID_OUTPUT")
                 if up is None:
-                    return StepResult("patch_mismatch", reason=problem, decision=decision)
+                    return StepResult("patch_mismatch", reason=problem, decision=decision, classified=classified)
                 decision, escalated, retries = up, True, 0
 
     async def _context(self, rt: SessionRuntime, path: str, start: int | None, end: int | None) -> str:

@@ -89,7 +89,7 @@ class AgentLoop:
             step = plan.step(step_id)
             if step.status in ("done", "skipped"):
                 return self._outcome(rt, step, message=f"step is already {step.status}")
-            self._check_budget(rt)
+            rt.check_failure_budget()
             _to(rt, "ExecutingStep", f"step: {step.title}")
             self._mark(rt, plan, step, "running")
             if feedback is None and step.intent == "fix":
@@ -104,7 +104,7 @@ class AgentLoop:
             if result.kind == "need_file":
                 files = ", ".join(f for f, _ in result.need_files)
                 failure = rt.classifier.patch_mismatch(f"out of scope: step '{step.title}' needs {files}")
-                self._check_budget(rt)
+                rt.check_failure_budget()
                 why = "; ".join(f"{f}: {r}" for f, r in result.need_files)
                 new = await self.revise(rt, f"The step '{step.title}' also needs these files: {why}. "
                                         "Declare every file a step edits.", step.step_id)
@@ -112,8 +112,7 @@ class AgentLoop:
                 feedback = failure.detail
                 continue
             # patch_mismatch: back to the executor with the error, within the failure budget.
-            failure = rt.classifier.patch_mismatch(result.reason)
-            feedback = failure.detail
+            feedback = result.reason if result.classified else rt.classifier.patch_mismatch(result.reason).detail
 
     async def settle_step(self, rt: SessionRuntime, step_id: str) -> StepOutcome:
         """After the step's hunks were accepted/rejected: mark it, verify when the plan is finished, recover."""
@@ -148,7 +147,7 @@ class AgentLoop:
             _to(rt, "Completed", "verification passed" if result.commands else "done (no verification command)")
             return self._outcome(rt, step)
         failure = rt.classifier.verify_failed(result.command or "", result.output)
-        self._check_budget(rt)
+        rt.check_failure_budget()
         nxt = await self.recover(rt, failure)
         _to(rt, "Paused", f"verification failed ({failure.failure_class}); next: {nxt.title}")
         return self._outcome(rt, step, status="failed", message=failure.detail, next_step_id=nxt.step_id)
@@ -233,7 +232,7 @@ class AgentLoop:
             if not result.ok:
                 failure = rt.classifier.patch_mismatch(f"applying {ps.patch_id} failed: {result.message}")
                 await rt.world.reject(ps.patch_id, None, "could not be applied")
-                self._check_budget(rt)
+                rt.check_failure_budget()
                 outcome = await self.execute_step(rt, step.step_id, feedback=failure.detail)
                 fresh = [r for r in session.step_patches(step.step_id) if not r.settled]
                 if outcome.status != "staged":
@@ -253,13 +252,6 @@ class AgentLoop:
             "StepMarked@v1", {"plan_id": plan.plan_id, "step_id": step.step_id, "status": status, "reason": reason}
         )
 
-    def _check_budget(self, rt: SessionRuntime) -> None:
-        limit = rt.config.agent_loop.max_iterations
-        if rt.session.failures >= limit:
-            raise AgentFailure(
-                f"stopped after {rt.session.failures} failed attempts (agent_loop.max_iterations = {limit}); "
-                f"last failure: {rt.session.last_error}"
-            )
 
     @staticmethod
     def _same_step(plan: Plan, old: Step) -> Step:
@@ -274,7 +266,10 @@ class AgentLoop:
 
     def _outcome(self, rt: SessionRuntime, step: Step, *, patch_ids=None, status: str | None = None,
                  message: str = "", next_step_id: str | None = None) -> StepOutcome:
-        current = rt.session.plan.step(step.step_id).status if rt.session.plan else step.status
+        current = step.status
+        if rt.session.plan is not None:
+            # A revision may have replaced the step (recovery by the planner).
+            current = next((s.status for s in rt.session.plan.steps if s.step_id == step.step_id), "replaced")
         return StepOutcome(
             session_id=rt.session_id,
             step_id=step.step_id,

@@ -68,6 +68,15 @@ class SessionRuntime:
         )
         return completion
 
+    def check_failure_budget(self) -> None:
+        """Every classified failure counts; when `agent_loop.max_iterations` are spent, stop and say why."""
+        limit = self.config.agent_loop.max_iterations
+        if self.session.failures >= limit:
+            raise AgentFailure(
+                f"stopped after {self.session.failures} failed attempts (agent_loop.max_iterations = {limit}); "
+                f"last failure: {self.session.last_error}"
+            )
+
     async def run_tool_calls(self, completion, messages: list[dict[str, Any]]) -> None:
         """Execute the model's tool calls and append their results to `messages`."""
         messages.append(completion.message())

@@ -3,6 +3,8 @@ verification failure recovers — each through the real agent, fake DeepSeek ove
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import ScriptedUI, diff, kinds, plan_json, states
 
 GREET_FIX = diff("app.py", ['    return "Hello " + name'], ['    return "Hello, " + name + "!"'], start=2)
@@ -91,3 +93,47 @@ def json_text(request) -> str:
     import json
 
     return json.dumps(request.body)
+
+
+async def test_repeated_verification_failure_goes_back_to_the_planner_on_max_think(make_agent, fake_deepseek, workspace):
+    fake_deepseek.add({"match": {"role": "planner", "contains": "Request:"}, "content": plan_json(("Fix greet", ["app.py"]))})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Fix greet"}, "content": GREET_FIX})
+    # The local fix attempt changes nothing that matters: the same failure again → RepeatedVerifyFailure.
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Fix:"},
+                       "content": diff("app.py", ["def greet(name):"], ["# greeting helpers", "def greet(name):"])})
+    fake_deepseek.add({"match": {"role": "planner", "contains": "RepeatedVerifyFailure"},
+                       "content": plan_json(("Fix greet", ["app.py"]), ("Fix add", ["app.py"]))})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Fix add"},
+                       "content": diff("app.py", ["    return a - b"], ["    return a + b"], start=7)})
+    agent = make_agent()
+    view = await agent.run("Make greet polite")
+    assert view["state"] == "Completed", view["last_error"]
+    events = agent.store.open(view["session_id"]).read()
+    classes = [e.payload["failure_class"] for e in events if e.kind == "FailureClassified@v1"]
+    assert classes == ["MechanicalVerifyFailure", "RepeatedVerifyFailure"]
+    recovery = [d for d in view["decisions"] if d["unit"].startswith("planner:recover")]
+    assert recovery and recovery[0]["profile"] == "max_think" and "REPEATED_FAILURE" in recovery[0]["reason_codes"]
+    assert agent.explain_routing(view["session_id"], recovery[0]["decision_id"])["text"].startswith("max-think: RepeatedVerifyFailure")
+    assert [r.body["model"] for r in fake_deepseek.requests if r.role == "planner"] == ["deepseek-chat", "deepseek-reasoner"]
+    assert [s["title"] for s in view["plan"]["steps"]] == ["Fix greet", "Fix add"]
+    assert [s["status"] for s in view["plan"]["steps"]] == ["done", "done"]
+
+
+async def test_loop_stops_when_iterations_are_spent_and_says_why(make_agent, fake_deepseek, workspace):
+    from conftest import scenario_config
+
+    from deepseek_ls.agent import AgentFailure
+
+    cfg = scenario_config()
+    cfg.agent_loop.max_iterations = 3
+    cfg.router.auto_max_think = False
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(("Fix add", ["app.py"]))})
+    fake_deepseek.add({"match": {"role": "executor"}, "repeat": True,
+                       "content": diff("app.py", ["    return a * b"], ["    return a + b"], start=6)})
+    agent = make_agent(config=cfg)
+    with pytest.raises(AgentFailure, match=r"stopped after 3 failed attempts \(agent_loop.max_iterations = 3\)"):
+        await agent.run("Fix add")
+    sid = agent.store.list()[0].session_id
+    view = agent.session_view(sid)
+    assert view["state"] == "Failed" and "could not be staged" in view["last_error"]
+    assert "a - b" in (workspace / "app.py").read_text()
