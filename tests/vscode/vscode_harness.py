@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -107,6 +108,21 @@ class CodeServer:
         pytest.fail(f"code-server did not answer within {timeout}s:\n{self.log.read_text()[-3000:]}")
 
     def stop(self) -> None:
+        try:
+            self._stop_processes()
+        finally:
+            self._keep_logs()
+
+    def _keep_logs(self) -> None:
+        """Copy the extension's output channels and the extension host log next to the screenshots."""
+        logs = self.home / "user-data" / "logs"
+        out = self.log.parent / "logs"
+        for pattern in ("*DeepSeek*.log", "exthost.log"):
+            for found in logs.rglob(pattern):
+                out.mkdir(exist_ok=True)
+                shutil.copyfile(found, out / found.name.replace(" ", "_"))
+
+    def _stop_processes(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
             return
         pgid = self.proc.pid  # leader of its own session/group
