@@ -109,3 +109,29 @@ def test_hunk_subsets_agree_with_git_apply(texts: tuple[str, str]) -> None:
         (root / "one.patch").write_text(header + hunks[0])
         subprocess.run(["git", "apply", "--unidiff-zero", "one.patch"], cwd=root, check=True, capture_output=True)
         assert merged.ok and merged.text.encode() == (root / "f.txt").read_bytes()
+
+
+@SETTINGS
+@given(st.integers(20, 80), st.data())
+def test_non_overlapping_user_edits_merge_with_the_patch(n: int, data) -> None:
+    """The user edits one region, the patch another (apart by more than the context): both survive."""
+    base_lines = [f"line {i}\n" for i in range(n)]
+    patch_at = data.draw(st.integers(0, n - 1), label="patch_at")
+    far = [i for i in range(n) if abs(i - patch_at) > 4]
+    if not far:
+        return
+    user_at = data.draw(st.sampled_from(far), label="user_at")
+    patched = list(base_lines)
+    patched[patch_at] = "patched\n"
+    typed = list(base_lines)
+    typed[user_at] = "typed by the user\n"
+    both = list(patched)
+    both[user_at] = "typed by the user\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "f.txt").write_text("".join(base_lines))
+        store = make_store(root)
+        ps = store.stage(unified("".join(base_lines), "".join(patched)))
+        merged = store.merge_hunks(ps.patch_id, [h.hunk_id for h in ps.hunks], "f.txt", "".join(typed))
+        assert merged.ok and merged.merged
+        assert merged.text == "".join(both)

@@ -77,3 +77,12 @@ async def test_never_mode_refuses_without_asking(workspace: Path, sink: ListSink
     host = build_host(workspace, sink=sink, ui=ui, policy=policy(approve_bash="never"))
     out = await host.call("bash.run", {"cmd": "git status"})
     assert not out.ok and ui.approvals == []
+
+
+async def test_chaining_enabled_runs_allowlisted_chains_only(workspace: Path, sink: ListSink) -> None:
+    chained = policy(approval_mode="auto", allow_shell_metacharacters=True)
+    host = build_host(workspace, sink=sink, ui=AutoApproveUI(), policy=chained)
+    out = await host.call("bash.run", {"cmd": "seq 2 && seq 3 3"})
+    assert out.ok and out.value["stdout"] == "1\n2\n3\n"
+    refused = await host.call("bash.run", {"cmd": "seq 2 && touch pwned"})
+    assert not refused.ok and not (workspace / "pwned").exists()
