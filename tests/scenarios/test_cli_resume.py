@@ -82,3 +82,25 @@ def test_plan_json_and_usage_errors(workspace, fake_deepseek_process):
     assert data["plan"]["steps"][0]["files"] == ["app.py"] and data["routing"]["profile"] == "fast"
     bad = subprocess.run(cli("run"), cwd=workspace, env=env_for(fake.base_url), capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "give a request" in bad.stderr
+
+
+def test_autopilot_applies_without_asking_and_chat_answers(workspace, fake_deepseek_process):
+    fake = fake_deepseek_process([
+        {"match": {"role": "planner"}, "content": plan_json(("Fix add", ["app.py"]), verification=["python -m pytest -q -k add"])},
+        {"match": {"role": "executor"}, "content": ADD_FIX},
+        {"match": {"role": "chat"}, "content": "It adds two numbers."},
+    ])
+    env = env_for(fake.base_url)
+    auto = subprocess.run(cli("autopilot", "Fix add", "--max-minutes", "5", "--json"), cwd=workspace, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert auto.returncode == 0, auto.stderr
+    view = json.loads(auto.stdout)
+    assert view["state"] == "Completed" and view["mode"] == "yolo"
+    assert "return a + b" in (workspace / "app.py").read_text()
+    assert "approval needed" not in auto.stderr
+
+    chat = subprocess.run(cli("chat"), cwd=workspace, env=env, input="/ask what does add do?\n/quit\n",
+                          capture_output=True, text=True, timeout=60)
+    assert chat.returncode == 0, chat.stderr
+    assert "It adds two numbers." in chat.stdout
+    assert [r["role"] for r in fake.requests()][-1] == "chat"
