@@ -35,6 +35,29 @@ H.run({
     end,
   },
   {
+    "the Revise… lens asks for feedback and replaces the plan",
+    function()
+      local lens = S.find_lens(buf, "Revise")
+      H.ok(lens, "a Revise… lens (lenses: " .. vim.inspect(S.lens_titles(buf)) .. ")")
+      local asked
+      vim.ui.input = function(opts, on_confirm)
+        asked = opts.prompt
+        on_confirm("keep the names")
+      end
+      vim.api.nvim_win_set_cursor(0, { lens.range.start.line + 1, 0 })
+      table.insert(S.choosers, 1, "Revise")
+      vim.lsp.codelens.run()
+      table.remove(S.choosers, 1)
+      H.matches(asked, "how should the plan change", "vim.ui.input prompt")
+      H.wait(30000, function()
+        return H.notified("plan revised: 1 step")
+      end, "the revised plan")
+      H.wait(20000, function()
+        return S.find_lens(buf, "keeping the names")
+      end, "the revised step's lens (lenses: " .. vim.inspect(S.lens_titles(buf)) .. ")")
+    end,
+  },
+  {
     "running the step's lens stages two hunks drawn as extmarks",
     function()
       S.run_step(buf, 2)

@@ -49,7 +49,14 @@ DIFF = """\
 +    return int(a) + int(b)
 """
 
+# The plan after the Revise… lens with the feedback "keep the names".
+REVISED_PLAN = {**PLAN, "steps": [{**PLAN["steps"][0], "title": "Edit greet and add, keeping the names"}]}
+
 SCRIPT = [
+    {
+        "match": {"role": "planner", "contains": "keep the names"},
+        "content": "```json\n" + json.dumps(REVISED_PLAN) + "\n```",
+    },
     {"match": {"role": "planner"}, "content": "```json\n" + json.dumps(PLAN, indent=2) + "\n```"},
     {"match": {"role": "executor"}, "content": "```diff\n" + DIFF + "```"},
     {"match": {"role": "ask"}, "content": "greet returns a greeting: 'hello ' followed by the name."},

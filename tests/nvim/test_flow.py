@@ -16,7 +16,8 @@ def test_plan_run_step_accept_one_hunk_reject_the_other(nvim, workspace, fake_mo
     assert "0 failed" in result.output
     requests = fake.requests()
     roles = [r["role"] for r in requests]
-    assert "planner" in roles and "executor" in roles, roles
+    assert roles.count("planner") == 2, f"plan + revision: {roles}"
+    assert "executor" in roles, roles
     planner_text = json.dumps(next(r["body"] for r in requests if r["role"] == "planner"))
     assert "File: app.py (lines 1-2)" in planner_text, "the :1,2 range reached the planner as context"
     # The spec saved the buffer: the accepted hunk is on disk, the rejected one is not.

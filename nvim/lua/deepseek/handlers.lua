@@ -62,19 +62,26 @@ M.handlers = {
 }
 
 --- Commands run on the client when a code lens names them: "Revise…" needs
---- the user's feedback before the server can act.
+--- the user's feedback before the server can act. An empty answer lets the
+--- server use the comments written in the plan document; <Esc> cancels.
 M.commands = {
   [protocol.cmd.revise_plan] = function(command, ctx)
     local arg = (command.arguments or {})[1] or {}
     vim.ui.input({ prompt = "DeepSeek: how should the plan change? " }, function(feedback)
-      if not feedback or feedback == "" then
+      if feedback == nil then
         return
       end
       local args = vim.tbl_extend("force", arg, { feedback = feedback })
-      require("deepseek.client").exec(protocol.cmd.revise_plan, args, function(err)
+      local ui = require("deepseek.ui")
+      ui.notify("revising the plan…")
+      require("deepseek.client").exec(protocol.cmd.revise_plan, args, function(err, result)
         if err then
-          require("deepseek.ui").error("revise plan", err)
+          ui.error("revise plan", err)
+          return
         end
+        local steps = result and result.plan and result.plan.steps or {}
+        ui.notify(("plan revised: %d step%s"):format(#steps, #steps == 1 and "" or "s"))
+        codelens_refresh(ctx.client_id)
       end, ctx.bufnr)
     end)
   end,
