@@ -2,15 +2,22 @@
 
 Models miscount lines. A hunk is placed by its old text (context + removed
 lines): first byte-exact, then ignoring line endings, then ignoring
-whitespace; among several matches the one nearest the claimed position wins,
+whitespace, then reading `[REDACTED:rule]` placeholders (the model saw the
+file through the secret redactor) as "any secret value"; among several
+matches the one nearest the claimed position wins,
 and hunks keep their order without overlapping. A hunk found nowhere is
 reported with the nearest candidate (line, similarity, first differing line) so
 the model, or a person, can fix it.
+
+A placeholder must never be written into a file: in an added line it is
+replaced by the secret it stands for in the lines the hunk replaces, and when
+that is unknown the hunk is refused.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import Callable
 
 from deepseek_ls.patch.model import Located, PatchError
@@ -23,6 +30,19 @@ class Placement:
     located: Located
     old_seq: list[str]  # the base's own lines, as matched
     new_seq: list[str]  # the hunk's new lines, rebuilt on the base's lines and line endings
+
+
+_PLACEHOLDER = re.compile(r"\[REDACTED:[a-z_]+\]")
+
+
+@dataclass
+class _Secrets:
+    """The values `[REDACTED:rule]` placeholders stood for in the matched lines."""
+
+    values: dict[str, set[str]] = field(default_factory=dict)
+
+    def add(self, placeholder: str, value: str) -> None:
+        self.values.setdefault(placeholder, set()).add(value)
 
 
 def _eol(line: str) -> str:
@@ -46,7 +66,7 @@ def locate_hunk(base: list[str], hunk: ParsedHunk, *, hint: int, floor: int) -> 
     if not old:
         # Pure insertion: only the position can be trusted.
         start = min(max(hint, floor), len(base))
-        return Placement(start, "exact", [], _rebuild(hunk, [], base))
+        return Placement(start, "exact", [], _rebuild(hunk, [], base, _Secrets()))
     for mode, norm in _PASSES:
         want = [norm(x) for x in old]
         have = [norm(x) for x in base]
@@ -59,17 +79,50 @@ def locate_hunk(base: list[str], hunk: ParsedHunk, *, hint: int, floor: int) -> 
             start = min(starts, key=lambda i: (abs(i - hint), i))
             located: Located = mode if mode != "exact" or start == hint else "offset"
             matched = base[start : start + len(old)]
-            return Placement(start, located, matched, _rebuild(hunk, matched, base))
+            return Placement(start, located, matched, _rebuild(hunk, matched, base, _Secrets()))
+    if any(_PLACEHOLDER.search(x) for x in old):
+        placed = _locate_redacted(base, hunk, hint=hint, floor=floor)
+        if placed is not None:
+            return placed
     raise PatchError(_not_found_message(base, hunk, hint, floor))
 
 
-def _rebuild(hunk: ParsedHunk, matched: list[str], base: list[str]) -> list[str]:
+def _locate_redacted(base: list[str], hunk: ParsedHunk, *, hint: int, floor: int) -> Placement | None:
+    """Whitespace-insensitive match where each placeholder stands for one secret token."""
+    old = hunk.old_seq
+    patterns = []
+    for line in old:
+        parts = _PLACEHOLDER.split(_ws(line))
+        names = _PLACEHOLDER.findall(_ws(line))
+        patterns.append((re.compile(r"(\S+)".join(re.escape(p) for p in parts) + r"\Z"), names))
+    have = [_ws(x) for x in base]
+    found: list[tuple[int, _Secrets]] = []
+    for i in range(floor, len(have) - len(old) + 1):
+        secrets = _Secrets()
+        for (rx, names), line in zip(patterns, have[i : i + len(old)]):
+            m = rx.match(line)
+            if m is None:
+                break
+            for name, value in zip(names, m.groups()):
+                secrets.add(name, value)
+        else:
+            found.append((i, secrets))
+    if not found:
+        return None
+    start, secrets = min(found, key=lambda f: (abs(f[0] - hint), f[0]))
+    matched = base[start : start + len(old)]
+    return Placement(start, "redacted", matched, _rebuild(hunk, matched, base, secrets))
+
+
+def _rebuild(hunk: ParsedHunk, matched: list[str], base: list[str], secrets: _Secrets) -> list[str]:
     """New lines with context taken from the base verbatim and added lines in the base's line ending."""
     crlf = _uses_crlf(base)
+    base_text = "".join(base)
     out: list[str] = []
     k = 0
     for tag, text in hunk.body:
         if tag == "+":
+            text = _restore_secrets(text, secrets, base_text)
             if crlf and text.endswith("\n") and not text.endswith("\r\n"):
                 text = text[:-1] + "\r\n"
             out.append(text)
@@ -84,6 +137,23 @@ def _rebuild(hunk: ParsedHunk, matched: list[str], base: list[str]) -> list[str]
         if not out[i].endswith("\n"):
             out[i] += eol
     return out
+
+
+def _restore_secrets(text: str, secrets: _Secrets, base_text: str) -> str:
+    def restore(m: re.Match[str]) -> str:
+        placeholder = m.group(0)
+        if placeholder in base_text:  # the file really contains this text
+            return placeholder
+        values = secrets.values.get(placeholder, set())
+        if len(values) != 1:
+            raise PatchError(
+                f"an added line contains {placeholder}, a redaction placeholder, and the secret it stands for "
+                f"is not {'known' if not values else 'unambiguous'} from the lines the hunk replaces; "
+                "keep secret values out of the diff (leave those lines unchanged)"
+            )
+        return next(iter(values))
+
+    return _PLACEHOLDER.sub(restore, text)
 
 
 def _uses_crlf(base: list[str]) -> bool:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 HunkStatus = Literal["pending", "accepted", "rejected"]
 ChangeKind = Literal["modify", "add", "delete", "rename"]
-Located = Literal["exact", "offset", "eol", "whitespace"]
+Located = Literal["exact", "offset", "eol", "whitespace", "redacted"]
 
 
 class PatchError(ValueError):

@@ -113,3 +113,33 @@ def test_lines_added_after_a_last_line_without_newline_do_not_join(workspace: Pa
     ps = store.stage("--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,3 @@\n a\n b\n+c\n")
     assert store.apply(ps.patch_id).ok
     assert (workspace / "f.txt").read_bytes() == b"a\nb\nc\n"
+
+
+def test_context_seen_through_the_redactor_is_located_and_the_secret_kept(workspace: Path, store: PatchStore) -> None:
+    # The model saw `API_KEY = "[REDACTED:keyword]"`; the file has the real value.
+    write(workspace, "settings.py", 'DEBUG = False\nAPI_KEY = "Zx8Qw2Lp9Rt5Yu3I"\nTIMEOUT = 5\n')
+    diff = (
+        "--- a/settings.py\n+++ b/settings.py\n@@ -1,3 +1,3 @@\n DEBUG = False\n"
+        '-API_KEY = "[REDACTED:keyword]"\n+API_KEY = "[REDACTED:keyword]"  # rotated yearly\n TIMEOUT = 5\n'
+    )
+    ps = store.stage(diff)
+    assert ps.hunks[0].located == "redacted"
+    assert store.apply(ps.patch_id).ok
+    assert (workspace / "settings.py").read_text() == 'DEBUG = False\nAPI_KEY = "Zx8Qw2Lp9Rt5Yu3I"  # rotated yearly\nTIMEOUT = 5\n'
+
+
+def test_a_placeholder_is_never_written_into_a_file(workspace: Path, store: PatchStore) -> None:
+    write(workspace, "settings.py", "DEBUG = False\n")
+    diff = '--- a/settings.py\n+++ b/settings.py\n@@ -1 +1,2 @@\n DEBUG = False\n+TOKEN = "[REDACTED:keyword]"\n'
+    with pytest.raises(PatchError, match="redaction placeholder"):
+        store.stage(diff)
+    assert (workspace / "settings.py").read_text() == "DEBUG = False\n"
+
+
+def test_a_file_that_really_contains_placeholder_text_can_be_edited(workspace: Path, store: PatchStore) -> None:
+    write(workspace, "test_x.py", 'assert out == "[REDACTED:jwt]"\n')
+    diff = '--- a/test_x.py\n+++ b/test_x.py\n@@ -1 +1,2 @@\n assert out == "[REDACTED:jwt]"\n+assert again == "[REDACTED:jwt]"\n'
+    ps = store.stage(diff)
+    assert ps.hunks[0].located == "exact"
+    assert store.apply(ps.patch_id).ok
+    assert (workspace / "test_x.py").read_text().count("[REDACTED:jwt]") == 2
