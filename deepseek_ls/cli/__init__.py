@@ -106,7 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:  # noqa: BLE001 - the CLI's last line of defence
         if args.verbose:
             logging.getLogger("deepseek_ls.cli").exception("command failed")
-        exit_with(error)
+        try:
+            exit_with(error)
+        finally:
+            if not args.verbose and not hasattr(error, "user_message"):
+                # Not one of our reported errors: a bug or an unexpected condition.
+                print("deepseek-ls: run again with -v for the traceback", file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover
