@@ -12,6 +12,18 @@ local S = dofile(vim.fs.dirname(arg[0]) .. "/session.lua")
 
 local buf
 
+-- Every distinct statusline text seen during the run.
+local status_texts = {}
+vim.api.nvim_create_autocmd("User", {
+  pattern = "DeepSeekStatus",
+  callback = function()
+    local text = require("deepseek").status()
+    if text ~= "" and not vim.tbl_contains(status_texts, text) then
+      table.insert(status_texts, text)
+    end
+  end,
+})
+
 local function pending()
   return diff.pending(buf)
 end
@@ -129,6 +141,9 @@ H.run({
       end, "a deepseek/status notification with state Completed (got " .. vim.inspect(status.current) .. ")")
       H.ok(status.current.session_id, "status carries the session id")
       H.eq(require("deepseek").status(), "", "statusline text when done")
+      print("statusline texts seen: " .. vim.inspect(status_texts))
+      H.ok(vim.tbl_contains(status_texts, "DeepSeek planning"), "the statusline showed the planning progress")
+      H.ok(vim.tbl_contains(status_texts, "DeepSeek Paused · running step"), "and the step running")
       H.ok(S.find_lens(buf, "Step 1"), "step lens still shown")
       H.wait(10000, function()
         return S.find_lens(buf, "done")

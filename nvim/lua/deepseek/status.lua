@@ -59,7 +59,8 @@ function M.text()
     table.insert(parts, "max-think")
   end
   for _, p in pairs(M.progress) do
-    local piece = p.title or ""
+    -- Titles such as "DeepSeek: planning" would repeat our prefix.
+    local piece = (p.title or ""):gsub("^DeepSeek:?%s*", "")
     if p.message and p.message ~= "" then
       piece = piece .. ": " .. p.message
     end
