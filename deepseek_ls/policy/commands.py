@@ -38,7 +38,7 @@ _ENV_PREFIX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # Flags that turn a harmless program into a way to run arbitrary programs or
 # write arbitrary files. Matched on the token itself and as `--flag=value`.
 _DANGEROUS_FLAGS: dict[str, set[str]] = {
-    "rg": {"--pre", "--pre-glob", "--search-zip", "-z", "--follow", "-L"},
+    "rg": {"--pre", "--pre-glob", "--search-zip", "-z", "--follow", "-L", "--hostname-bin"},
     "git": {"-c", "--config-env", "--exec-path", "--ext-diff", "--output", "-o", "--upload-pack", "--receive-pack", "--git-dir", "--work-tree", "-C", "--textconv"},
     "find": {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"},
     "make": {"-f", "--file", "--makefile", "-C", "--directory", "--eval", "-E"},

@@ -60,6 +60,7 @@ REFUSED = [
     pytest.param("rg -z foo", "dangerous_flag", id="rg-search-zip"),
     pytest.param("rg -iz foo", "dangerous_flag", id="rg-clustered-short-flag"),
     pytest.param("rg -L foo", "dangerous_flag", id="rg-follow-symlinks"),
+    pytest.param("rg --hostname-bin=./evil foo", "dangerous_flag", id="rg-hostname-bin"),
     pytest.param("pytest -c /dev/null", "dangerous_flag", id="pytest-config"),
     pytest.param("pytest --rootdir=/", "dangerous_flag", id="pytest-rootdir"),
     pytest.param("pytest -o addopts=-pfoo", "dangerous_flag", id="pytest-override-ini"),
