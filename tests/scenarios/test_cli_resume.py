@@ -104,3 +104,12 @@ def test_autopilot_applies_without_asking_and_chat_answers(workspace, fake_deeps
     assert chat.returncode == 0, chat.stderr
     assert "It adds two numbers." in chat.stdout
     assert [r["role"] for r in fake.requests()][-1] == "chat"
+    # Both sessions (autopilot, chat question) re-execute exactly from their logs.
+    listed = subprocess.run(cli("sessions", "--json"), cwd=workspace, env=env, capture_output=True, text=True, timeout=60)
+    sessions = json.loads(listed.stdout)
+    assert len(sessions) == 2
+    for summary in sessions:
+        replay = subprocess.run(cli("replay", summary["session_id"], "--rerun"), cwd=workspace, env=env,
+                                capture_output=True, text=True, timeout=120)
+        assert replay.returncode == 0, replay.stdout + replay.stderr
+        assert "replay reproduced all" in replay.stdout

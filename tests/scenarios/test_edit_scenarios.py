@@ -137,3 +137,21 @@ async def test_loop_stops_when_iterations_are_spent_and_says_why(make_agent, fak
     view = agent.session_view(sid)
     assert view["state"] == "Failed" and "could not be staged" in view["last_error"]
     assert "a - b" in (workspace / "app.py").read_text()
+
+
+async def test_planner_reads_with_tools_and_executor_asks_for_context(make_agent, fake_deepseek, workspace):
+    fake_deepseek.add({"match": {"role": "planner", "last_role": "user"},
+                       "tool_calls": [{"name": "fs_read", "arguments": {"path": "app.py"}}]})
+    fake_deepseek.add({"match": {"role": "planner", "last_role": "tool", "last_contains": "return a - b"},
+                       "content": plan_json(("Fix add", ["app.py"]), verification=["python -m pytest -q -k add"])})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Fix add"}, "content": "NEED_CONTEXT|util.py:1-2"})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Requested context"}, "content": ADD_FIX})
+    agent = make_agent()
+    view = await agent.run("Fix add")
+    assert view["state"] == "Completed", view["last_error"]
+    context_request = [r for r in fake_deepseek.requests if r.role == "executor"][1]
+    assert "util.py lines 1-2" in context_request.body["messages"][-1]["content"]
+    planner_tools = [t["function"]["name"] for t in fake_deepseek.requests[0].body["tools"]]
+    assert "fs_read" in planner_tools and "patch_stage" not in planner_tools  # read-only while planning
+    events = agent.store.open(view["session_id"]).read()
+    assert any(e.kind == "ToolResult@v1" and e.payload["tool"] == "fs.read" and e.payload["ok"] for e in events)
