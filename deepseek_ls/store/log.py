@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import threading
+import weakref
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -89,6 +90,8 @@ class EventLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         created = not self.path.exists()
         self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        # A log dropped without close() still gives its descriptor back.
+        self._close_fd = weakref.finalize(self, os.close, self._fd)
         if created and durable:
             _fsync_dir(self.path.parent)
         self._size = -1  # file size after our last look at the tail; -1 = unknown
@@ -230,9 +233,8 @@ class EventLog:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._close_fd()
+        self._fd = -1
 
     def __enter__(self) -> "EventLog":
         return self

@@ -182,3 +182,19 @@ def test_any_text_round_trips_one_line_per_event(tmp_path, texts):
             log.append("TurnAdded@v1", turn(text))
         assert [e.payload["content"] for e in log.read()] == texts
     assert path.read_bytes().count(b"\n") == len(texts)
+
+
+def test_a_log_dropped_without_close_gives_its_file_descriptor_back(log_path):
+    import gc
+    import os
+
+    EventLog(log_path, SID).append("TurnAdded@v1", turn())
+    gc.collect()
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        EventLog(log_path, SID).append("TurnAdded@v1", turn())
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) <= before
+    log = EventLog(log_path, SID)
+    log.close()
+    log.close()  # closing twice is harmless
