@@ -4,6 +4,7 @@ Each checkpoint is a directory `.deepseek/checkpoints/<id>/` with
 `manifest.json` (files, whether each existed, the patch it preceded) and the
 original bytes under `files/`. `restore_latest()` puts the newest unrestored
 checkpoint back (recreating or deleting files as needed) and marks it restored.
+Only the newest `keep` checkpoints are kept.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from filelock import FileLock
 
 
 class CheckpointStore:
-    def __init__(self, root: Path, state_dir: Path) -> None:
+    def __init__(self, root: Path, state_dir: Path, *, keep: int = 50) -> None:
         self.root = Path(root).resolve()
+        self.keep = keep
         self.dir = Path(state_dir) / "checkpoints"
         self._lock = FileLock(str(Path(state_dir) / "checkpoints.lock"))
 
@@ -47,7 +49,12 @@ class CheckpointStore:
             "meta": meta or {},
         }
         _write_json(target / "manifest.json", manifest)
+        self._prune()
         return checkpoint_id
+
+    def _prune(self) -> None:
+        for old in self.list()[: -self.keep]:
+            shutil.rmtree(self.dir / old["checkpoint_id"], ignore_errors=True)
 
     def list(self) -> list[dict]:
         if not self.dir.is_dir():

@@ -170,3 +170,14 @@ def test_an_applied_hunk_cannot_be_rejected(store: PatchStore, m_py: Path) -> No
     with pytest.raises(PatchError, match="already applied"):
         store.reject(ps.patch_id, [ps.hunks[0].hunk_id])
     assert [h.status for h in store.reject(ps.patch_id).hunks] == ["accepted", "rejected"]
+
+
+def test_only_the_newest_checkpoints_are_kept(workspace: Path, m_py: Path) -> None:
+    from deepseek_ls.patch.checkpoint import CheckpointStore
+
+    checkpoints = CheckpointStore(workspace, workspace / ".deepseek", keep=3)
+    ids = [checkpoints.create(["m.py"], label=str(i)) for i in range(5)]
+    assert [c["checkpoint_id"] for c in checkpoints.list()] == ids[-3:]
+    m_py.write_text("changed\n")
+    assert checkpoints.restore_latest()[0] == ids[-1]
+    assert m_py.read_text() == M_PY
