@@ -167,6 +167,8 @@ class IndexConfig(_Section):
     update_on_save: bool = True
     # How long a query may trust the last fresh/stale check before re-checking.
     freshness_ttl_seconds: float = Field(default=2.0, ge=0)
+    # Worker processes for a full build's analysis; 0 = one per CPU, 1 = in-process.
+    build_workers: int = Field(default=0, ge=0, le=64)
 
 
 class FailureClassifierConfig(_Section):

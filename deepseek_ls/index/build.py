@@ -8,20 +8,26 @@ manifest is rewritten after the commit).
 
 from __future__ import annotations
 
+import itertools
+import multiprocessing
+import os
 import shutil
 import threading
 import time
+from collections import deque
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Callable, Iterator, Literal
 
 import tantivy
 from pydantic import BaseModel, Field
 
 from ..config_models import IndexConfig
 from . import schema as f
-from .document import PreparedFile, prepare, sha256_hex
+from .analyse import AnalysedFile, analyse, analyse_batch, sha256_hex
+from .document import to_document
 from .filestate import FileStateCache
 from .freshness import diff, hash_snapshot
 from .manifest import Manifest, SkippedFile, merkle_root
@@ -29,6 +35,9 @@ from .reader import ContentReader, FileBytes, UnstableFile, disk_stat
 from .schema import SCHEMA_VERSION
 from .sources import Snapshot, SourceFile, resolve_paths, take_snapshot
 from .storage import create_index, finish, new_writer, next_generation, open_index
+
+
+PARALLEL_MIN_FILES = 200  # below this, starting worker processes costs more than it saves
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +89,13 @@ class _Batch:
         self.count = 0
 
     def add(self, src: SourceFile, content: FileBytes) -> None:
-        digest = sha256_hex(content.data)
-        self.cache.record(src.path, digest, oid=src.oid, mtime_ns=content.mtime_ns, size=content.size)
-        result = prepare(src.path, content.data, max_file_bytes=self.config.max_file_bytes, sha256=digest)
-        if isinstance(result, PreparedFile):
-            self.writer.add_document(result.document)
-            self.files[src.path] = digest
+        self.add_result(src, content, analyse(src.path, content.data, max_file_bytes=self.config.max_file_bytes))
+
+    def add_result(self, src: SourceFile, content: FileBytes, result: AnalysedFile | SkippedFile) -> None:
+        self.cache.record(src.path, result.sha256, oid=src.oid, mtime_ns=content.mtime_ns, size=content.size)
+        if isinstance(result, AnalysedFile):
+            self.writer.add_document(to_document(result))
+            self.files[src.path] = result.sha256
             self.skipped.pop(src.path, None)
             self.bytes += result.size
             self.count += 1
@@ -100,6 +110,50 @@ class _Batch:
         self.writer.delete_documents_by_term(f.PATH, path)
         self.files.pop(path, None)
         self.skipped.pop(path, None)
+
+
+_Item = tuple[SourceFile, "FileBytes | None"]
+
+
+class _Analyser:
+    """Runs `analyse` in-process, or for big builds in a pool of worker processes
+    (ast parsing and sub-word splitting are CPU-bound), always yielding results
+    in input order so the build stays deterministic."""
+
+    CHUNK = 32
+
+    def __init__(self, config: IndexConfig, n_files: int) -> None:
+        self.max_file_bytes = config.max_file_bytes
+        self.workers = config.build_workers or os.cpu_count() or 1
+        self.pool: ProcessPoolExecutor | None = None
+        if self.workers > 1 and n_files >= PARALLEL_MIN_FILES:
+            # spawn, not fork: the language server has threads, and forking them is unsafe.
+            self.pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def results(self, items: Iterator[_Item]) -> Iterator[tuple[SourceFile, FileBytes | None, AnalysedFile | SkippedFile | None]]:
+        if self.pool is None:
+            for src, content in items:
+                yield src, content, None if content is None else analyse(
+                    src.path, content.data, max_file_bytes=self.max_file_bytes
+                )
+            return
+        in_flight: deque[tuple[list[_Item], Future]] = deque()
+        while True:
+            chunk = list(itertools.islice(items, self.CHUNK))
+            if chunk:
+                work = [(src.path, content.data) for src, content in chunk if content is not None]
+                in_flight.append((chunk, self.pool.submit(analyse_batch, work, self.max_file_bytes)))
+            while in_flight and (not chunk or len(in_flight) > 2 * self.workers):
+                done_chunk, future = in_flight.popleft()
+                analysed = iter(future.result())
+                for src, content in done_chunk:
+                    yield src, content, None if content is None else next(analysed)
+            if not chunk:
+                return
 
 
 def _manifest(
@@ -136,12 +190,22 @@ def full_build(
     disk_reads: dict[str, tuple[int | None, int | None]] = {}
     restarted: list[str] = []
     total = len(snapshot.files)
+    analyser = _Analyser(config, total)
     try:
         with ContentReader(snapshot.root) as reader:
-            for done, src in enumerate(snapshot.files.values(), start=1):
-                if cancel is not None and cancel.is_set():
-                    raise BuildCancelled("index build cancelled")
-                _read_into(batch, reader, src, disk_reads)
+
+            def contents() -> Iterator[_Item]:
+                for src in snapshot.files.values():
+                    if cancel is not None and cancel.is_set():
+                        raise BuildCancelled("index build cancelled")
+                    content = _read(batch, reader, src)
+                    if content is not None and src.oid is None:
+                        disk_reads[src.path] = (content.mtime_ns, content.size)
+                    yield src, content
+
+            for done, (src, content, result) in enumerate(analyser.results(contents()), start=1):
+                if content is not None and result is not None:
+                    batch.add_result(src, content, result)
                 if progress is not None:
                     elapsed = time.perf_counter() - started
                     progress(BuildProgress(done, total, done / elapsed if elapsed else 0.0, src.path))
@@ -150,15 +214,19 @@ def full_build(
                 if disk_stat(snapshot.root / path) != stat:
                     restarted.append(path)
                     batch.remove(path)
-                    _read_into(batch, reader, SourceFile(path), {})
+                    content = _read(batch, reader, SourceFile(path))
+                    if content is not None:
+                        batch.add(SourceFile(path), content)
         if cancel is not None and cancel.is_set():
             raise BuildCancelled("index build cancelled")
         storage = finish(writer, gen_dir)
     except BaseException:
+        analyser.close()
         writer.rollback()
         del batch, writer, index
         shutil.rmtree(gen_dir, ignore_errors=True)
         raise
+    analyser.close()
     manifest = _manifest(
         batch.files, batch.skipped, baseline=snapshot.baseline_commit,
         ignore_hash=snapshot.ignore_rules_hash, storage=storage,
@@ -172,22 +240,15 @@ def full_build(
     return manifest, report
 
 
-def _read_into(
-    batch: _Batch, reader: ContentReader, src: SourceFile, disk_reads: dict[str, tuple[int | None, int | None]]
-) -> None:
+def _read(batch: _Batch, reader: ContentReader, src: SourceFile) -> FileBytes | None:
+    """The file's bytes; None when it vanished since the snapshot or cannot be read (recorded)."""
     try:
-        content = reader.read(src)
+        return reader.read(src)
     except UnstableFile as exc:
         batch.unreadable(src, str(exc))
-        return
     except OSError as exc:
         batch.unreadable(src, f"{exc.__class__.__name__}: {exc.strerror or exc}")
-        return
-    if content is None:  # deleted since the snapshot: it is simply not there
-        return
-    if src.oid is None:
-        disk_reads[src.path] = (content.mtime_ns, content.size)
-    batch.add(src, content)
+    return None
 
 
 def incremental_update(

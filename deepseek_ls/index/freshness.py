@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .document import sha256_hex
+from .analyse import sha256_hex
 from .filestate import FileStateCache
 from .reader import ContentReader, FileBytes, disk_stat
 from .sources import Snapshot

@@ -16,9 +16,6 @@ import re
 
 # A run of word characters (Python's `\w` is Unicode-aware, like Rust's).
 _WORD = re.compile(r"\w+")
-# Only identifiers that can be split: an inner `_`, or a lower/digit→upper or
-# UPPER→Upper-lower transition.
-_COMPOUND = re.compile(r"\w*(?:[^\W_]_[^\W_]|[a-z0-9][A-Z]|[A-Z][A-Z][a-z])\w*")
 # Sub-words: `HTTPServer` → HTTP, Server; `parse_config2` → parse, config, 2.
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+")
 
@@ -36,8 +33,11 @@ def identifier_parts(text: str) -> str:
     finds `parseConfig`), ranking comes from `content`.
     """
     seen: set[str] = set()
-    for ident in set(_COMPOUND.findall(text)):
-        seen.update(split_identifier(ident))
+    for ident in set(_WORD.findall(text)):
+        core = ident.strip("_")
+        # Only compound identifiers can split: an inner `_`, or mixed case.
+        if "_" in core or not (core.islower() or core.isupper()):
+            seen.update(split_identifier(ident))
     return " ".join(sorted(seen))
 
 

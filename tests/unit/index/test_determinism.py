@@ -48,3 +48,25 @@ def test_git_build_reads_the_baseline_commit_plus_working_tree_overlay(git_works
     hits = index.query("edited_not_committed").hits
     assert [h.path for h in hits] == ["app/config.py"]
     assert index.status().state == "fresh"
+
+
+def test_worker_processes_and_in_process_builds_agree(tmp_path, make_index):
+    from deepseek_ls.index.build import PARALLEL_MIN_FILES
+
+    root = tmp_path / "many"
+    for i in range(PARALLEL_MIN_FILES + 10):
+        path = root / f"pkg{i % 7}" / f"mod_{i:03d}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"def handler_{i}(requestBody):\n    return requestBody.get('k{i}')\n\nclass Model{i}:\n    pass\n")
+    (root / "blob.bin").write_bytes(b"\x00" * 10)
+    serial = make_index(root, build_workers=1)
+    serial.build()
+    serial_identity = serial._opened().manifest.identity()
+    serial_answers = [serial.query(q, top_k=5).model_dump() for q in ("handler_7", "request body", "Model42")]
+    serial_map = serial.repo_map(token_budget=300)
+
+    parallel = make_index(root, build_workers=2)
+    parallel.build()
+    assert parallel._opened().manifest.identity() == serial_identity
+    assert [parallel.query(q, top_k=5).model_dump() for q in ("handler_7", "request body", "Model42")] == serial_answers
+    assert parallel.repo_map(token_budget=300) == serial_map
