@@ -124,3 +124,16 @@ def test_bad_diffs_exit_non_zero_with_a_reason(workspace: Path, diff: str, messa
 def test_apply_needs_a_patch_or_a_diff(workspace: Path) -> None:
     proc = run(workspace, "apply")
     assert proc.returncode == 2 and "PATCH_ID or --diff" in proc.stderr
+
+
+def test_apply_one_file_of_a_staged_patch(workspace: Path) -> None:
+    run(workspace, "apply", "--diff", "change.diff")
+    patch_id = json.loads(run(workspace, "diff", "--json").stdout)["patches"][0]["patch_id"]
+    proc = run(workspace, "apply", patch_id, "--file", "a.txt", "--yes", "--json")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["ok"] and [f["file"] for f in result["files"]] == ["a.txt"]
+    assert (workspace / "a.txt").read_text() == "one\nTWO\nthree\n"
+    assert (workspace / "b.txt").read_text() == "alpha\nbeta\n"
+    unknown = run(workspace, "apply", patch_id, "--file", "c.txt", "--yes")
+    assert unknown.returncode == 1 and "does not change ['c.txt']" in unknown.stderr
