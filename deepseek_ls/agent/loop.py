@@ -183,10 +183,12 @@ class AgentLoop:
                     _to(rt, "Paused", "plan ready")
                     return session.state
                 continue
+            if not plan.steps:
+                _to(rt, "Completed", f"nothing to change: {plan.no_edit_reason or plan.goal}")
+                continue
             step = plan.next_pending()
             if step is None:
-                last = plan.steps[-1] if plan.steps else Step(title=plan.goal)
-                outcome = await self.verify(rt, last)
+                await self.verify(rt, plan.steps[-1])
                 continue
             unsettled = [r for r in session.step_patches(step.step_id) if not r.settled]
             if step.status != "running" or not unsettled:

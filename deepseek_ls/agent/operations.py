@@ -77,7 +77,11 @@ async def plan(rt: SessionRuntime, prompt: str, context: str | None = None) -> P
 
 
 async def run_step(rt: SessionRuntime, step_id: str) -> StepOutcome:
-    return await loop.execute_step(rt, step_id)
+    outcome = await loop.execute_step(rt, step_id)
+    if outcome.status == "done" and rt.session.state == "ExecutingStep":
+        # Nothing to review (NO_CHANGE): move on as if the editor had settled it.
+        return await loop.after_step(rt, loop._plan(rt).step(outcome.step_id))
+    return outcome
 
 
 async def complete_step(rt: SessionRuntime, step_id: str) -> StepOutcome:

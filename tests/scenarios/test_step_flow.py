@@ -63,3 +63,16 @@ async def test_skip_step_and_scope_growth_revises_plan(make_agent, fake_deepseek
     skipped = await agent.skip_step(sid, view["plan"]["steps"][1]["step_id"])
     assert agent.session_view(sid)["plan"]["steps"][1]["status"] == "skipped"
     assert skipped.state == "Paused"
+
+
+async def test_no_edit_plan_completes_and_no_change_step_moves_on(make_agent, fake_deepseek, workspace):
+    fake_deepseek.add({"match": {"role": "planner", "contains": "Is add fine?"},
+                       "content": "ARCHITECT_PLAN_V1\nNO_EDIT|true|nothing to change\nARCHITECT_PLAN_END"})
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(("Look", ["app.py"]), ("Fix", ["app.py"]), verification=[])})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Look"}, "content": "NO_CHANGE|it is fine"})
+    agent = make_agent()
+    view = await agent.run("Is add fine?")
+    assert view["state"] == "Completed" and view["plan"]["no_edit_reason"] == "nothing to change"
+    sid, plan = await agent.plan("Look then fix")
+    outcome = await agent.run_step(sid, plan.steps[0].step_id)
+    assert outcome.status == "done" and outcome.state == "Paused" and outcome.next_step_id == plan.steps[1].step_id
