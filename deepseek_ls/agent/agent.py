@@ -154,26 +154,35 @@ class Agent:
         async with self._driving(rt, "plan", prompt=prompt, context=context, profile=profile):
             return rt.session_id, await ops.plan(rt, prompt, context)
 
-    async def run_step(self, session_id: str, step_id: str) -> StepOutcome:
-        """Run one step: stage its patches and return their ids (nothing is applied)."""
+    async def run_step(self, session_id: str, step_id: str, *, profile: str | None = None) -> StepOutcome:
+        """Run one step: stage its patches and return their ids (nothing is applied).
+
+        `profile` ("fast" / "max_think") forces the executor's profile for this request.
+        """
         rt = self._runtime(session_id)
-        async with self._driving(rt, "run_step", step_id=step_id):
+        rt.override = profile
+        async with self._driving(rt, "run_step", step_id=step_id, profile=profile):
             return await ops.run_step(rt, step_id)
 
-    async def complete_step(self, session_id: str, step_id: str) -> StepOutcome:
+    async def complete_step(self, session_id: str, step_id: str, *, profile: str | None = None) -> StepOutcome:
         """After the editor accepted/rejected the step's hunks: mark it, verify when the plan is done, recover."""
         rt = self._runtime(session_id)
-        async with self._driving(rt, "complete_step", step_id=step_id):
+        rt.override = profile
+        async with self._driving(rt, "complete_step", step_id=step_id, profile=profile):
             return await ops.complete_step(rt, step_id)
 
     async def skip_step(self, session_id: str, step_id: str) -> StepOutcome:
         rt = self._runtime(session_id)
+        rt.override = None
         async with self._driving(rt, "skip_step", step_id=step_id):
             return await ops.skip_step(rt, step_id)
 
-    async def revise_plan(self, session_id: str, feedback: str, step_id: str | None = None) -> Plan:
+    async def revise_plan(self, session_id: str, feedback: str, step_id: str | None = None,
+                          *, profile: str | None = None) -> Plan:
+        """A new plan version from the person's feedback (a comment on a step, "skip this", "also do X")."""
         rt = self._runtime(session_id)
-        async with self._driving(rt, "revise_plan", feedback=feedback, step_id=step_id):
+        rt.override = profile
+        async with self._driving(rt, "revise_plan", feedback=feedback, step_id=step_id, profile=profile):
             return await ops.revise_plan(rt, feedback, step_id)
 
     async def run(self, prompt: str | None = None, *, session_id: str | None = None, mode: str | None = None,
