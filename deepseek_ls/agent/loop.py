@@ -202,8 +202,8 @@ class AgentLoop:
             if not await self._approve_and_apply(rt, step, unsettled, approvals):
                 return session.state
             outcome = await self.settle_step(rt, step.step_id)
-            if session.state == "Paused" and outcome.next_step_id is None and outcome.status != "failed":
-                return session.state
+            if session.state == "Paused" and outcome.next_step_id is None:
+                return session.state  # the person must act (e.g. every hunk was rejected)
         return session.state
 
     async def _approve_and_apply(self, rt: SessionRuntime, step: Step, records, approvals) -> bool:

@@ -83,8 +83,9 @@ class Plan(BaseModel):
         raise KeyError(f"no step {step_id!r} in plan {self.plan_id} v{self.version}")
 
     def next_pending(self) -> Step | None:
+        """The first step still to do; a failed step (e.g. its change was denied) is retried."""
         for s in self.steps:
-            if s.status in ("pending", "running"):
+            if s.status in ("pending", "running", "failed"):
                 return s
         return None
 

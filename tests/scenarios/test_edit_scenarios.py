@@ -155,3 +155,18 @@ async def test_planner_reads_with_tools_and_executor_asks_for_context(make_agent
     assert "fs_read" in planner_tools and "patch_stage" not in planner_tools  # read-only while planning
     events = agent.store.open(view["session_id"]).read()
     assert any(e.kind == "ToolResult@v1" and e.payload["tool"] == "fs.read" and e.payload["ok"] for e in events)
+
+
+async def test_denied_change_pauses_and_run_session_retries_the_step(make_agent, fake_deepseek, workspace):
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(("Fix add", ["app.py"]), verification=["python -m pytest -q -k add"])})
+    fake_deepseek.add({"match": {"role": "executor"}, "content": ADD_FIX, "repeat": True})
+    ui = ScriptedUI(approvals=["deny", "allow_once"])
+    agent = make_agent(ui)
+    view = await agent.run("Fix add")
+    assert view["state"] == "Paused" and view["plan"]["steps"][0]["status"] == "failed"
+    assert "a - b" in (workspace / "app.py").read_text()
+    assert view["patches"][0]["rejected"] and not view["patches"][0]["applied"]
+    again = await agent.run(session_id=view["session_id"])
+    assert again["state"] == "Completed", again["last_error"]
+    assert "return a + b" in (workspace / "app.py").read_text()
+    assert len(ui.approvals) == 2
