@@ -24,3 +24,11 @@ def test_plan_run_step_accept_one_hunk_reject_the_other(nvim, workspace, fake_mo
     assert (workspace / "app.py").read_text() == (
         "def greet(name):\n    return f'hello {name}'\n\n\ndef add(a, b):\n    return a + b\n"
     )
+
+
+def test_accepting_over_a_conflicting_user_edit_keeps_the_users_text(nvim, workspace, fake_model):
+    _, env = fake_model
+    result = nvim.run("conflict_spec.lua", cwd=workspace, env=env, timeout=240)
+    assert result.returncode == 0, result.output
+    assert "0 failed" in result.output
+    assert "return a + b" in (workspace / "app.py").read_text(), "nothing was written to disk"

@@ -104,7 +104,9 @@ function M.accept()
   with_hunk_at_cursor("accept", function(hunk, bufnr)
     run("accept hunk", cmd.accept_hunk, { patch_id = hunk.patch_id, hunk_id = hunk.hunk_id }, function(result)
       if result and result.applied == false then
-        ui.notify("hunk not applied: " .. (result.message or "the buffer changed"), vim.log.levels.WARN)
+        if not ui.already_shown(result.message) then
+          ui.notify("hunk not applied: " .. (result.message or "the buffer changed"), vim.log.levels.WARN)
+        end
       else
         require("deepseek.diff").show_accepted(bufnr, hunk)
       end

@@ -223,12 +223,15 @@ local function line_span(range)
 end
 
 --- The pending hunk covering 0-based `line` (or starting on it, for a pure insertion).
+--- A stale hunk (its old text was edited away) comes with an empty range at
+--- where it was; it covers as many lines as its old text had.
 ---@param bufnr integer
 ---@param line integer
 ---@return table|nil
 function M.hunk_at(bufnr, line)
   for _, hunk in ipairs(M.pending(bufnr)) do
     local first, stop = line_span(hunk.range)
+    stop = math.max(stop, first + #text_lines(hunk.old_text))
     if line >= first and (line < stop or line == first) then
       return hunk
     end

@@ -22,6 +22,14 @@ function M.remember_shown(message)
   M.shown[message] = vim.uv.now()
 end
 
+--- Whether the server showed exactly `message` in the last 30 seconds.
+---@param message string|nil
+---@return boolean
+function M.already_shown(message)
+  local at = message and M.shown[message]
+  return at ~= nil and vim.uv.now() - at < 30000
+end
+
 --- Report a failed request the way the server worded it. The server already
 --- shows the errors of commands the user started (window/showMessage, same
 --- text); those are not repeated.
@@ -29,8 +37,7 @@ end
 ---@param err lsp.ResponseError
 function M.error(what, err)
   local message = err.message or vim.inspect(err)
-  local at = M.shown[message]
-  if at and vim.uv.now() - at < 30000 then
+  if M.already_shown(message) then
     return
   end
   M.notify(("%s failed: %s"):format(what, message), vim.log.levels.ERROR)
