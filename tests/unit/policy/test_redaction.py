@@ -6,6 +6,8 @@ Secrets are assembled from pieces so this file does not itself look like a leak.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from deepseek_ls.policy.redact import redact_obj, redact_text
 
@@ -113,3 +115,15 @@ def test_text_whose_lowercase_changes_length_is_still_redacted() -> None:
     text = "İİİ note\npassword = 'hunter2Xy9q!' # İ"
     out = redact_text(text)
     assert "hunter2Xy9q" not in out and out.startswith("İİİ note\npassword = '[REDACTED:keyword]'")
+
+
+SECRETISH = st.sampled_from(["password = ", "token: ", "sk-", "AKIA", "ghp_", "eyJ", "Bearer ", "://u:", "@", "'", '"', "\n", " "])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(SECRETISH, st.text(min_size=0, max_size=12)), max_size=30))
+def test_redaction_never_fails_and_is_idempotent(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    once = redact_text(text)
+    assert isinstance(once, str)
+    assert redact_text(once) == once
