@@ -57,6 +57,7 @@ class AgentLoop:
 
     async def plan(self, rt: SessionRuntime, prompt: str, context: str | None = None) -> Plan:
         _to(rt, "Planning", "planning the request")
+        rt.session.emit("TurnAdded@v1", {"role": "user", "content": prompt, "agent_role": "planner"})
         plan = await self.planner.make_plan(rt, prompt, context=context)
         rt.session.emit("PlanCreated@v1", {"plan": plan.to_json()})
         return rt.session.plan  # type: ignore[return-value]

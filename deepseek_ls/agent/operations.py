@@ -58,8 +58,8 @@ async def ask(rt: SessionRuntime, prompt: str, context: str | None = None, profi
     if context:
         messages.append({"role": "user", "content": f"Editor context:\n{context}"})
     messages.append({"role": "user", "content": prompt})
+    rt.session.emit("TurnAdded@v1", {"role": "user", "content": prompt, "agent_role": role})
     completion = await rt.complete(messages, decision, role=role)
-    rt.session.emit("TurnAdded@v1", {"role": "assistant", "content": completion.content, "agent_role": role})
     return {
         "session_id": rt.session_id,
         "content": completion.content,

@@ -66,6 +66,17 @@ class SessionRuntime:
         self.router.record_usage(
             decision.profile, completion.usage.total_tokens, (completion.total_ms or 0.0) / 1000.0
         )
+        self.session.emit(
+            "TurnAdded@v1",
+            {
+                "role": "assistant",
+                "content": completion.content,
+                "reasoning_content": completion.reasoning_content,
+                "tool_calls": [c.model_dump() for c in completion.tool_calls],
+                "agent_role": role,
+                "decision_id": decision.decision_id,
+            },
+        )
         return completion
 
     def check_failure_budget(self) -> None:
