@@ -200,13 +200,32 @@ H.run({
     end,
   },
   {
+    "streamed text joins chunks across lines, in a split when configured; reasoning is opt-in",
+    function()
+      require("deepseek").setup({ stream = { window = "split" }, autostart = false })
+      local ui = require("deepseek.ui")
+      ui.begin_stream("Ask: q")
+      ui.on_stream({ session_id = "s", channel = "content", text = "hello\nwor" })
+      ui.on_stream({ session_id = "s", channel = "reasoning", text = "(thinking)" })
+      ui.on_stream({ session_id = "s", channel = "content", text = "ld" })
+      local buf = vim.fn.bufnr("deepseek://stream")
+      H.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "## Ask: q", "", "hello", "world" }, "stream buffer")
+      local win = vim.fn.bufwinid(buf)
+      H.ok(win ~= -1, "shown")
+      H.eq(vim.api.nvim_win_get_config(win).relative, "", "in a split, not a float")
+      H.ok(ui.streamed, "marked as streamed")
+      vim.api.nvim_win_close(win, true)
+      require("deepseek").setup({ autostart = false })
+    end,
+  },
+  {
     ":help deepseek opens the plugin's help",
     function()
       local doc = vim.api.nvim_get_runtime_file("doc/deepseek.txt", false)[1]
       H.ok(doc, "doc/deepseek.txt on runtimepath")
       vim.cmd("helptags " .. vim.fn.fnameescape(vim.fs.dirname(doc)))
       for _, tag in ipairs({ "deepseek", "deepseek-options", "deepseek-commands", ":DeepSeekPlan", ":DeepSeekWhy",
-        "deepseek-statusline", "deepseek-health" }) do
+        "deepseek-statusline", "deepseek-health", "deepseek-autocmds" }) do
         vim.cmd("help " .. tag)
         H.eq(vim.bo.buftype, "help", ":help " .. tag)
         H.matches(vim.api.nvim_buf_get_name(0), "deepseek%.txt$", ":help " .. tag .. " opens our doc")

@@ -146,7 +146,13 @@ function M.begin_stream(heading)
   local buf = M.scratch("stream")
   local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
   local blank = #lines == 1 and lines[1] == ""
-  vim.api.nvim_buf_set_lines(buf, blank and 0 or -1, -1, false, { "## " .. heading, "" })
+  -- The last (empty) line is where streamed text continues.
+  local header = { "## " .. heading, "", "" }
+  if blank then
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, header)
+  else
+    vim.api.nvim_buf_set_lines(buf, -1, -1, false, { "", unpack(header) })
+  end
 end
 
 return M
