@@ -142,7 +142,12 @@ class AgentLoop:
     async def verify(self, rt: SessionRuntime, step: Step) -> StepOutcome:
         plan = self._plan(rt)
         _to(rt, "Verifying", "verifying the change")
-        result = await rt.verifier.verify(plan.verification)
+        token = f"deepseek-{rt.session_id}-verify"
+        rt.ui.progress(token, "verifying: " + (", ".join(plan.verification) or "derived commands"))
+        try:
+            result = await rt.verifier.verify(plan.verification)
+        finally:
+            rt.ui.progress(token, "verification finished", done=True)
         if result.ok:
             rt.classifier.verify_passed()
             _to(rt, "Completed", "verification passed" if result.commands else "done (no verification command)")

@@ -60,9 +60,15 @@ class SessionRuntime:
             channel = "reasoning" if delta.kind == "reasoning" else "content"
             self.ui.stream(channel, delta.text, session_id=sid)
 
-        completion = await self.llm.complete(
-            messages, role=role, profile=decision.profile, tools=tools or None, on_delta=on_delta
-        )
+        token = f"deepseek-{sid}-{role}"
+        label = "max-think" if decision.profile == "max_think" else "fast"
+        self.ui.progress(token, f"{role}: asking {decision.model} ({label})")
+        try:
+            completion = await self.llm.complete(
+                messages, role=role, profile=decision.profile, tools=tools or None, on_delta=on_delta
+            )
+        finally:
+            self.ui.progress(token, f"{role}: done", done=True)
         self.router.record_usage(
             decision.profile, completion.usage.total_tokens, (completion.total_ms or 0.0) / 1000.0
         )
