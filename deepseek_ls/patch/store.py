@@ -20,7 +20,6 @@ from filelock import FileLock
 from deepseek_ls.patch.checkpoint import CheckpointStore
 from deepseek_ls.patch.gate import SafetyGate
 from deepseek_ls.patch.hunks import apply_hunks, split_lines
-from deepseek_ls.patch.locate import locate_hunk
 from deepseek_ls.patch.merge import merge_three_way
 from deepseek_ls.patch.model import (
     ApplyResult,
@@ -30,10 +29,9 @@ from deepseek_ls.patch.model import (
     MergeResult,
     PatchError,
     PatchSet,
-    hunk_id_for,
-    sha256_text,
 )
-from deepseek_ls.patch.parse import ParsedFile, parse_diff
+from deepseek_ls.patch.parse import parse_diff
+from deepseek_ls.patch.staging import locate_file_change
 from deepseek_ls.patch.validate import validate_files
 from deepseek_ls.policy.paths import PathPolicy
 from deepseek_ls.store.sink import EventSink, NullSink
@@ -89,7 +87,9 @@ class PatchStore:
         hunks: list[Hunk] = []
         for f in parsed:
             try:
-                change, file_hunks = self._stage_file(f, {h.hunk_id for h in hunks})
+                change, file_hunks = locate_file_change(
+                    f, policy=self.policy, overlay=self.overlay, root=self.root, taken={h.hunk_id for h in hunks}
+                )
             except PatchError as exc:
                 problems.extend(f"{f.path}: {p}" for p in exc.problems)
                 continue
@@ -126,78 +126,6 @@ class PatchStore:
             },
         )
         return ps
-
-    def _stage_file(self, f: ParsedFile, taken: set[str]) -> tuple[FileChange, list[Hunk]]:
-        path = self.policy.normalize(f.path)
-        old_path = self.policy.normalize(f.old_path) if f.old_path else None
-        if f.kind == "add":
-            if self._exists(path) and self._read_current(path):
-                raise PatchError("the diff creates this file but it already exists; diff against its current content")
-            base_text = ""
-        else:
-            assert old_path is not None
-            if not self._exists(old_path):
-                raise PatchError(f"{old_path} does not exist in the workspace")
-            if f.kind == "rename" and self._exists(path):
-                raise PatchError(f"cannot rename {old_path} to {path}: the target already exists")
-            try:
-                base_text = self.overlay.read_text(old_path, root=self.root)
-            except UnicodeDecodeError:
-                raise PatchError("the file is not UTF-8 text; binary files cannot be patched") from None
-        base = split_lines(base_text)
-        hunks: list[Hunk] = []
-        problems: list[str] = []
-        floor = 0
-        delta = 0  # lines the model's numbering is off by, carried to the next hunk
-        line_delta = 0  # new-minus-old lines so far, for new_start
-        for ph in f.hunks:
-            claimed = ph.old_start - 1 if ph.old_lines else ph.old_start
-            try:
-                place = locate_hunk(base, ph, hint=max(claimed + delta, 0), floor=floor)
-            except PatchError as exc:
-                problems.append(str(exc))
-                continue
-            delta = place.start - claimed
-            old_text, new_text = "".join(place.old_seq), "".join(place.new_seq)
-            old_n, new_n = len(place.old_seq), len(place.new_seq)
-            hid = hunk_id_for(path, old_text, new_text, taken)
-            taken.add(hid)
-            new_index = place.start + line_delta
-            hunks.append(
-                Hunk(
-                    hunk_id=hid,
-                    file=path,
-                    old_start=place.start + 1 if old_n else place.start,
-                    old_lines=old_n,
-                    new_start=new_index + 1 if new_n else new_index,
-                    new_lines=new_n,
-                    lines=[tag + text.rstrip("\r\n") for tag, text in ph.body],
-                    old_text=old_text,
-                    new_text=new_text,
-                    section=ph.section,
-                    located=place.located,
-                    offset=place.start - claimed,
-                )
-            )
-            line_delta += new_n - old_n
-            floor = place.start + old_n
-        if problems:
-            raise PatchError("; ".join(problems), problems)
-        if not hunks:  # pure rename, empty new file, deletion of an empty file
-            marker = f"{f.kind} {old_path or ''} -> {path}"
-            hid = hunk_id_for(path, marker, "", taken)
-            hunks.append(Hunk(hunk_id=hid, file=path, old_start=0, old_lines=0, new_start=0, new_lines=0, section=marker))
-        if f.kind == "delete" and apply_hunks(base_text, hunks):
-            raise PatchError("the diff deletes the file but its hunks do not remove all of its content")
-        change = FileChange(
-            path=path,
-            old_path=old_path if f.kind != "add" else None,
-            kind=f.kind,
-            base_sha256=sha256_text(base_text) if f.kind != "add" else None,
-            base_text=base_text,
-            hunk_ids=[h.hunk_id for h in hunks],
-        )
-        return change, hunks
 
     # -- queries -----------------------------------------------------------
 
@@ -434,12 +362,6 @@ class PatchStore:
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(ps.model_dump_json(indent=1), encoding="utf-8")
         os.replace(tmp, path)
-
-    def _exists(self, rel: str) -> bool:
-        return self.overlay.get(rel) is not None or (self.root / rel).is_file()
-
-    def _read_current(self, rel: str) -> str:
-        return self.overlay.read_text(rel, root=self.root)
 
     def _read_disk(self, rel: str) -> str | None:
         path = self.policy.resolve(rel)
