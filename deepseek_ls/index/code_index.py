@@ -228,6 +228,11 @@ class CodeIndex:
             built_at=manifest.built_at,
         )
 
+    def is_built(self) -> bool:
+        """Cheap: whether a build has ever completed here (says nothing about freshness
+        or integrity). Use it to decide whether a save should trigger `update`."""
+        return self.manifest_path.is_file()
+
     def is_fresh(self) -> bool:
         """Freshness for query results, re-checked at most every `freshness_ttl_seconds`."""
         checked = self._fresh
