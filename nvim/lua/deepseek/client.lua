@@ -21,6 +21,21 @@ function M.get(bufnr)
   return vim.lsp.get_clients({ name = protocol.client_name })[1]
 end
 
+--- Re-request code lenses in every buffer of the client `client_id`
+--- (default: the running deepseek-ls client).
+---@param client_id integer|nil
+function M.refresh_lenses(client_id)
+  local c = client_id and vim.lsp.get_client_by_id(client_id) or M.get()
+  if not c then
+    return
+  end
+  for _, bufnr in ipairs(vim.lsp.get_buffers_by_client_id(c.id)) do
+    if vim.api.nvim_buf_is_loaded(bufnr) then
+      vim.lsp.codelens.refresh({ bufnr = bufnr })
+    end
+  end
+end
+
 --- Client capabilities the server relies on beyond Neovim's defaults.
 ---@return lsp.ClientCapabilities
 function M.capabilities()

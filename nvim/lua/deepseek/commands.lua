@@ -8,15 +8,7 @@ local M = {}
 
 local cmd = protocol.cmd
 
-local function refresh_lenses()
-  local c = client.get()
-  if not c then
-    return
-  end
-  for _, bufnr in ipairs(vim.lsp.get_buffers_by_client_id(c.id)) do
-    vim.lsp.codelens.refresh({ bufnr = bufnr })
-  end
-end
+local refresh_lenses = client.refresh_lenses
 
 local function refresh_buffer(bufnr)
   refresh_lenses()
@@ -64,7 +56,6 @@ function M.plan(opts)
   run("plan", cmd.plan, args, function(result)
     local plan = result and result.plan or {}
     local steps = plan.steps or {}
-    M.last_plan = result
     ui.notify(("plan ready: %d step%s — run a step from its code lens"):format(#steps, #steps == 1 and "" or "s"))
     refresh_lenses()
   end, bufnr)
@@ -74,7 +65,6 @@ function M.ask(opts)
   local args, bufnr = prompt_args(opts)
   ui.begin_stream("Ask: " .. opts.args)
   run("ask", cmd.ask, args, function(result)
-    M.last_answer = result
     if result and not ui.streamed and result.content then
       ui.append("stream", result.content)
       ui.show(ui.scratch("stream"), "DeepSeek stream")
@@ -265,7 +255,6 @@ function M.why(opts)
       ui.notify("no routing decision to explain yet")
       return
     end
-    M.last_explanation = result
     ui.show_text("why", M.explanation_lines(result))
   end)
 end

@@ -6,14 +6,6 @@ local protocol = require("deepseek.protocol")
 
 local M = {}
 
-local function codelens_refresh(client_id)
-  for _, bufnr in ipairs(vim.lsp.get_buffers_by_client_id(client_id)) do
-    if vim.api.nvim_buf_is_loaded(bufnr) then
-      vim.lsp.codelens.refresh({ bufnr = bufnr })
-    end
-  end
-end
-
 --- Ask the user to pick one of a showMessageRequest's actions. Server
 --- requests run in a coroutine, so we can wait for vim.ui.select's answer.
 local function show_message_request(err, params, ctx, cfg)
@@ -50,7 +42,7 @@ M.handlers = {
   end,
   ["workspace/codeLens/refresh"] = function(_, _, ctx)
     vim.schedule(function()
-      codelens_refresh(ctx.client_id)
+      require("deepseek.client").refresh_lenses(ctx.client_id)
     end)
     return vim.NIL
   end,
@@ -81,7 +73,7 @@ M.commands = {
         end
         local steps = result and result.plan and result.plan.steps or {}
         ui.notify(("plan revised: %d step%s"):format(#steps, #steps == 1 and "" or "s"))
-        codelens_refresh(ctx.client_id)
+        require("deepseek.client").refresh_lenses(ctx.client_id)
       end, ctx.bufnr)
     end)
   end,
