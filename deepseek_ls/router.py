@@ -67,7 +67,7 @@ class RouterSignals:
     prompt: str = ""
     role: str = "executor"
     files_touched: int = 0
-    index_hit_files: int = 0
+    index_hit_files: int = 0  # top-level areas (directories) the index hits span
     failure_streak: int = 0
     verification_failures: int = 0
     planner_confidence: float | None = None
@@ -144,7 +144,7 @@ class Router:
         k = self.config.breadth_files_k
         mentioned = len(set(_PATHLIKE.findall(prompt)))
         files = max(s.files_touched, mentioned)
-        breadth = max(min(1.0, files / k), min(1.0, s.index_hit_files / (2 * k)))
+        breadth = max(min(1.0, files / k), min(1.0, s.index_hit_files / k))
         conf = s.planner_confidence
         low_conf = 0.0 if conf is None else min(1.0, max(0.0, (0.8 - conf) / 0.5))
         ambiguity_marks = _count_words(prompt, AMBIGUITY_WORDS)
@@ -315,7 +315,7 @@ def _label(feature: str, sig: Mapping[str, Any]) -> str:
         "prompt_complexity": "complex request",
         "repo_breadth": f"{files} file{'s' if files != 1 else ''} touched"
         if files
-        else f"{sig.get('index_hit_files', 0)} files in index hits",
+        else f"index hits span {sig.get('index_hit_files', 0)} areas",
         "failure_streak": f"tool/patch failed {_times(sig.get('failure_streak', 0))}",
         "verification_failures": f"test failed {_times(sig.get('verification_failures', 0))}",
         "low_confidence": f"planner confidence {sig.get('planner_confidence')}",

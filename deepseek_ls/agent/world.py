@@ -110,7 +110,7 @@ class World:
         return _file_listing(self.root, budget * 4)
 
     async def index_hits(self, query: str, top_k: int = 8) -> tuple[str, int]:
-        """Index hits for the request as prompt text, and how many distinct files they name."""
+        """Index hits for the request as prompt text, and how many top-level areas they span."""
         text, count = await asyncio.to_thread(self._index_hits, query, top_k)
         self._record("agent.index_hits", True, {"text": text, "files": count})
         return text, count
@@ -128,7 +128,10 @@ class World:
             shown = "; ".join(f"{lh.line}: {lh.text.strip()[:100]}" for lh in hit.lines[:3])
             lines.append(f"- {hit.path} {shown}".rstrip())
         stale = "" if result.fresh else "(the index is stale; verify by reading the files)\n"
-        return stale + "\n".join(lines), len(result.hits)
+        # Breadth is how many parts of the tree the hits span (top-level directories), not how
+        # many hits there are: top_k hits in one package are not a broad change.
+        areas = {hit.path.split("/", 1)[0] if "/" in hit.path else "." for hit in result.hits}
+        return stale + "\n".join(lines), len(areas)
 
     # -- tools (the ToolHost records its own calls) --------------------------------
 

@@ -104,3 +104,25 @@ async def test_ask_user_cancel_returns_to_idle_with_question_recorded(make_agent
     view = agent.session_view(sid)
     assert view["state"] == "Idle"
     assert view["questions"] == [{"question": "Which file?", "answer": None, "cancelled": True}]
+
+
+async def test_planner_prompt_has_repo_map_and_index_hits_from_the_real_index(workspace, fake_deepseek):
+    from deepseek_ls.agent import Agent
+    from deepseek_ls.index import CodeIndex
+    from deepseek_ls.llm.client import LLMClient
+    from deepseek_ls.workspace import state_dir
+
+    cfg = scenario_config()
+    cfg.index.enabled = True
+    index = CodeIndex(workspace, state_dir(workspace), cfg.index)
+    index.build()
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(("Fix", ["app.py"]))})
+    agent = Agent(workspace, cfg, llm=LLMClient(cfg.llm), ui=ScriptedUI(), index=index)
+    try:
+        await agent.plan("Fix the add function")
+    finally:
+        await agent.llm.aclose()
+    messages = fake_deepseek.requests[0].body["messages"]
+    repo_map, request = messages[1]["content"], messages[2]["content"]
+    assert repo_map.startswith("Repository map") and "app.py" in repo_map and "util.py" in repo_map
+    assert "Index hits for the request" in request and "app.py" in request.split("Index hits for the request")[1]
