@@ -43,7 +43,8 @@ def rg_binary() -> str:
 
 
 async def search_rg(ctx: ToolContext, args: SearchArgs) -> dict:
-    argv = [rg_binary(), "--json", "--no-config", "--max-columns", str(MAX_LINE), "--max-columns-preview"]
+    # --sort path: a deterministic order (replay, and a stable first `limit` matches).
+    argv = [rg_binary(), "--json", "--no-config", "--sort", "path", "--max-columns", str(MAX_LINE), "--max-columns-preview"]
     if args.fixed_strings:
         argv.append("--fixed-strings")
     if args.case_insensitive:
@@ -56,30 +57,48 @@ async def search_rg(ctx: ToolContext, args: SearchArgs) -> dict:
     proc = await asyncio.create_subprocess_exec(
         *argv, cwd=ctx.root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout=30)
-    except asyncio.TimeoutError:
-        proc.kill()
-        await proc.wait()
-        raise TimeoutError("the search took more than 30 s; narrow it with globs") from None
-    if proc.returncode not in (0, 1):
-        raise ValueError(f"rg failed: {err.decode(errors='replace').strip()}")
     open_docs = set(ctx.overlay.open_paths())
+    stopped_early = True
+    try:
+        matches, stopped_early = await asyncio.wait_for(_read_matches(ctx, proc, open_docs, args.limit + 1), timeout=30)
+    except asyncio.TimeoutError:
+        raise TimeoutError("the search took more than 30 s; narrow it with globs") from None
+    finally:
+        if stopped_early and proc.returncode is None:
+            proc.kill()
+        err = await proc.stderr.read() if proc.stderr else b""
+        await proc.wait()
+    if not stopped_early and proc.returncode not in (0, 1):
+        raise ValueError(f"rg failed: {err.decode(errors='replace').strip()}")
+    matches += _search_buffers(ctx, args, open_docs)
+    matches.sort(key=lambda m: (m["path"], m["line"]))
+    return {"matches": matches[: args.limit], "truncated": len(matches) > args.limit}
+
+
+async def _read_matches(
+    ctx: ToolContext, proc: asyncio.subprocess.Process, open_docs: set[str], enough: int
+) -> tuple[list[dict], bool]:
+    """Matches from rg's JSON stream, and whether it stopped once `enough` were in (before rg finished)."""
+    assert proc.stdout is not None
+    allowed: dict[str, bool] = {}
     matches: list[dict] = []
-    for line in out.decode("utf-8", "replace").splitlines():
+    while len(matches) < enough:
+        line = await proc.stdout.readline()
+        if not line:
+            return matches, False
         event = json.loads(line)
         if event.get("type") != "match":
             continue
         data = event["data"]
         path = data["path"].get("text", "")
         path = path[2:] if path.startswith("./") else path
-        if path in open_docs or not ctx.paths.is_allowed(path):
+        if path not in allowed:
+            allowed[path] = path not in open_docs and ctx.paths.is_allowed(path)
+        if not allowed[path]:
             continue
         text = data["lines"].get("text", "").rstrip("\r\n")
         matches.append({"path": path, "line": data["line_number"], "text": text[:MAX_LINE]})
-    matches += _search_buffers(ctx, args, open_docs)
-    matches.sort(key=lambda m: (m["path"], m["line"]))
-    return {"matches": matches[: args.limit], "truncated": len(matches) > args.limit}
+    return matches, True
 
 
 def _search_buffers(ctx: ToolContext, args: SearchArgs, open_docs: set[str]) -> list[dict]:

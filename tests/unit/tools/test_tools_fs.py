@@ -89,3 +89,16 @@ async def test_search_query_cannot_smuggle_flags(host: ToolHost, workspace: Path
     out = await host.call("fs.search_rg", {"query": "--pre=./evil.sh"})
     assert out.ok and out.value["matches"] == []
     assert not (workspace / "pwned").exists()
+
+
+async def test_search_stops_at_the_limit_in_path_order(host: ToolHost, workspace: Path) -> None:
+    for name in ("b.txt", "a.txt", "c.txt"):
+        (workspace / name).write_text("needle\n" * 50)
+    out = (await host.call("fs.search_rg", {"query": "needle", "limit": 60})).value
+    assert out["truncated"] and len(out["matches"]) == 60
+    assert [m["path"] for m in out["matches"]] == ["a.txt"] * 50 + ["b.txt"] * 10
+
+
+async def test_search_with_an_invalid_regex_says_so(host: ToolHost) -> None:
+    out = await host.call("fs.search_rg", {"query": "foo(("})
+    assert not out.ok and "rg failed" in out.error and "regex" in out.error.lower()
