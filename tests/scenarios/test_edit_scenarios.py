@@ -170,3 +170,15 @@ async def test_denied_change_pauses_and_run_session_retries_the_step(make_agent,
     assert again["state"] == "Completed", again["last_error"]
     assert "return a + b" in (workspace / "app.py").read_text()
     assert len(ui.approvals) == 2
+
+
+async def test_executor_stages_through_the_patch_stage_tool(make_agent, fake_deepseek, workspace):
+    raw = "--- a/app.py\n+++ b/app.py\n@@ -6,1 +6,1 @@\n-    return a - b\n+    return a + b\n"
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(("Fix add", ["app.py"]), verification=["python -m pytest -q -k add"])})
+    fake_deepseek.add({"match": {"role": "executor"}, "tool_calls": [{"name": "patch_stage", "arguments": {"diff": raw}}]})
+    agent = make_agent()
+    view = await agent.run("Fix add")
+    assert view["state"] == "Completed", view["last_error"]
+    assert "return a + b" in (workspace / "app.py").read_text()
+    assert len([r for r in fake_deepseek.requests if r.role == "executor"]) == 1
+    assert view["patches"][0]["step_id"] == view["plan"]["steps"][0]["step_id"]
