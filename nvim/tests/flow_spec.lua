@@ -11,6 +11,7 @@ local diff = require("deepseek.diff")
 local S = dofile(vim.fs.dirname(arg[0]) .. "/session.lua")
 
 local buf
+local received = {} -- method -> count
 
 -- Every distinct statusline text seen during the run.
 local status_texts = {}
@@ -37,6 +38,15 @@ H.run({
     "the server starts for app.py",
     function()
       buf = S.start()
+      -- Count server-to-client messages that go through our handlers.
+      local c = require("deepseek.client").get(buf)
+      for _, method in ipairs({ "workspace/codeLens/refresh", "deepseek/hunksChanged", "deepseek/status" }) do
+        local original = H.ok(c.handlers[method], "client handler for " .. method)
+        c.handlers[method] = function(...)
+          received[method] = (received[method] or 0) + 1
+          return original(...)
+        end
+      end
     end,
   },
   {
@@ -88,6 +98,9 @@ H.run({
       H.wait(20000, function()
         return S.find_lens(buf, "Accept")
       end, "Accept/Reject lenses on the hunks (lenses: " .. vim.inspect(S.lens_titles(buf)) .. ")")
+      H.wait(10000, function()
+        return received["workspace/codeLens/refresh"] and received["deepseek/hunksChanged"]
+      end, "workspace/codeLens/refresh and deepseek/hunksChanged from the server (got " .. vim.inspect(received) .. ")")
     end,
   },
   {
