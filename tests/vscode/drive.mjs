@@ -195,6 +195,32 @@ async function flow(page) {
   }
 }
 
+/**
+ * Startup figures: per run a fresh window (its own extension host and server);
+ * ms from navigation to the workbench (the baseline), to the extension's
+ * status bar item (activated) and to it saying the DeepSeek server runs.
+ */
+async function startup(browser) {
+  result.runs = [];
+  for (let i = 0; i < (config.runs ?? 5); i++) {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const t0 = Date.now();
+    await page.goto(config.url, { timeout: T });
+    await page.locator(".monaco-workbench .part.statusbar").waitFor({ timeout: T });
+    const workbench = Date.now() - t0;
+    await page.locator('.statusbar-item[id$="deepseek.status"]').first().waitFor({ timeout: T });
+    const activated = Date.now() - t0;
+    await page.waitForFunction(
+      () => (document.querySelector('.statusbar-item[id$="deepseek.status"]')?.getAttribute("aria-label") || "").includes("(server running)"),
+      null,
+      { timeout: T, polling: 20 },
+    );
+    result.runs.push({ workbench, activated, serverRunning: Date.now() - t0 });
+    console.log(`RUN ${i} ${JSON.stringify(result.runs[i])}`);
+    await page.close();
+  }
+}
+
 /** A server that cannot start: the person is told what happened and how to fix it. */
 async function broken(page) {
   const toast = page.locator(".notifications-toasts .notification-list-item", { hasText: "DeepSeek:" }).first();
@@ -224,7 +250,9 @@ try {
   await page.goto(config.url, { timeout: T });
   await page.locator(".monaco-workbench").waitFor({ timeout: T });
   step("workbench");
-  if (config.scenario === "broken") {
+  if (config.scenario === "startup") {
+    await startup(browser);
+  } else if (config.scenario === "broken") {
     await broken(page);
   } else {
     await smoke(page);
