@@ -3,7 +3,8 @@
 Routed per call unit; may call read-only tools; may ask the user (at most
 `max_ask_user_cycles` per turn). Invalid answers are re-asked once with the
 parse error, then escalated once to max-think, then the session fails with
-a readable reason.
+a readable reason. A valid plan with confidence below 0.5 made on the fast
+profile is re-made once on max-think.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.plan_parse import PlanParseError, parse_plan
 from deepseek_ls.agent.runtime import MAX_TOOL_ROUNDS, AgentFailure, SessionRuntime
 from deepseek_ls.router import RouterSignals
+
+# A fast plan the planner itself doubts is re-done once on max-think (seeds/000 5.1).
+LOW_CONFIDENCE = 0.5
 
 
 class Planner:
@@ -79,6 +83,13 @@ class Planner:
                 continue
             try:
                 plan = parse_plan(text)
+                if plan.confidence < LOW_CONFIDENCE and plan.steps:
+                    up = rt.router.escalate(decision, "LOW_CONFIDENCE_PLAN")
+                    if up is not None:
+                        decision = up
+                        messages.append({"role": "assistant", "content": text})
+                        messages.append({"role": "user", "content": prompts.low_confidence_message(plan.confidence)})
+                        continue
             except PlanParseError as exc:
                 messages.append({"role": "assistant", "content": text})
                 messages.append({"role": "user", "content": prompts.reask_message(str(exc))})

@@ -70,6 +70,13 @@ def answer_message(question: str, answer: str) -> str:
     return f"You asked: {question}\nThe user answered: {answer}\nNow answer with the plan."
 
 
+def low_confidence_message(confidence: float) -> str:
+    return (
+        f"You rated this plan's confidence {confidence:.2f}. Think the problem through again, "
+        "reading what you need, and answer with the best plan you can stand behind."
+    )
+
+
 NO_MORE_QUESTIONS = (
     "No more questions can be asked in this turn. Make reasonable assumptions, "
     "list them in `assumptions`, and answer with the plan."

@@ -126,3 +126,14 @@ async def test_planner_prompt_has_repo_map_and_index_hits_from_the_real_index(wo
     repo_map, request = messages[1]["content"], messages[2]["content"]
     assert repo_map.startswith("Repository map") and "app.py" in repo_map and "util.py" in repo_map
     assert "Index hits for the request" in request and "app.py" in request.split("Index hits for the request")[1]
+
+
+async def test_low_confidence_fast_plan_is_redone_on_max_think(make_agent, fake_deepseek):
+    fake_deepseek.add({"match": {"role": "planner", "model": "deepseek-chat"}, "content": plan_json(("Guess", ["app.py"]), confidence=0.3)})
+    fake_deepseek.add({"match": {"role": "planner", "model": "deepseek-reasoner", "contains": "confidence 0.30"},
+                       "content": plan_json(("Fix add", ["app.py"]), confidence=0.9)})
+    agent = make_agent()
+    sid, plan = await agent.plan("Fix the arithmetic")
+    assert plan.steps[0].title == "Fix add" and plan.confidence == 0.9
+    why = agent.explain_routing(sid)
+    assert why["escalation"] and "LOW_CONFIDENCE_PLAN" in why["reason_codes"]
