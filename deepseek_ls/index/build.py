@@ -286,7 +286,10 @@ def incremental_update(
                     changed[path] = (src, content)
     gen_dir = index_dir / manifest.storage.generation
     if not changed:
-        unchanged = manifest.model_copy(update={"baseline_commit": baseline, "ignore_rules_hash": ignore_hash})
+        same = (baseline, ignore_hash) == (manifest.baseline_commit, manifest.ignore_rules_hash)
+        unchanged = manifest if same else manifest.model_copy(
+            update={"baseline_commit": baseline, "ignore_rules_hash": ignore_hash}
+        )
         return unchanged, BuildReport(
             kind="update", total_files=len(manifest.files), seconds=time.perf_counter() - started,
             baseline_commit=baseline, generation=gen_dir.name,

@@ -122,14 +122,17 @@ class CodeIndex:
             self._glob_cache.clear()
             return self._open
 
-    def _adopt(self, manifest: Manifest, index: tantivy.Index | None = None) -> None:
-        """Switch to a manifest we just wrote (no need to re-verify our own files)."""
+    def _adopt(self, manifest: Manifest, index: tantivy.Index | None = None, *, whole_workspace: bool) -> None:
+        """Switch to a manifest we just wrote (no need to re-verify our own files).
+
+        After looking at the whole workspace the index is fresh; after updating
+        some paths only, freshness is unknown until the next check."""
         save_manifest(self.manifest_path, manifest)
         if index is None:
             index = open_index(self.dir / manifest.storage.generation)
         index.reload()
         self._open = _Open(manifest, index, self._stamp() or (0, 0, 0))
-        self._fresh = (time.monotonic(), True)
+        self._fresh = (time.monotonic(), True) if whole_workspace else None
         self._glob_cache.clear()
 
     # ---- writing -------------------------------------------------------------------------
@@ -157,7 +160,7 @@ class CodeIndex:
             snapshot = take_snapshot(self.root)
             manifest, report = full_build(self.dir, snapshot, self.config, cache, progress=progress, cancel=cancel)
             cache.forget_except(set(snapshot.files))
-            self._adopt(manifest)
+            self._adopt(manifest, whole_workspace=True)
             cache.save()
             remove_generations(self.dir, keep=manifest.storage.generation)
             log.info("index built: %d files in %.2fs", report.total_files, report.seconds)
@@ -183,16 +186,16 @@ class CodeIndex:
                 self.dir, self.root, current.manifest, self.config, cache, paths=rels
             )
             if manifest is not current.manifest:
-                self._adopt(manifest, current.index)
-            else:
-                self._fresh = (time.monotonic(), True) if rels is None else self._fresh
+                self._adopt(manifest, current.index, whole_workspace=rels is None)
+            elif rels is None:
+                self._fresh = (time.monotonic(), True)
             cache.save()
             return report
 
     def _relative(self, paths: list[str | Path]) -> list[str]:
         out = []
         for raw in paths:
-            p = Path(raw)
+            p = Path(os.path.normpath(raw))
             if p.is_absolute():
                 try:
                     p = p.resolve().relative_to(self.root)

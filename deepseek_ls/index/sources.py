@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 import os
 import stat
 import subprocess
@@ -21,6 +22,8 @@ from pathlib import Path
 import pathspec
 
 from ..workspace import STATE_DIR_NAME
+
+log = logging.getLogger(__name__)
 
 ALWAYS_EXCLUDED_DIRS = frozenset({".git", STATE_DIR_NAME})
 GIT_ENV = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
@@ -71,7 +74,16 @@ def in_git(root: Path) -> bool:
 
 
 def _excluded(path: str) -> bool:
-    return path.split("/", 1)[0] in ALWAYS_EXCLUDED_DIRS
+    """Never indexed: our state, git's internals, and names that are not UTF-8
+    (they cannot be stored in the index or the manifest; logged once each)."""
+    if path.split("/", 1)[0] in ALWAYS_EXCLUDED_DIRS:
+        return True
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        log.warning("not indexing %r: its name is not valid UTF-8", path)
+        return True
+    return False
 
 
 def _is_regular_file(root: Path, rel: str) -> bool:
@@ -166,7 +178,7 @@ def _walk_snapshot(root: Path) -> Snapshot:
             if entry.is_dir(follow_symlinks=False):
                 if not (not rel_dir and entry.name in ALWAYS_EXCLUDED_DIRS) and not _ignored_by(specs, rel, True):
                     pending.append((rel, specs))
-            elif entry.is_file(follow_symlinks=False) and not _ignored_by(specs, rel, False):
+            elif entry.is_file(follow_symlinks=False) and not _ignored_by(specs, rel, False) and not _excluded(rel):
                 st = entry.stat(follow_symlinks=False)
                 files[rel] = SourceFile(rel)
                 stats[rel] = (st.st_mtime_ns, st.st_size)

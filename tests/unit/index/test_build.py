@@ -81,3 +81,13 @@ def test_build_in_an_empty_workspace(tmp_path, make_index):
     assert report.total_files == 0
     assert index.query("anything").hits == []
     assert index.status().state == "fresh"
+
+
+def test_a_file_name_that_is_not_utf8_is_left_out_not_fatal(workspace, make_index):
+    import os
+
+    os.close(os.open(os.path.join(os.fsencode(workspace), b"bad-\xff-name.py"), os.O_CREAT | os.O_WRONLY))
+    index = make_index(workspace)
+    report = index.build()
+    assert report.total_files == 6
+    assert index.status().state == "fresh"
