@@ -108,7 +108,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       if (!prompt) return undefined;
       stream.show();
       const result = await server.command<{ session_id: string; content: string }>(Commands.ask, { prompt, ...editorContext() });
-      stream.line("");
+      stream.finish(result.session_id, result.content);
       return result;
     }),
     reg("acceptHunk", "Accept Hunk", async () => {

@@ -54,6 +54,7 @@ export interface ChannelLike {
 
 export class StreamPanel {
   private readonly formatter = new StreamFormatter();
+  private readonly answered = new Set<string>();
   private shown = false;
 
   constructor(private readonly channel: ChannelLike) {}
@@ -63,7 +64,19 @@ export class StreamPanel {
       this.channel.show(true);
       this.shown = true;
     }
+    if (p.channel === "content" && p.text) this.answered.add(p.session_id);
     this.channel.append(this.formatter.format(p));
+  }
+
+  /**
+   * Show a command's final answer unless it already streamed (a server or
+   * model configured without streaming sends it only in the result).
+   */
+  finish(sessionId: string, content: string | undefined): void {
+    if (!this.answered.has(sessionId) && content) {
+      this.onStream({ session_id: sessionId, channel: "content", text: content });
+    }
+    this.channel.append(this.formatter.end());
   }
 
   /** Append a line of our own (results, explanations), closing any open block. */

@@ -30,3 +30,15 @@ test("the panel shows itself once and closes open blocks before its own lines", 
   assert.equal(shows, 1);
   assert.equal(appended.join(""), "── session s ──\n[answer]\nabcdef\ndone\n");
 });
+
+test("a final answer that did not stream is shown once; a streamed one is not repeated", () => {
+  const appended: string[] = [];
+  const panel = new StreamPanel({ append: (t) => appended.push(t), show: () => undefined });
+  panel.finish("quiet", "the whole answer");
+  panel.onStream({ session_id: "loud", channel: "content", text: "streamed" });
+  panel.finish("loud", "streamed");
+  const text = appended.join("");
+  assert.equal(text.split("the whole answer").length, 2);
+  assert.equal(text.split("streamed").length, 2);
+  assert.ok(text.endsWith("streamed\n"));
+});
