@@ -13,7 +13,6 @@ Prints median and p95 in ms, and the ratio of medians (ours / baseline).
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import subprocess
