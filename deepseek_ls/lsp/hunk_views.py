@@ -14,9 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from deepseek_ls.patch.hunks import split_lines
-
 log = logging.getLogger(__name__)
+
+
+def split_lines(text: str) -> list[str]:
+    """The patch store's line splitting (imported on first use: keeps start-up light)."""
+    from deepseek_ls.patch.hunks import split_lines as split
+
+    return split(text)
 
 
 @dataclass(frozen=True)

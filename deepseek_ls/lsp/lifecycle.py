@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -52,11 +53,20 @@ def initialize(ls: DeepSeekServer, params: types.InitializeParams) -> None:
 def initialized(ls: DeepSeekServer, params: types.InitializedParams) -> None:
     forward_logs_to_client(ls)
     documents.initialized(ls)
+    # The core (agent, patch store, router) is imported after the initialize
+    # response, off the event loop, so the editor is not kept waiting.
+    ls.tasks.spawn(asyncio.to_thread(_warm_imports), "load the core")
     for message in ls.pending_messages:
         ls.show_error(message)
     ls.pending_messages = []
     for name, reason in ls.failed_features.items():
         ls.show_error(f"deepseek-ls: feature {name} is disabled: {reason}")
+
+
+def _warm_imports() -> None:
+    import deepseek_ls.agent  # noqa: F401
+    import deepseek_ls.patch  # noqa: F401
+    import deepseek_ls.router  # noqa: F401
 
 
 def did_change_configuration(ls: DeepSeekServer, params: types.DidChangeConfigurationParams) -> None:

@@ -112,7 +112,13 @@ def symbol_candidates(title: str) -> list[str]:
 def symbol_line(text: str, title: str) -> int:
     """0-based line defining a symbol the step title names, else 0."""
     for name in symbol_candidates(title):
-        m = re.search(_DEF.format(name=re.escape(name)), text, flags=re.MULTILINE)
-        if m:
-            return text.count("\n", 0, m.start())
+        definition = re.compile(_DEF.format(name=re.escape(name)), re.MULTILINE)
+        # Only lines that mention the name can define it: check those alone.
+        at = text.find(name)
+        while at != -1:
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            if definition.match(text, start, end if end != -1 else len(text)):
+                return text.count("\n", 0, start)
+            at = text.find(name, end if end != -1 else len(text))
     return 0

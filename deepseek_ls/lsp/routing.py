@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from deepseek_ls.router import explain
 
 
 def explanation(decision: dict[str, Any]) -> dict[str, Any]:
     """`RoutingExplanation` (docs/protocol.md) of one `RouterDecision@v1` payload."""
+    from deepseek_ls.router import explain  # the router loads with the agent, after start-up
+
     return {
         "decision_id": decision.get("decision_id"),
         "unit": decision.get("unit"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from deepseek_ls.patch.hunks import split_lines
+from deepseek_ls.lsp.hunk_views import split_lines
 
 
 @dataclass(frozen=True)

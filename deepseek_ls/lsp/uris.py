@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
@@ -15,7 +16,13 @@ if TYPE_CHECKING:
 
 
 def uri_to_relpath(root: Path, uri: str) -> str | None:
-    """The POSIX path of `uri` relative to `root`, or None when it lies outside."""
+    """The POSIX path of `uri` relative to `root`, or None when it lies outside.
+    Cached: lenses and hovers ask for the same few URIs on every request."""
+    return _relpath_cached(root, uri)
+
+
+@functools.lru_cache(maxsize=4096)
+def _relpath_cached(root: Path, uri: str) -> str | None:
     path = to_fs_path(uri)
     if path is None:
         return None
