@@ -28,7 +28,10 @@ class CheckpointStore:
 
     def create(self, files: list[str], *, label: str = "", meta: dict | None = None) -> str:
         """Snapshot `files` (workspace-relative); returns the checkpoint id."""
-        checkpoint_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}"
+        # Names sort chronologically, so listing and pruning need not read manifests.
+        now = time.time_ns()
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now // 1_000_000_000))
+        checkpoint_id = f"{stamp}-{now % 1_000_000_000:09d}-{secrets.token_hex(2)}"
         target = self.dir / checkpoint_id
         (target / "files").mkdir(parents=True, exist_ok=True)
         entries = []
@@ -53,27 +56,33 @@ class CheckpointStore:
         return checkpoint_id
 
     def _prune(self) -> None:
-        for old in self.list()[: -self.keep]:
-            shutil.rmtree(self.dir / old["checkpoint_id"], ignore_errors=True)
+        for name in self._names()[: -self.keep]:
+            shutil.rmtree(self.dir / name, ignore_errors=True)
 
-    def list(self) -> list[dict]:
+    def _names(self) -> list[str]:
         if not self.dir.is_dir():
             return []
-        out = []
-        for manifest in self.dir.glob("*/manifest.json"):
-            try:
-                out.append(json.loads(manifest.read_text(encoding="utf-8")))
-            except (OSError, json.JSONDecodeError):
-                continue
-        return sorted(out, key=lambda m: (m["created"], m["checkpoint_id"]))
+        return sorted(p.name for p in self.dir.iterdir() if p.is_dir())
+
+    def _manifest(self, name: str) -> dict | None:
+        try:
+            return json.loads((self.dir / name / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return None
+
+    def list(self) -> list[dict]:
+        """Manifests, oldest first."""
+        return [m for m in map(self._manifest, self._names()) if m is not None]
 
     def restore_latest(self) -> tuple[str, list[str], dict] | None:
         """Restore the newest unrestored checkpoint; None when there is nothing to undo."""
         with self._lock:
-            live = [m for m in self.list() if not m.get("restored")]
-            if not live:
+            manifest = next(
+                (m for m in map(self._manifest, reversed(self._names())) if m is not None and not m.get("restored")),
+                None,
+            )
+            if manifest is None:
                 return None
-            manifest = live[-1]
             cid = manifest["checkpoint_id"]
             restored: list[str] = []
             for entry in manifest["files"]:

@@ -59,7 +59,7 @@ class PatchStore:
         self.gate = gate if gate is not None else SafetyGate()
         self.checkpoints = CheckpointStore(self.root, self.state_dir)
         self._lock = FileLock(str(self.dir / ".lock"))
-        self._cache: dict[str, tuple[tuple[int, ...], PatchSet]] = {}
+        self._cache: dict[str, tuple[tuple[int, ...], str]] = {}
 
     # -- staging -----------------------------------------------------------
 
@@ -146,15 +146,16 @@ class PatchStore:
         return sorted(out, key=lambda p: (p.created_at, p.patch_id))
 
     def _load(self, path: Path) -> PatchSet:
-        """Parse a patch file, reusing the last parse while its stat is unchanged:
-        the language server lists pending patches on every code-lens request."""
+        """Parse a patch file; its text is reused while its stat is unchanged (the language
+        server lists pending patches on every code-lens request). Every call returns a
+        fresh PatchSet: callers change statuses before saving."""
         st = path.stat()
         key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)  # each save is a new inode
         cached = self._cache.get(path.name)
         if cached is None or cached[0] != key:
-            cached = (key, PatchSet.model_validate_json(path.read_text(encoding="utf-8")))
+            cached = (key, path.read_text(encoding="utf-8"))
             self._cache[path.name] = cached
-        return cached[1].model_copy(deep=True)  # callers may change statuses before saving
+        return PatchSet.model_validate_json(cached[1])
 
     def pending(self) -> list[PatchSet]:
         return [p for p in self.list() if p.pending_hunks()]
