@@ -9,6 +9,7 @@ manifest is rewritten after the commit).
 from __future__ import annotations
 
 import itertools
+import logging
 import multiprocessing
 import os
 import shutil
@@ -36,6 +37,8 @@ from .schema import SCHEMA_VERSION
 from .sources import Snapshot, SourceFile, resolve_paths, take_snapshot
 from .storage import create_index, finish, new_writer, next_generation, open_index
 
+
+log = logging.getLogger(__name__)
 
 PARALLEL_MIN_FILES = 200  # below this, starting worker processes costs more than it saves
 
@@ -268,7 +271,7 @@ def incremental_update(
         if paths is None:
             snapshot = take_snapshot(root)
             baseline, ignore_hash = snapshot.baseline_commit, snapshot.ignore_rules_hash
-            state = hash_snapshot(snapshot, cache, reader)
+            state = hash_snapshot(snapshot, cache, reader, manifest.seen)
             for change in diff(manifest.seen, state.hashes):
                 if change.change == "deleted":
                     changed[change.path] = None
@@ -278,7 +281,11 @@ def incremental_update(
                 changed[change.path] = (src, content) if content is not None else None
         else:
             for path, src in resolve_paths(root, paths).items():
-                content = reader.read_disk(path) if src is not None else None
+                try:
+                    content = reader.read_disk(path) if src is not None else None
+                except OSError as exc:  # includes UnstableFile: leave it stale, say why
+                    log.warning("not re-indexing %s: %s", path, exc)
+                    continue
                 if src is None or content is None:
                     if path in manifest.seen:
                         changed[path] = None

@@ -40,8 +40,15 @@ class WorkspaceState:
     read: dict[str, FileBytes] = field(default_factory=dict)
 
 
-def hash_snapshot(snapshot: Snapshot, cache: FileStateCache, reader: ContentReader) -> WorkspaceState:
-    """Hash every file of `snapshot`, reading only files the cache cannot vouch for."""
+def hash_snapshot(
+    snapshot: Snapshot, cache: FileStateCache, reader: ContentReader, indexed: dict[str, str] | None = None
+) -> WorkspaceState:
+    """Hash every file of `snapshot`, reading only files the cache cannot vouch for.
+
+    With `indexed` (path → sha256 in the index), the bytes of files that differ
+    from it are kept in `read`, so an update need not read them twice; other
+    bytes are dropped at once (a cold cache must not hold the repo in memory).
+    """
     state = WorkspaceState()
     for path, src in snapshot.files.items():
         if src.oid is not None:
@@ -58,7 +65,8 @@ def hash_snapshot(snapshot: Snapshot, cache: FileStateCache, reader: ContentRead
         digest = sha256_hex(content.data)
         cache.record(path, digest, oid=src.oid, mtime_ns=content.mtime_ns, size=content.size)
         state.hashes[path] = digest
-        state.read[path] = content
+        if indexed is not None and indexed.get(path) != digest:
+            state.read[path] = content
     return state
 
 

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import pathspec
 import tantivy
 from pydantic import BaseModel, Field
 
@@ -169,7 +170,5 @@ def symbol_table(doc: tantivy.Document) -> list[list[Any]]:
 
 def glob_filter(patterns: str, paths: list[str]) -> list[str]:
     """Paths matching a gitignore-style glob (`*.py`, `src/**/test_*.py`, `docs/`)."""
-    import pathspec
-
     spec = pathspec.GitIgnoreSpec.from_lines([p for p in re.split(r"[,\s]+", patterns) if p])
     return [p for p in paths if spec.match_file(p)]
