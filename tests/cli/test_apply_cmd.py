@@ -137,3 +137,22 @@ def test_apply_one_file_of_a_staged_patch(workspace: Path) -> None:
     assert (workspace / "b.txt").read_text() == "alpha\nbeta\n"
     unknown = run(workspace, "apply", patch_id, "--file", "c.txt", "--yes")
     assert unknown.returncode == 1 and "does not change ['c.txt']" in unknown.stderr
+
+
+@pytest.mark.parametrize(("answer", "applied"), [("y", True), ("n", False)], ids=["yes", "no"])
+def test_on_a_terminal_apply_asks_first(workspace: Path, answer: str, applied: bool) -> None:
+    import pty
+
+    primary, secondary = pty.openpty()
+    try:
+        os.write(primary, f"{answer}\n".encode())
+        proc = subprocess.run(
+            [sys.executable, "-m", "deepseek_ls", "--workspace", str(workspace), "apply", "--diff", "change.diff"],
+            stdin=secondary, capture_output=True, text=True, cwd=workspace, timeout=60,
+        )
+    finally:
+        os.close(primary)
+        os.close(secondary)
+    assert "Apply 2 hunk(s) to a.txt, b.txt? [y/N]" in proc.stderr
+    assert (proc.returncode == 0) is applied
+    assert ((workspace / "a.txt").read_text() == "one\nTWO\nthree\n") is applied
