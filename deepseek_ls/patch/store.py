@@ -179,7 +179,9 @@ class PatchStore:
     def merge_hunks(self, patch_id: str, hunk_ids: list[str], file: str, current_text: str) -> MergeResult:
         """The text of `file` after applying `hunk_ids` onto `current_text` (the buffer as it is
         now, which may already hold earlier accepted hunks or the user's typing). Directly when
-        the text is as expected, else 3-way; on conflict `ok=False` with a readable report."""
+        the text is as expected, else 3-way; on conflict `ok=False` with a readable report.
+        For a rename `file` is the new path and `current_text` the text at `changes[file].old_path`;
+        for a deletion whose hunks are all accepted the result is "" (the caller deletes the file)."""
         ps = self.get(patch_id)
         result = self._merge(ps, file, hunk_ids, current_text)
         if not result.ok:
