@@ -148,6 +148,24 @@ H.run({
     end,
   },
   {
+    "a stale hunk is drawn where the user's edits moved it, not where it was staged",
+    function()
+      local diff = require("deepseek.diff")
+      local buf = scratch_file({ "a = 1", "b = 2", "c = 3" })
+      diff.render(buf, { hunk(1, "b = 2\n", "b = 20\n", "pending", "hs") })
+      vim.api.nvim_buf_set_lines(buf, 0, 0, false, { "# one", "# two" }) -- hunk now at line 3
+      vim.api.nvim_buf_set_text(buf, 3, 5, 3, 5, { "  # edited" }) -- and its old text is gone
+      local stale = hunk(1, "b = 2\n", "b = 20\n", "pending", "hs")
+      stale.range["end"] = stale.range.start -- as the server sends a hunk it cannot find
+      stale.stale = true
+      diff.render(buf, { stale })
+      H.eq(diff.pending(buf)[1].range.start.line, 3, "moved with the text")
+      H.eq(diff.hunk_at(buf, 3).hunk_id, "hs", "found under the cursor on its line")
+      local hl = decorations(buf, diff.ns)
+      H.eq(hl, { { 3, "DeepSeekRemoved" } }, "drawn on the edited line")
+    end,
+  },
+  {
     "an accepted hunk highlights its added lines and shows removed ones above, until written",
     function()
       local diff = require("deepseek.diff")

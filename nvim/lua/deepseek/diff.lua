@@ -13,6 +13,12 @@ local M = {}
 
 M.ns = vim.api.nvim_create_namespace("deepseek_hunks")
 M.ns_accepted = vim.api.nvim_create_namespace("deepseek_accepted")
+-- One invisible extmark per pending hunk, at its first line: Neovim moves it
+-- with the user's edits, which tells where a stale hunk went.
+M.ns_track = vim.api.nvim_create_namespace("deepseek_hunk_track")
+
+---@type table<integer, table<string, integer>> bufnr -> hunk_id -> extmark id
+local tracked = {}
 
 --- Last hunks fetched per buffer (as the server sent them).
 ---@type table<integer, table[]>
@@ -142,6 +148,37 @@ function M.clear_accepted(bufnr)
   end
 end
 
+--- A stale hunk (its old text was edited) comes at the line where it was
+--- staged; move it to where its tracking extmark says it is now. Then
+--- (re)place the tracking marks of every pending hunk.
+local function track(bufnr, hunks)
+  local before, now = tracked[bufnr] or {}, {}
+  local last = math.max(vim.api.nvim_buf_line_count(bufnr) - 1, 0)
+  for _, hunk in ipairs(hunks) do
+    if hunk.status == "pending" then
+      local id = before[hunk.hunk_id]
+      if hunk.stale and id then
+        local pos = vim.api.nvim_buf_get_extmark_by_id(bufnr, M.ns_track, id, {})
+        if pos[1] then
+          local height = hunk.range["end"].line - hunk.range.start.line
+          hunk.range = {
+            start = { line = pos[1], character = 0 },
+            ["end"] = { line = pos[1] + height, character = 0 },
+          }
+        end
+      end
+      local line = math.min(hunk.range.start.line, last)
+      now[hunk.hunk_id] = vim.api.nvim_buf_set_extmark(bufnr, M.ns_track, line, 0, { id = id })
+    end
+  end
+  for hunk_id, id in pairs(before) do
+    if not now[hunk_id] then
+      vim.api.nvim_buf_del_extmark(bufnr, M.ns_track, id)
+    end
+  end
+  tracked[bufnr] = now
+end
+
 --- Draw the pending `hunks` in `bufnr`, replacing what was drawn before.
 ---@param bufnr integer
 ---@param hunks table[] Hunk objects of docs/protocol.md
@@ -149,6 +186,7 @@ function M.render(bufnr, hunks)
   if not vim.api.nvim_buf_is_valid(bufnr) then
     return
   end
+  track(bufnr, hunks)
   M.hunks[bufnr] = hunks
   vim.api.nvim_buf_clear_namespace(bufnr, M.ns, 0, -1)
   if not require("deepseek.config").current.diff.enabled then
@@ -183,6 +221,23 @@ function M.refresh(bufnr, done)
       done(hunks)
     end
   end, bufnr)
+end
+
+local scheduled = {}
+
+--- refresh() once, shortly: a burst of edits (TextChanged) is one request.
+---@param bufnr integer
+function M.refresh_soon(bufnr)
+  if scheduled[bufnr] then
+    return
+  end
+  scheduled[bufnr] = true
+  vim.defer_fn(function()
+    scheduled[bufnr] = nil
+    if vim.api.nvim_buf_is_valid(bufnr) then
+      M.refresh(bufnr)
+    end
+  end, 150)
 end
 
 --- Handle `deepseek/hunksChanged`: refresh the loaded buffers it names.

@@ -140,14 +140,15 @@ function M.on_attach(client, bufnr)
     })
   end
   diff.refresh(bufnr)
-  vim.api.nvim_create_autocmd({ "BufWritePost", "InsertLeave" }, {
+  -- Hunk positions follow the text: re-fetch after edits (debounced) and writes.
+  vim.api.nvim_create_autocmd({ "BufWritePost", "InsertLeave", "TextChanged" }, {
     group = group,
     buffer = bufnr,
     callback = function(args)
       if args.event == "BufWritePost" then
         diff.clear_accepted(bufnr)
       end
-      diff.refresh(bufnr)
+      diff.refresh_soon(bufnr)
     end,
   })
   local keys = cfg.keymaps
