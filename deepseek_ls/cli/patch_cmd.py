@@ -95,7 +95,8 @@ def _print_patch(ps: PatchSet, *, full: bool) -> None:
         what = change.kind if change.kind != "rename" else f"rename from {change.old_path}"
         print(f"  {change.path} ({what})")
         for hunk in ps.hunks_of(change.path):
-            print(f"    {hunk.hunk_id}  [{hunk.status}]  @@ -{hunk.old_start},{hunk.old_lines} +{hunk.new_start},{hunk.new_lines} @@ {hunk.section}".rstrip())
+            header = f"@@ -{hunk.old_start},{hunk.old_lines} +{hunk.new_start},{hunk.new_lines} @@ {hunk.section}"
+            print(f"    {hunk.hunk_id}  [{hunk.status}]  {header}".rstrip())
             if full:
                 for line in hunk.lines:
                     print(f"      {line}")

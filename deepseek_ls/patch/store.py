@@ -119,7 +119,7 @@ class PatchStore:
             {
                 "patch_id": ps.patch_id,
                 "files": files,
-                "hunks": [h.model_dump(include={"hunk_id", "file", "old_start", "old_lines", "new_start", "new_lines"}) for h in hunks],
+                "hunks": [h.model_dump(include=_HUNK_SUMMARY) for h in hunks],
                 "diff": diff_text,
                 "session_id": session_id,
                 "approval_required": ps.approval_required,
@@ -230,11 +230,15 @@ class PatchStore:
                 if current is None:
                     current = "" if change.kind == "add" else None
                 if current is None:
-                    outcomes.append(FileOutcome(file=file, ok=False, kind=change.kind, hunk_ids=ids, conflict=f"{source} no longer exists"))
+                    gone = f"{source} no longer exists"
+                    outcomes.append(FileOutcome(file=file, ok=False, kind=change.kind, hunk_ids=ids, conflict=gone))
                     continue
                 merged = self._merge(ps, file, ids, current)
                 outcomes.append(
-                    FileOutcome(file=file, ok=merged.ok, kind=change.kind, hunk_ids=ids, conflict=merged.conflict, merged=merged.merged)
+                    FileOutcome(
+                        file=file, ok=merged.ok, kind=change.kind, hunk_ids=ids,
+                        conflict=merged.conflict, merged=merged.merged,
+                    )
                 )
                 if merged.ok and merged.text is not None:
                     writes[file] = merged.text
@@ -266,7 +270,13 @@ class PatchStore:
             self._save(ps)
         self.sink.emit(
             "PatchApplied@v1",
-            {"patch_id": patch_id, "hunk_ids": applied_ids, "files": list(writes), "via": "disk", "checkpoint_id": checkpoint_id},
+            {
+                "patch_id": patch_id,
+                "hunk_ids": applied_ids,
+                "files": list(writes),
+                "via": "disk",
+                "checkpoint_id": checkpoint_id,
+            },
         )
         return ApplyResult(
             ok=True,
@@ -371,6 +381,9 @@ class PatchStore:
         if not path.is_file():
             return None
         return read_disk_text(path)
+
+
+_HUNK_SUMMARY = {"hunk_id", "file", "old_start", "old_lines", "new_start", "new_lines"}
 
 
 def _problem_message(problems: list[str]) -> str:

@@ -39,7 +39,10 @@ _ENV_PREFIX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # write arbitrary files. Matched on the token itself and as `--flag=value`.
 _DANGEROUS_FLAGS: dict[str, set[str]] = {
     "rg": {"--pre", "--pre-glob", "--search-zip", "-z", "--follow", "-L", "--hostname-bin"},
-    "git": {"-c", "--config-env", "--exec-path", "--ext-diff", "--output", "-o", "--upload-pack", "--receive-pack", "--git-dir", "--work-tree", "-C", "--textconv"},
+    "git": {
+        "-c", "--config-env", "--exec-path", "--ext-diff", "--output", "-o", "--upload-pack",
+        "--receive-pack", "--git-dir", "--work-tree", "-C", "--textconv",
+    },
     "find": {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"},
     "make": {"-f", "--file", "--makefile", "-C", "--directory", "--eval", "-E"},
     "npm": {"--prefix", "--userconfig", "--globalconfig", "--script-shell"},
@@ -90,7 +93,11 @@ class CommandPolicy:
             return self._inspect_shell(line)
         for ch in line:
             if ch in _META:
-                raise PolicyViolation(line, "metacharacter", f"{_META[ch]}; shell metacharacters are refused (policy.allow_shell_metacharacters is off)")
+                raise PolicyViolation(
+                    line,
+                    "metacharacter",
+                    f"{_META[ch]}; shell metacharacters are refused (policy.allow_shell_metacharacters is off)",
+                )
         if isinstance(cmd, list):
             argv = list(cmd)
         else:
@@ -106,7 +113,9 @@ class CommandPolicy:
         # and redirection / substitution stay refused.
         for ch in "<>`$()\n\r":
             if ch in line:
-                raise PolicyViolation(line, "metacharacter", f"{_META[ch]}; refused even with shell metacharacters enabled")
+                raise PolicyViolation(
+                    line, "metacharacter", f"{_META[ch]}; refused even with shell metacharacters enabled"
+                )
         lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
         lexer.whitespace_split = True
         try:
@@ -135,7 +144,9 @@ class CommandPolicy:
         prefix = next((p for p in self.prefixes if argv[: len(p)] == p), None)
         if prefix is None:
             allowed = ", ".join(shlex.join(p) for p in self.prefixes)
-            raise PolicyViolation(line, "not_allowlisted", f"the command is not in the allowlist (policy.allowlist: {allowed})")
+            raise PolicyViolation(
+                line, "not_allowlisted", f"the command is not in the allowlist (policy.allowlist: {allowed})"
+            )
         program = argv[0]
         if program in ("python", "python3"):
             program = "pytest" if argv[1:3] == ["-m", "pytest"] else "python"
@@ -143,7 +154,9 @@ class CommandPolicy:
         for arg in argv[1:]:
             for name in _flag_names(program, arg):
                 if name in flags:
-                    raise PolicyViolation(line, "dangerous_flag", f"{name!r} is refused for {program}: it can run other programs or write files")
+                    raise PolicyViolation(
+                        line, "dangerous_flag", f"{name!r} is refused for {program}: it can run other programs or write files"
+                    )
             self._check_path_arg(line, arg)
         return shlex.join(prefix)
 

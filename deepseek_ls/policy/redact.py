@@ -58,7 +58,11 @@ RULES: list[Rule] = [
     *_from_detector("aws", AWSKeyDetector, ("akia", "asia", "abia", "acca", "a3t", "aws"), {1: 1}),
     Rule("github", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"), needles=("github_pat_",)),
     *_from_detector("github", GitHubTokenDetector, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
-    *_from_detector("gitlab", GitLabTokenDetector, ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "gr1348941", "glcbt-", "glimt-", "glptt-", "glagent-", "gloas-")),
+    *_from_detector(
+        "gitlab",
+        GitLabTokenDetector,
+        ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "gr1348941", "glcbt-", "glimt-", "glptt-", "glagent-", "gloas-"),
+    ),
     *_from_detector("slack", SlackDetector, ("xox", "hooks.slack.com")),
     *_from_detector("stripe", StripeDetector, ("k_live_",)),
     Rule("stripe", re.compile(r"\b(?:sk|rk)_test_[0-9a-zA-Z]{24,}"), needles=("k_test_",)),

@@ -146,7 +146,12 @@ async def repo_info(ctx: ToolContext, args: NoArgs) -> dict:
 
 TOOLS = [
     Tool("git.status", "Git status of the workspace: branch and changed files.", NoArgs, git_status),
-    Tool("git.diff", "Git diff of the work tree (or the index with staged=true), optionally against a revision.", DiffArgs, git_diff),
+    Tool(
+        "git.diff",
+        "Git diff of the work tree (or the index with staged=true), optionally against a revision.",
+        DiffArgs,
+        git_diff,
+    ),
     Tool("git.show", "The content of a file at a git revision (rev:path).", ShowArgs, git_show),
     Tool("repo.info", "Workspace root, platform, and whether git is present (head, branch, dirty).", NoArgs, repo_info),
 ]

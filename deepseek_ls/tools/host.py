@@ -94,41 +94,51 @@ class ToolHost:
         """OpenAI-style function definitions. Names use `_` for `.` (`fs_read`); `call` accepts both."""
         return [t.schema() for t in self.tools(read_only or self.read_only)]
 
-    async def call(self, name: str, arguments: dict[str, Any] | str | None = None, *, call_id: str | None = None) -> ToolOutcome:
+    async def call(
+        self, name: str, arguments: dict[str, Any] | str | None = None, *, call_id: str | None = None
+    ) -> ToolOutcome:
         """Run one tool call. Never raises for tool-level failures: they become `ok=False`."""
         call_id = call_id or str(uuid.uuid4())
         tool = self._tools.get(name)
         canonical = tool.name if tool else name
         try:
-            args_dict = _parse_arguments(arguments)
-            parse_error = None
+            args = _parse_arguments(arguments)
+            refusal = None
         except ValueError as exc:
-            args_dict, parse_error = {"_raw": str(arguments)[:2000]}, str(exc)
-        self.sink.emit("ToolProposed@v1", {"call_id": call_id, "tool": canonical, "arguments": redact_obj(args_dict), "session_id": self.session_id})
-        if parse_error is not None:
-            return self._finish(call_id, canonical, args_dict, ToolOutcome(ok=False, error=parse_error))
-        if tool is None:
-            known = ", ".join(t.name for t in self.tools())
-            return self._finish(call_id, canonical, args_dict, ToolOutcome(ok=False, error=f"unknown tool {name!r}; available: {known}"))
-        if self.read_only and tool.effect != "read":
-            return self._finish(call_id, canonical, args_dict, ToolOutcome(ok=False, error=f"{tool.name} is not available in read-only (plan) mode"))
+            args, refusal = {"_raw": str(arguments)[:2000]}, str(exc)
+        self.sink.emit(
+            "ToolProposed@v1",
+            {"call_id": call_id, "tool": canonical, "arguments": redact_obj(args), "session_id": self.session_id},
+        )
+        if refusal is None:
+            refusal, parsed = self._admit(name, tool, args)
+        if refusal is not None or tool is None:
+            return self._finish(call_id, canonical, ToolOutcome(ok=False, error=refusal))
         try:
-            parsed = tool.args.model_validate(args_dict)
-        except ValidationError as exc:
-            return self._finish(call_id, canonical, args_dict, ToolOutcome(ok=False, error=f"invalid arguments for {tool.name}: {_validation_message(exc)}"))
-        ctx = self._context(call_id)
-        try:
-            value = await tool.handler(ctx, parsed)
-            outcome = ToolOutcome(ok=True, value=value)
+            outcome = ToolOutcome(ok=True, value=await tool.handler(self._context(call_id), parsed))
         except PolicyViolation as exc:
-            self.sink.emit("PolicyDecision@v1", {"subject": f"{tool.name}: {exc.subject}", "allowed": False, "rule": exc.rule, "reason": exc.reason})
+            self.sink.emit(
+                "PolicyDecision@v1",
+                {"subject": f"{tool.name}: {exc.subject}", "allowed": False, "rule": exc.rule, "reason": exc.reason},
+            )
             outcome = ToolOutcome(ok=False, error=f"policy refused: {exc}")
         except (ToolDenied, PatchError, FileNotFoundError, ValueError, TimeoutError, RuntimeError) as exc:
             outcome = ToolOutcome(ok=False, error=str(exc))
         except Exception as exc:  # a bug in a tool must not take the agent down
             log.exception("tool %s failed", tool.name)
             outcome = ToolOutcome(ok=False, error=f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}")
-        return self._finish(call_id, tool.name, args_dict, outcome)
+        return self._finish(call_id, tool.name, outcome)
+
+    def _admit(self, name: str, tool: Tool | None, args: dict[str, Any]) -> tuple[str | None, Any]:
+        """(why the call is refused before running, or None; the validated arguments)."""
+        if tool is None:
+            return f"unknown tool {name!r}; available: {', '.join(t.name for t in self.tools())}", None
+        if self.read_only and tool.effect != "read":
+            return f"{tool.name} is not available in read-only (plan) mode", None
+        try:
+            return None, tool.args.model_validate(args)
+        except ValidationError as exc:
+            return f"invalid arguments for {tool.name}: {_validation_message(exc)}", None
 
     def _context(self, call_id: str) -> ToolContext:
         return ToolContext(
@@ -146,7 +156,7 @@ class ToolHost:
             extras={"allowed_files": self.allowed_files},
         )
 
-    def _finish(self, call_id: str, tool: str, args: dict, outcome: ToolOutcome) -> ToolOutcome:
+    def _finish(self, call_id: str, tool: str, outcome: ToolOutcome) -> ToolOutcome:
         self.sink.emit(
             "ToolResult@v1",
             {"call_id": call_id, "tool": tool, "ok": outcome.ok, "value": redact_obj(outcome.value), "error": outcome.error},

@@ -51,7 +51,7 @@ async def patch_apply(ctx: ToolContext, args: ApplyArgs) -> dict:
         request_id=str(uuid.uuid4()),
         kind="patch.apply",
         title=f"Apply {len(hunks)} hunk(s) to {', '.join(files)}",
-        detail="\n".join(f"{h.file}: hunk {h.hunk_id} (lines {h.old_start}-{h.old_start + max(h.old_lines - 1, 0)})" for h in hunks)
+        detail="\n".join(f"{h.file}: hunk {h.hunk_id} (lines {h.old_start}-{h.end_index})" for h in hunks)
         + ("\n" + "; ".join(ps.approval_reasons) if ps.approval_reasons else ""),
         files=files,
         hunk_ids=[h.hunk_id for h in hunks],

@@ -101,7 +101,12 @@ async def bash_run(ctx: ToolContext, args: BashArgs) -> dict:
     timeout = min(args.timeout or ctx.config.policy.command_timeout_seconds, ctx.config.policy.command_timeout_seconds)
     ctx.sink.emit(
         "PolicyDecision@v1",
-        {"subject": f"bash.run: {args.cmd}", "allowed": True, "rule": "allowlist", "reason": f"matches {checked.matched_prefix!r}"},
+        {
+            "subject": f"bash.run: {args.cmd}",
+            "allowed": True,
+            "rule": "allowlist",
+            "reason": f"matches {checked.matched_prefix!r}",
+        },
     )
     request = ApprovalRequest(
         request_id=str(uuid.uuid4()),
