@@ -76,6 +76,7 @@ class CodeIndex:
         self._fresh: tuple[float, bool] | None = None  # (checked at, fresh) for query()
         self._glob_cache: dict[tuple[str, str], list[str]] = {}
         self.lock_timeout = LOCK_TIMEOUT_SECONDS
+        self._cache: FileStateCache | None = None
 
     # ---- opening -------------------------------------------------------------------------
 
@@ -135,6 +136,13 @@ class CodeIndex:
         self._fresh = (time.monotonic(), True) if whole_workspace else None
         self._glob_cache.clear()
 
+    def _filestate(self) -> FileStateCache:
+        """Loaded once per instance: it is only an accelerator, so another process's
+        newer copy being overwritten costs a few rehashes, never a wrong answer."""
+        if self._cache is None:
+            self._cache = FileStateCache(self.dir / "filestate.json")
+        return self._cache
+
     # ---- writing -------------------------------------------------------------------------
 
     @contextmanager
@@ -156,7 +164,7 @@ class CodeIndex:
     def build(self, progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> BuildReport:
         """Index the whole workspace from scratch (a new generation). Cancellable."""
         with self._mutex, self._locked():
-            cache = FileStateCache(self.dir / "filestate.json")
+            cache = self._filestate()
             snapshot = take_snapshot(self.root)
             manifest, report = full_build(self.dir, snapshot, self.config, cache, progress=progress, cancel=cancel)
             cache.forget_except(set(snapshot.files))
@@ -181,7 +189,7 @@ class CodeIndex:
             rels = None  # a directory event: look at everything
         with self._mutex, self._locked():
             current = self._opened()
-            cache = FileStateCache(self.dir / "filestate.json")
+            cache = self._filestate()
             manifest, report = incremental_update(
                 self.dir, self.root, current.manifest, self.config, cache, paths=rels
             )
@@ -213,7 +221,7 @@ class CodeIndex:
         except IndexUnavailable as exc:
             return exc.status
         manifest = current.manifest
-        cache = FileStateCache(self.dir / "filestate.json")
+        cache = self._filestate()
         snapshot = take_snapshot(self.root)
         with ContentReader(self.root) as reader:
             state = hash_snapshot(snapshot, cache, reader)

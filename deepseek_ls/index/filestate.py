@@ -10,6 +10,7 @@ accelerator: losing or corrupting it costs time, never correctness.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -23,6 +24,7 @@ class FileStateCache:
         self.path = path
         self._entries: dict[str, list] = {}  # path -> [oid|None, mtime_ns|None, size|None, sha256]
         self._dirty = False
+        self._lock = threading.Lock()  # status() in a query thread vs update() in another
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
             if isinstance(raw, dict):
@@ -45,16 +47,21 @@ class FileStateCache:
         size: int | None = None,
     ) -> None:
         new = [oid, mtime_ns, size, sha256]
-        if self._entries.get(path) != new:
-            self._entries[path] = new
-            self._dirty = True
+        with self._lock:
+            if self._entries.get(path) != new:
+                self._entries[path] = new
+                self._dirty = True
 
     def forget_except(self, keep: set[str]) -> None:
-        for path in [p for p in self._entries if p not in keep]:
-            del self._entries[path]
-            self._dirty = True
+        with self._lock:
+            for path in [p for p in self._entries if p not in keep]:
+                del self._entries[path]
+                self._dirty = True
 
     def save(self) -> None:
-        if self._dirty:
-            write_text_atomic(self.path, json.dumps(self._entries, separators=(",", ":")))
+        with self._lock:
+            if not self._dirty:
+                return
+            text = json.dumps(self._entries, separators=(",", ":"))
             self._dirty = False
+        write_text_atomic(self.path, text)
