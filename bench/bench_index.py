@@ -74,6 +74,7 @@ def main() -> int:
     parser.add_argument("--updates", type=int, default=10)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workers", type=int, default=0, help="build worker processes (0 = one per CPU)")
+    parser.add_argument("--git", action="store_true", help="commit the corpus to git first (blobs via cat-file)")
     args = parser.parse_args()
     rg = shutil.which("rg", path=str(Path(sys.executable).parent)) or shutil.which("rg")
 
@@ -82,7 +83,13 @@ def main() -> int:
         root.mkdir()
         files = copy_corpus(args.corpus, root, args.max_files)
         corpus_bytes = sum(f.stat().st_size for f in files)
-        print(f"corpus: {len(files)} .py files, {corpus_bytes / 1e6:.1f} MB from {args.corpus}")
+        if args.git:
+            git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "commit.gpgsign=false"]
+            subprocess.run([*git, "init", "-q"], cwd=root, check=True)
+            subprocess.run([*git, "add", "-A"], cwd=root, check=True)
+            subprocess.run([*git, "commit", "-q", "-m", "corpus"], cwd=root, check=True)
+        mode = "git repository (HEAD tree via cat-file)" if args.git else "plain directory (gitignore walk)"
+        print(f"corpus: {len(files)} .py files, {corpus_bytes / 1e6:.1f} MB from {args.corpus}, as a {mode}")
         load = os.getloadavg()
         print(f"machine: {os.cpu_count()} CPUs, load average {load[0]:.1f} / {load[1]:.1f} (wall times inflate with load)")
 
