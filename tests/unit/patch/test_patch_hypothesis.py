@@ -135,3 +135,27 @@ def test_non_overlapping_user_edits_merge_with_the_patch(n: int, data) -> None:
         merged = store.merge_hunks(ps.patch_id, [h.hunk_id for h in ps.hunks], "f.txt", "".join(typed))
         assert merged.ok and merged.merged
         assert merged.text == "".join(both)
+
+
+DIFFISH = st.sampled_from(
+    ["--- a/f.txt\n", "+++ b/f.txt\n", "@@ -1,2 +1,2 @@\n", "@@ -0,0 +1 @@\n", " alpha\n", "-alpha\n", "+beta\n",
+     "\\ No newline at end of file\n", "diff --git a/f.txt b/f.txt\n", "--- /dev/null\n", "+++ /dev/null\n",
+     "rename from f.txt\n", "rename to g.txt\n", "Binary files differ\n", "\n", "@@ @@\n", "+++ b/../x\n"]
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(DIFFISH, st.text(max_size=20)), max_size=25))
+def test_malformed_diffs_get_a_patch_error_and_change_nothing(pieces: list[str]) -> None:
+    from deepseek_ls.patch import PatchError
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "f.txt").write_text("alpha\nbeta\n")
+        store = make_store(root)
+        try:
+            store.stage("".join(pieces))
+        except PatchError as exc:
+            assert str(exc)
+        assert (root / "f.txt").read_text() == "alpha\nbeta\n"
+        assert sorted(p.name for p in root.iterdir()) == [".deepseek", "f.txt"]
