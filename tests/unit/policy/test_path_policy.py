@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from deepseek_ls.config_models import PolicyConfig
 from deepseek_ls.policy import PathPolicy, PolicyViolation
@@ -132,3 +134,22 @@ def test_negated_deny_patterns_keep_gitignore_semantics(workspace: Path) -> None
     assert policy.relative("certs/public.pem") == "certs/public.pem"
     with pytest.raises(PolicyViolation):
         policy.resolve("certs/private.pem")
+
+
+PATHISH = st.sampled_from(["..", ".", "/", "//", "~", "src", "link_out", "src/up", ".git", ".GIT", ".env", "．", "／",
+                           "\\", "\x00", "\n", "a", "secret.txt", "C:", "id_rsa", ".ssh"])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(PATHISH, st.text(max_size=6)), min_size=1, max_size=8))
+def test_any_path_either_is_refused_or_stays_inside(policy: PathPolicy, workspace: Path, pieces: list[str]) -> None:
+    rel = "/".join(pieces) if len(pieces) % 2 else "".join(pieces)
+    try:
+        resolved = policy.resolve(rel)
+    except PolicyViolation:
+        return
+    root = workspace.resolve()
+    assert resolved.is_relative_to(root) and resolved != root
+    inside = resolved.relative_to(root).parts
+    assert not any(p.casefold().rstrip(". ") in (".git", ".deepseek") for p in inside)
+    assert "outside" not in resolved.parts
