@@ -170,6 +170,14 @@ async def main(requests: int, starts: int) -> None:
             "hover on the step lens line": await timed(requests, hover_at(step_line)),
             "hover elsewhere (no decision)": await timed(requests, hover_at(1)),
         }
+        # The test client's own share: decoding the same codeLens payload in Python.
+        converter = client.protocol._converter
+        payload = json.dumps(converter.unstructure(lenses))
+
+        async def decode() -> Any:
+            return converter.structure(json.loads(payload), list[types.CodeLens])
+
+        client_decode = await timed(requests, decode)
         await client.shutdown_session()
         await client.stop()
 
@@ -181,6 +189,7 @@ async def main(requests: int, starts: int) -> None:
     print(row("baseline: no-op request round trip", baseline, None, None))
     for name, samples in results.items():
         print(row(name, samples, baseline, 10.0))
+    print(row(f"  of which client decode ({len(lenses)} lenses)", client_decode, None, None))
     print(row("server start -> initialize response", start_ms, bare_ms, 400.0))
     print(row("baseline: bare pygls server start", bare_ms, None, None))
 

@@ -93,11 +93,28 @@ def hunk_lenses(ls: DeepSeekServer, uri: str) -> list[types.CodeLens]:
     return out
 
 
+def _cache_key(ls: DeepSeekServer, uri: str) -> tuple[Any, ...]:
+    """What the lenses of `uri` depend on: its text, the staged patches, the plan."""
+    patches = ls.hunk_views.signature() if ls.hunk_views is not None else None
+    view = ls.session_views.get(ls.active_session or "")
+    return (text_key(ls, uri), patches, ls.active_session, id(view))
+
+
 def code_lens(ls: DeepSeekServer, params: types.CodeLensParams) -> list[types.CodeLens]:
     uri = params.text_document.uri
     rel = uri_to_relpath(ls.root, uri) if ls.root else None
     if rel is None or ls.services is None:
         return []
+    key = _cache_key(ls, uri)
+    cached = ls.lens_cache.get(uri)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    lenses = _compute(ls, uri, rel)
+    ls.lens_cache[uri] = (_cache_key(ls, uri), lenses)
+    return lenses
+
+
+def _compute(ls: DeepSeekServer, uri: str, rel: str) -> list[types.CodeLens]:
     lenses: list[types.CodeLens] = []
     # Each kind on its own: a failing hunk lookup must not hide the plan.
     for kind, make in (("plan", lambda: plan_lenses(ls, uri, rel)), ("hunk", lambda: hunk_lenses(ls, uri))):

@@ -98,11 +98,18 @@ class HunkViews:
         self._list_patches = list_patches
         self._patch_dir = patch_dir
         self._signature: Any = None
+        self._generation = 0
         self._by_file: dict[str, list[tuple[Any, Any]]] = {}
         self._located: dict[tuple[str, Any], list[HunkView]] = {}
 
     def invalidate(self) -> None:
         self._signature = None
+        self._generation += 1
+
+    def signature(self) -> tuple[int, Any]:
+        """Changes whenever the stored patches (or their statuses) change."""
+        self._refresh()
+        return self._generation, self._signature
 
     def _refresh(self) -> None:
         try:
@@ -111,6 +118,7 @@ class HunkViews:
             signature = None
         if signature == self._signature and self._signature is not None:
             return
+        self._generation += 1
         by_file: dict[str, list[tuple[Any, Any]]] = {}
         for patch in self._list_patches():
             for hunk in patch.hunks:

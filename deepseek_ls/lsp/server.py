@@ -67,6 +67,7 @@ class DeepSeekServer(LanguageServer):
         # Cached positions of staged hunks (edits.py) and listeners told when a
         # patch's hunks were accepted or rejected (the plan flow verifies steps).
         self.hunk_views: Any = None
+        self.lens_cache: dict[str, tuple[Any, Any]] = {}
         self.patch_listeners: list[Callable[[str], Awaitable[None]]] = []
         # Views of sessions the editor has seen: {session_id: Session.view()}.
         self.session_views: dict[str, dict[str, Any]] = {}
