@@ -225,8 +225,7 @@ def full_build(
         storage = finish(writer, gen_dir)
     except BaseException:
         analyser.close()
-        writer.rollback()
-        del batch, writer, index
+        writer.rollback()  # stops tantivy's threads writing into the directory we remove
         shutil.rmtree(gen_dir, ignore_errors=True)
         raise
     analyser.close()

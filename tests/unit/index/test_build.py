@@ -91,3 +91,24 @@ def test_a_file_name_that_is_not_utf8_is_left_out_not_fatal(workspace, make_inde
     report = index.build()
     assert report.total_files == 6
     assert index.status().state == "fresh"
+
+
+def test_cancelling_a_parallel_build_stops_the_workers_and_leaves_nothing_behind(tmp_path, make_index):
+    from deepseek_ls.index.build import PARALLEL_MIN_FILES
+
+    root = tmp_path / "big"
+    for i in range(PARALLEL_MIN_FILES + 60):
+        path = root / f"m{i:03d}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"def f_{i}():\n    return {i}\n")
+    index = make_index(root, build_workers=2)
+    cancel = threading.Event()
+
+    def stop_early(progress):
+        if progress.done == 50:
+            cancel.set()
+
+    with pytest.raises(BuildCancelled):
+        index.build(progress=stop_early, cancel=cancel)
+    assert index.status().state == "missing"
+    assert not [p for p in index.dir.iterdir() if p.name.startswith("gen-")]
