@@ -81,6 +81,22 @@ Handler = Callable[[sqlite3.Connection, str, int, dict[str, Any]], None]
 _j = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
+# Plans and hunks arrive as free-form JSON (their owners validate them); a row takes
+# what it can and stores anything structured as JSON text rather than failing.
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return _j(value)
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _objects(value: Any) -> list[dict[str, Any]]:
+    return [item if isinstance(item, dict) else {} for item in value] if isinstance(value, list) else []
+
+
 def apply_event(db: sqlite3.Connection, session_id: str, event: dict[str, Any]) -> None:
     """Apply one event envelope (as read from the log) to the tables."""
     handler = HANDLERS.get(event["kind"])
@@ -109,12 +125,12 @@ def _turn_added(db, sid, seq, p) -> None:
 
 def _step_status(step: dict[str, Any]) -> str | None:
     if step.get("status"):
-        return str(step["status"])
+        return _text(step["status"])
     return "done" if step.get("done") else None
 
 
 def _put_plan(db, sid, seq, plan: dict[str, Any], version: int) -> None:
-    plan_id = str(plan.get("plan_id") or f"plan-{seq}")
+    plan_id = _text(plan.get("plan_id") or f"plan-{seq}")
     old = {
         row[0]: row[1]
         for row in db.execute(
@@ -124,27 +140,27 @@ def _put_plan(db, sid, seq, plan: dict[str, Any], version: int) -> None:
     db.execute("DELETE FROM plan_steps WHERE session_id=? AND plan_id=?", (sid, plan_id))
     db.execute(
         "INSERT OR REPLACE INTO plans VALUES (?,?,?,?,?,?)",
-        (sid, plan_id, version, plan.get("goal"), _j(plan), seq),
+        (sid, plan_id, version, _text(plan.get("goal")), _j(plan), seq),
     )
-    for position, step in enumerate(plan.get("steps") or []):
-        step_id = str(step.get("step_id") or step.get("id") or f"step-{position + 1}")
+    for position, step in enumerate(_objects(plan.get("steps"))):
+        step_id = _text(step.get("step_id") or step.get("id") or f"step-{position + 1}")
         # A revision keeps a step's progress unless it says otherwise.
         status = _step_status(step) or old.get(step_id) or "pending"
         db.execute(
             "INSERT OR REPLACE INTO plan_steps VALUES (?,?,?,?,?,?,?,?)",
-            (sid, plan_id, step_id, position, step.get("title"), status, "", seq),
+            (sid, plan_id, step_id, position, _text(step.get("title")), status, "", seq),
         )
     db.execute("UPDATE sessions SET active_plan_id=? WHERE session_id=?", (plan_id, sid))
 
 
 def _plan_created(db, sid, seq, p) -> None:
     plan = p["plan"]
-    _put_plan(db, sid, seq, plan, int(plan.get("version") or 1))
+    _put_plan(db, sid, seq, plan, _int(plan.get("version"), 1))
 
 
 def _plan_revised(db, sid, seq, p) -> None:
     plan = p["plan"]
-    _put_plan(db, sid, seq, plan, int(plan.get("version") or p["previous_version"] + 1))
+    _put_plan(db, sid, seq, plan, _int(plan.get("version"), p["previous_version"] + 1))
 
 
 def _step_marked(db, sid, seq, p) -> None:
@@ -224,12 +240,12 @@ def _patch_staged(db, sid, seq, p) -> None:
         "INSERT OR REPLACE INTO patches VALUES (?,?,?,?,?)",
         (sid, p["patch_id"], _j(p["files"]), p.get("diff", ""), seq),
     )
-    for position, hunk in enumerate(p["hunks"]):
-        hunk_id = str(hunk.get("hunk_id") or hunk.get("id") or f"h{position + 1}")
+    for position, hunk in enumerate(_objects(p["hunks"])):
+        hunk_id = _text(hunk.get("hunk_id") or hunk.get("id") or f"h{position + 1}")
         db.execute(
             "INSERT OR REPLACE INTO hunks VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (sid, p["patch_id"], hunk_id, position, hunk.get("file"), hunk.get("status") or "pending",
-             None, None, _j(hunk), seq),
+            (sid, p["patch_id"], hunk_id, position, _text(hunk.get("file")),
+             _text(hunk.get("status") or "pending"), None, None, _j(hunk), seq),
         )
 
 
