@@ -77,6 +77,7 @@ class CodeIndex:
         self._glob_cache: dict[tuple[str, str], list[str]] = {}
         self.lock_timeout = LOCK_TIMEOUT_SECONDS
         self._cache: FileStateCache | None = None
+        self._verified: set[tuple[str, int, str]] = set()  # index files this process has hashed
 
     # ---- opening -------------------------------------------------------------------------
 
@@ -106,7 +107,7 @@ class CodeIndex:
                     )
                 gen_dir = self.dir / manifest.storage.generation
                 same_gen = self._open is not None and self._open.manifest.storage.generation == manifest.storage.generation
-                verify(gen_dir, manifest.storage)
+                verify(gen_dir, manifest.storage, self._verified)
                 index = self._open.index if same_gen else open_index(gen_dir)
                 index.reload()
                 if index.searcher().num_docs != manifest.storage.num_docs:

@@ -102,8 +102,12 @@ def _describe_file(path: Path, known: dict[str, tuple[int, str]]) -> tuple[int, 
     return size, _digest(path)
 
 
-def verify(directory: Path, storage: Storage) -> None:
-    """Raise StorageCorrupt unless every recorded file is present and unchanged."""
+def verify(directory: Path, storage: Storage, verified: set[tuple[str, int, str]] | None = None) -> None:
+    """Raise StorageCorrupt unless every recorded file is present and unchanged.
+
+    `verified` remembers files already hashed by this process (segment files are
+    write-once), so following another process's small update costs a few stats.
+    """
     if not directory.is_dir():
         raise StorageCorrupt(f"index directory {directory.name} is missing")
     for name, (size, sha) in sorted(storage.files.items()):
@@ -114,8 +118,13 @@ def verify(directory: Path, storage: Storage) -> None:
             raise StorageCorrupt(f"index file {name} is missing") from None
         if actual != size:
             raise StorageCorrupt(f"index file {name} has {actual} bytes, expected {size} (truncated?)")
+        key = (f"{directory.name}/{name}", size, sha)
+        if verified is not None and key in verified and name != "meta.json":
+            continue
         if _digest(path) != sha:
             raise StorageCorrupt(f"index file {name} does not match its recorded sha256 (tampered?)")
+        if verified is not None:
+            verified.add(key)
     try:
         meta, _ = _live_files(directory)
     except (OSError, ValueError, KeyError) as exc:
