@@ -30,6 +30,8 @@ def user_message(error: BaseException) -> str | None:
         return str(message)
     expected = ("ArgsError", "UnknownApproval", "FeatureUnavailable", "PatchError",
                 "PolicyViolation", "SettingsError", "ConfigError")
+    if isinstance(error, KeyError) and error.args:
+        return str(error.args[0])  # str(KeyError) adds quotes
     if any(cls.__name__ in expected for cls in type(error).__mro__) or isinstance(
         error, (ValueError, LookupError, PermissionError, FileNotFoundError)
     ):
