@@ -141,7 +141,7 @@ class Projections:
                 created_at = created_at or event["ts"]
                 updated_at = event["ts"]
                 done = newline + 1
-        except (CorruptLog, KeyError, TypeError, ValueError, AttributeError,
+        except (CorruptLog, KeyError, TypeError, ValueError, AttributeError, OverflowError,
                 sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError) as bad:
             # Keep what was projected up to the bad line; the log itself is left alone.
             error = f"{path}: event {count + 1}: {bad!r}"
