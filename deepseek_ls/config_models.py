@@ -169,6 +169,13 @@ class IndexConfig(_Section):
     freshness_ttl_seconds: float = Field(default=2.0, ge=0)
     # Worker processes for a full build's analysis; 0 = one per CPU, 1 = in-process.
     build_workers: int = Field(default=0, ge=0, le=64)
+    # Never indexed, on top of .gitignore (gitignore syntax, relative to the workspace root).
+    exclude: list[str] = Field(
+        default_factory=lambda: [
+            "node_modules/", ".venv/", "venv/", "__pycache__/", ".mypy_cache/",
+            ".pytest_cache/", ".ruff_cache/", ".tox/", "*.min.js", "*.map",
+        ]
+    )
 
 
 class FailureClassifierConfig(_Section):

@@ -268,7 +268,7 @@ def incremental_update(
     changed: dict[str, tuple[SourceFile, FileBytes] | None] = {}  # None = remove
     with ContentReader(root) as reader:
         if paths is None:
-            snapshot = take_snapshot(root)
+            snapshot = take_snapshot(root, config.exclude)
             baseline, ignore_hash = snapshot.baseline_commit, snapshot.ignore_rules_hash
             state = hash_snapshot(snapshot, cache, reader, manifest.seen)
             for change in diff(manifest.seen, state.hashes):
@@ -279,7 +279,7 @@ def incremental_update(
                 content = state.read.get(change.path) or reader.read(src)
                 changed[change.path] = (src, content) if content is not None else None
         else:
-            for path, src in resolve_paths(root, paths).items():
+            for path, src in resolve_paths(root, paths, config.exclude).items():
                 try:
                     content = reader.read_disk(path) if src is not None else None
                 except OSError as exc:  # includes UnstableFile: leave it stale, say why

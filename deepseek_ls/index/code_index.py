@@ -166,7 +166,7 @@ class CodeIndex:
         """Index the whole workspace from scratch (a new generation). Cancellable."""
         with self._mutex, self._locked():
             cache = self._filestate()
-            snapshot = take_snapshot(self.root)
+            snapshot = take_snapshot(self.root, self.config.exclude)
             manifest, report = full_build(self.dir, snapshot, self.config, cache, progress=progress, cancel=cancel)
             cache.forget_except(set(snapshot.files))
             self._adopt(manifest, whole_workspace=True)
@@ -223,7 +223,7 @@ class CodeIndex:
             return exc.status
         manifest = current.manifest
         cache = self._filestate()
-        snapshot = take_snapshot(self.root)
+        snapshot = take_snapshot(self.root, self.config.exclude)
         with ContentReader(self.root) as reader:
             state = hash_snapshot(snapshot, cache, reader)
         try:

@@ -18,6 +18,7 @@ import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 import pathspec
 
@@ -93,9 +94,26 @@ def _is_regular_file(root: Path, rel: str) -> bool:
         return False
 
 
-def take_snapshot(root: Path) -> Snapshot:
-    """Enumerate what the index should hold right now."""
-    return _git_snapshot(root) if in_git(root) else _walk_snapshot(root)
+def exclude_spec(patterns: Sequence[str]) -> pathspec.GitIgnoreSpec | None:
+    """`index.exclude` (gitignore syntax, relative to the root) as one spec."""
+    return pathspec.GitIgnoreSpec.from_lines(list(patterns)) if patterns else None
+
+
+def take_snapshot(root: Path, exclude: Sequence[str] = ()) -> Snapshot:
+    """Enumerate what the index should hold right now.
+
+    `exclude` adds gitignore-style patterns on top of the repository's own
+    rules (e.g. `node_modules/` in a workspace that is not a git repository).
+    """
+    spec = exclude_spec(exclude)
+    snap = _git_snapshot(root) if in_git(root) else _walk_snapshot(root, spec)
+    if spec is not None:
+        if snap.git:
+            snap.files = {p: f for p, f in snap.files.items() if not spec.match_file(p)}
+        digest = hashlib.sha256(snap.ignore_rules_hash.encode())
+        digest.update("\n".join(exclude).encode())
+        snap.ignore_rules_hash = digest.hexdigest()
+    return snap
 
 
 def _git_snapshot(root: Path) -> Snapshot:
@@ -155,12 +173,12 @@ def _ignored_by(specs: _Specs, rel: str, is_dir: bool) -> bool:
     return bool(verdict)
 
 
-def _walk_snapshot(root: Path) -> Snapshot:
+def _walk_snapshot(root: Path, exclude: pathspec.GitIgnoreSpec | None = None) -> Snapshot:
     ignore = hashlib.sha256()
     files: dict[str, SourceFile] = {}
     stats: dict[str, tuple[int, int]] = {}
     root_str = str(root)
-    pending: list[tuple[str, _Specs]] = [("", [])]
+    pending: list[tuple[str, _Specs]] = [("", [("", exclude)] if exclude is not None else [])]
     while pending:
         rel_dir, specs = pending.pop()
         try:
@@ -185,7 +203,7 @@ def _walk_snapshot(root: Path) -> Snapshot:
     return Snapshot(root, False, None, ignore.hexdigest(), dict(sorted(files.items())), stats)
 
 
-def resolve_paths(root: Path, paths: list[str]) -> dict[str, SourceFile | None]:
+def resolve_paths(root: Path, paths: list[str], exclude: Sequence[str] = ()) -> dict[str, SourceFile | None]:
     """Where each of `paths` should come from now; None when it is gone or ignored.
 
     Used by incremental updates on save: cheaper than a full snapshot. Files are
@@ -201,6 +219,9 @@ def resolve_paths(root: Path, paths: list[str]) -> dict[str, SourceFile | None]:
         )
     else:
         listed = {p for p in rels if _walk_allows(root, p)}
+    spec = exclude_spec(exclude)
+    if spec is not None:
+        listed = {p for p in listed if not spec.match_file(p)}
     for rel in rels:
         if rel in listed and not _excluded(rel) and _is_regular_file(root, rel):
             out[rel] = SourceFile(rel, None)

@@ -176,3 +176,19 @@ def test_query_reports_stale_after_a_change_once_the_ttl_expires(workspace, make
     assert index.query("parse_config").fresh is False
     index.update(["app/config.py"])
     assert index.query("changed").fresh is True
+
+
+@pytest.mark.parametrize("kind", ["workspace", "git_workspace"])
+def test_configured_excludes_apply_on_top_of_gitignore(kind, request, make_index):
+    root = request.getfixturevalue(kind)
+    (root / "node_modules" / "dep").mkdir(parents=True)
+    (root / "node_modules" / "dep" / "index.js").write_text("function vendored_thing() {}\n")
+    (root / "web" / "bundle.min.js").write_text("function vendored_thing(){}\n")
+    (root / "generated").mkdir()
+    (root / "generated" / "out.py").write_text("vendored_thing = 1\n")
+    index = make_index(root, exclude=["node_modules/", "*.min.js"])
+    index.build()
+    assert [h.path for h in index.query("vendored_thing").hits] == ["generated/out.py"]
+    index.update(["node_modules/dep/index.js"])  # a save event inside an excluded directory
+    assert index.status().state == "fresh"
+    assert index.status().changed == []
