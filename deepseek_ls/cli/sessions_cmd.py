@@ -12,17 +12,25 @@ import argparse
 import sys
 
 from deepseek_ls.cli.common import add_command, not_available, print_json, resolve_context
-from deepseek_ls.store.projections import session_projection
+from deepseek_ls.store.projections import Projections, session_projection
 from deepseek_ls.store.sessions import SessionStore
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    add_command(
+    sessions = add_command(
         subparsers,
         "sessions",
         help="list this workspace's sessions",
-        description="List the sessions recorded under .deepseek/sessions/ (newest first).",
+        description=(
+            "List the sessions recorded under .deepseek/sessions/ (newest first).\n"
+            "The list comes from .deepseek/state.db, brought up to date from the event logs."
+        ),
         handler=_sessions,
+    )
+    sessions.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="rebuild every projection in state.db from the event logs first",
     )
     replay = add_command(
         subparsers,
@@ -45,7 +53,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _sessions(args: argparse.Namespace) -> int:
     ctx = resolve_context(args, create_state=False)
-    summaries = SessionStore(ctx.state_dir).list()
+    store = SessionStore(ctx.state_dir)
+    if args.rebuild and store.sessions_dir.is_dir():
+        with Projections(ctx.state_dir) as projections:
+            projections.rebuild()
+    summaries = store.list()
     if args.json:
         print_json(summaries)
         return 0

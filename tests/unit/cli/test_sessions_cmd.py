@@ -68,3 +68,17 @@ def test_replay_rerun_reports_divergence_from_the_recording(run_cli, empty_dir):
     result = run_cli("replay", quiet, "--rerun")
     assert result.returncode == 0, result.stderr
     assert "reproduced all 0 decisions" in result.stdout
+
+
+def test_sessions_rebuild_restores_projections_from_the_logs(run_cli, empty_dir):
+    import sqlite3
+
+    sid = make_session(empty_dir, "task")
+    assert json.loads(run_cli("sessions", "--json").stdout)[0]["event_count"] == 4
+    db = sqlite3.connect(empty_dir / ".deepseek" / "state.db")
+    db.execute("UPDATE sessions SET state='Bogus', event_count=99")
+    db.commit()
+    db.close()
+    assert json.loads(run_cli("sessions", "--json").stdout)[0]["state"] == "Bogus"
+    rows = json.loads(run_cli("sessions", "--rebuild", "--json").stdout)
+    assert [(r["session_id"], r["state"], r["event_count"]) for r in rows] == [(sid, "Idle", 4)]
