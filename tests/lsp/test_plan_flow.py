@@ -33,10 +33,14 @@ TWO_HUNKS = """```diff
 -    return a - b
 +    return a + b
 ```"""
-
-
-def _by_title(found: list[types.CodeLens]) -> dict[str, types.CodeLens]:
-    return {lens.command.title: lens for lens in found}
+BUFFER_FIX = """```diff
+--- a/app.py
++++ b/app.py
+@@ -5,2 +5,2 @@
+ def add(a, b):
+-    return a * b
++    return a + b
+```"""
 
 
 async def test_plan_run_accept_reject_verify(agent_editor, fake_deepseek, app_workspace: Path, client_name: str) -> None:
@@ -121,3 +125,25 @@ async def test_failing_llm_call_is_reported_and_server_keeps_serving(
     fake_deepseek.add({"match": {"role": "ask"}, "content": "It adds."})
     answer = await run(client, names.CMD_ASK, {"prompt": "what does add do?"})
     assert answer["content"] == "It adds."
+
+
+async def test_the_agent_reads_the_unsaved_buffer_not_the_disk(agent_editor, fake_deepseek, app_workspace: Path) -> None:
+    client, state = agent_editor
+    unsaved = APP.replace("return a - b", "return a * b")
+    uri = file_uri(app_workspace)
+    open_doc(client, uri, unsaved, version=4)
+    fake_deepseek.add({"match": {"role": "planner"}, "content": "```json\n" + json.dumps(PLAN) + "\n```"})
+    # A diff against the buffer: it could not be staged against the file on disk.
+    fake_deepseek.add({"match": {"role": "executor"}, "content": BUFFER_FIX})
+    planned = await run(client, names.CMD_PLAN, {"prompt": "make test_add pass", "uri": uri})
+    step_id = planned["plan"]["steps"][0]["step_id"]
+    outcome = await run(client, names.CMD_RUN_STEP, {"session_id": planned["session_id"], "step_id": step_id})
+    assert outcome["status"] == "staged"
+    executor_request = json.dumps([r.body for r in fake_deepseek.requests if r.role == "executor"][0])
+    assert "return a * b" in executor_request and "return a - b" not in executor_request
+    (hunk,) = (await client.protocol.send_request_async(names.REQ_HUNKS, {"uri": uri})).hunks
+    result = await run(client, names.CMD_ACCEPT_HUNK, {"patch_id": outcome["patch_ids"][0], "hunk_id": hunk.hunk_id})
+    assert result["applied"] is True
+    after, _ = edited_text(unsaved, state.applied_edits[0])
+    assert after == APP.replace("return a - b", "return a + b")
+    assert (app_workspace / "app.py").read_text() == APP  # the server never wrote the file
