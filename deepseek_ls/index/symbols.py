@@ -4,7 +4,8 @@ Python files are read with `ast` (exact, and it sees through decorators and
 strings); when a file does not parse (Python 2, a half-typed buffer) or for
 other languages, line-anchored regexes find definitions that start in column 0
 (after an optional `export`/`pub`/visibility prefix), which is what "top-level"
-means in every language we list.
+means in every language we list. C and C++ get their own patterns (functions
+have no keyword; typedef names come last).
 """
 
 from __future__ import annotations
@@ -53,23 +54,47 @@ def _python_ast(text: str) -> list[Symbol] | None:
 
 _PREFIX = r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|" \
     r"abstract|final|sealed|open|async|unsafe|extern|inline|local|declare|data|case)\s+)*"
-_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    (kind, re.compile(rf"^{_PREFIX}{pattern}", re.MULTILINE))
-    for kind, pattern in [
+_Patterns = list[tuple[str, re.Pattern[str]]]
+
+
+def _compile(pairs: list[tuple[str, str]], prefix: str = "") -> _Patterns:
+    return [(kind, re.compile(rf"^{prefix}{pattern}", re.MULTILINE)) for kind, pattern in pairs]
+
+
+_CLASS = ("class", r"(?:class|module|object|trait|enum|union)\s+([A-Za-z_$][\w$]*)")
+_STRUCT = ("struct", r"struct\s+([A-Za-z_]\w*)")
+_PATTERNS = _compile(
+    [
         ("function", r"(?:def|fn|func|function\*?|fun)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)"),
-        ("class", r"(?:class|module|object|trait|enum|union)\s+([A-Za-z_$][\w$]*)"),
-        ("struct", r"struct\s+([A-Za-z_]\w*)"),
+        _CLASS,
+        _STRUCT,
         ("impl", r"impl(?:\s*<[^>{]*>)?\s+(?:[\w:<>, ]+\s+for\s+)?([A-Za-z_][\w:]*)"),
         ("interface", r"(?:interface|protocol)\s+([A-Za-z_$][\w$]*)"),
-        ("type", r"(?:type|typedef|typealias)\s+([A-Za-z_$][\w$]*)"),
+        ("type", r"(?:type|typealias)\s+([A-Za-z_$][\w$]*)"),
         ("const", r"(?:const|let|var|static|val)\s+(?:mut\s+)?([A-Za-z_$][\w$]*)"),
+    ],
+    _PREFIX,
+)
+# C and C++ have no definition keyword: a column-0 line with a name before `(`
+# that does not end the statement is a function definition (return type first,
+# or the GNU style with the name alone in column 0).
+_C_PATTERNS = _compile(
+    [
+        ("macro", r"#[ \t]*define[ \t]+([A-Za-z_]\w*)"),
+        ("type", r"typedef\b[^;{]*?\b([A-Za-z_]\w*)[ \t]*(?:\[[^\]]*\])?[ \t]*;"),
+        ("type", r"\}[ \t]*([A-Za-z_]\w*)[ \t]*;"),
+        ("function", r"(?!(?:if|for|while|switch|return|else|do|typedef|struct|enum|union|class)\b)"
+                     r"(?:[A-Za-z_][\w:<>,]*[ \t*&]+)*\**([A-Za-z_][\w:~]*)[ \t]*\([^;\n]*$"),
+        ("class", r"(?:class|enum|union|namespace)\s+([A-Za-z_]\w*)"),
+        _STRUCT,
     ]
-]
+)
+_BY_LANGUAGE: dict[str, _Patterns] = {"c": _C_PATTERNS, "cpp": _C_PATTERNS}
 
 
-def _regex(text: str) -> list[Symbol]:
+def _regex(text: str, patterns: _Patterns) -> list[Symbol]:
     found: dict[int, Symbol] = {}
-    for kind, pattern in _PATTERNS:
+    for kind, pattern in patterns:
         for match in pattern.finditer(text):
             line = text.count("\n", 0, match.start()) + 1
             # One definition a line: the first pattern in the list wins.
@@ -83,4 +108,4 @@ def extract_symbols(language: str, text: str) -> list[Symbol]:
         parsed = _python_ast(text)
         if parsed is not None:
             return parsed
-    return _regex(text)
+    return _regex(text, _BY_LANGUAGE.get(language, _PATTERNS))

@@ -68,3 +68,33 @@ def test_typescript_exports():
 def test_symbol_round_trips_through_its_stored_form():
     sym = Symbol("parse", "function", 3)
     assert Symbol.from_list(sym.to_list()) == sym
+
+
+def test_c_functions_macros_typedefs_and_structs():
+    text = (
+        "#include <stdio.h>\n"
+        "#define MAX_LEN 64\n"
+        "typedef unsigned long size_type;\n"
+        "typedef struct node {\n"
+        "    int value;\n"
+        "} Node;\n"
+        "struct point { int x, y; };\n"
+        "static int helper(int a,\n"
+        "                  int b)\n"
+        "{\n"
+        "    if (a) return b;\n"
+        "    return compute(a);\n"
+        "}\n"
+        "int x = compute(3);\n"
+        "const char *\n"
+        "name_of(Node *n) {\n"
+        "}\n"
+    )
+    assert names(extract_symbols("c", text)) == [
+        ("macro", "MAX_LEN", 2),
+        ("type", "size_type", 3),
+        ("type", "Node", 6),
+        ("struct", "point", 7),
+        ("function", "helper", 8),
+        ("function", "name_of", 16),
+    ]
