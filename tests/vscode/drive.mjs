@@ -120,7 +120,9 @@ async function flow(page) {
   await stepLens.waitFor({ state: "visible", timeout: T });
   result.planLenses = await lensTitles(page);
   step("plan-lenses");
+  if (config.expectStatus) await expectStatus(page, config.expectStatus);
   await shot(page, "plan-lenses");
+  if (config.stopAfterPlan) return;
 
   await stepLens.click();
   await lens(page, /^Accept$/).nth(1).waitFor({ state: "visible", timeout: T });
@@ -180,19 +182,34 @@ async function flow(page) {
   step("routing-explained");
   await shot(page, "final");
 
-  // Ask: the answer streams into the "DeepSeek Stream" output channel.
-  if (config.question) {
-    await palette(page, "DeepSeek: Ask…");
-    await answerInputBox(page, config.question);
-    await page.waitForFunction(
-      (want) => [...document.querySelectorAll(".part.panel .view-lines")].some((v) => v.textContent.replace(/\u00a0/g, " ").includes(want)),
-      config.expectAnswer,
-      { timeout: T },
-    );
-    result.answerShown = true;
-    step("ask-streamed");
-    await shot(page, "ask");
-  }
+  if (config.question) await ask(page);
+}
+
+/** The status bar item says `want` (e.g. the profile); records its colours. */
+async function expectStatus(page, want) {
+  await page.waitForFunction(
+    (w) => (document.querySelector('.statusbar-item[id$="deepseek.status"]')?.getAttribute("aria-label") || "").includes(w),
+    want,
+    { timeout: T },
+  );
+  result.status = await statusLabel(page);
+  result.statusBackground = await page.locator('.statusbar-item[id$="deepseek.status"]').first().evaluate((el) => getComputedStyle(el).backgroundColor);
+  result.statusBarBackground = await page.locator(".part.statusbar").first().evaluate((el) => getComputedStyle(el).backgroundColor);
+  step("status-shows-profile");
+}
+
+/** Ask: the answer streams into the "DeepSeek Stream" output channel. */
+async function ask(page) {
+  await palette(page, "DeepSeek: Ask…");
+  await answerInputBox(page, config.question);
+  await page.waitForFunction(
+    (want) => [...document.querySelectorAll(".part.panel .view-lines")].some((v) => v.textContent.replace(/\u00a0/g, " ").includes(want)),
+    config.expectAnswer,
+    { timeout: T },
+  );
+  result.answerShown = true;
+  step("ask-streamed");
+  await shot(page, "ask");
 }
 
 /**

@@ -68,6 +68,21 @@ def test_extension_starts_the_server_and_answers_a_command(code_server, vscode_t
     assert (artifacts / "smoke.png").stat().st_size > 10_000
 
 
+def test_router_mode_setting_reaches_the_server_and_the_status_bar_shows_max_think(
+    code_server, vscode_tools, workspace, artifacts, fake_deepseek_process
+):
+    (workspace / "app.py").write_text(ORIGINAL)
+    fake = fake_deepseek_process(SCRIPT[:1])
+    cs = code_server({"DEEPSEEK_API_KEY": "test-key", "DEEPSEEK_BASE_URL": fake.base_url},
+                     settings={"deepseek.router.mode": "max-think"})
+    run = drive(vscode_tools, cs, artifacts, "flow", file="app.py", prompt="convert add and sub arguments to int",
+                expectStatus="max-think", stopAfterPlan=True)
+    assert run.returncode == 0, run.output
+    assert "max-think" in run.result["status"], run.result
+    models = [(r.get("body") or {}).get("model") for r in fake.requests()]
+    assert models and set(models) == {"deepseek-reasoner"}, models  # the max_think profile, forced by the setting
+
+
 def test_plan_run_step_accept_one_hunk_reject_the_other(
     code_server, vscode_tools, workspace, artifacts, fake_deepseek_process
 ):

@@ -34,10 +34,14 @@ export function stateLabel(state: string): string {
 
 const BUSY_STATES = new Set(["Planning", "ExecutingStep", "Verifying"]);
 
+/** Profile names as people write them (`max_think` in config, "max-think" on screen). */
+export function profileLabel(profile: string): string {
+  return profile.replace(/_/g, "-");
+}
+
 /** One line explaining a routing decision, for tooltips. */
 export function routingSummary(d: RoutingExplanation): string {
-  const verdict = d.profile === "max_think" || d.profile === "max-think" ? "max-think" : d.profile;
-  return `${verdict} (${d.model}): score ${d.score.toFixed(2)} vs threshold ${d.threshold.toFixed(2)}` +
+  return `${profileLabel(d.profile)} (${d.model}): score ${d.score.toFixed(2)} vs threshold ${d.threshold.toFixed(2)}` +
     (d.reason_codes.length ? `; ${d.reason_codes.join(", ")}` : "");
 }
 
@@ -55,7 +59,7 @@ function describe(server: ServerState, status: Status | undefined): Omit<StatusV
     return { text: "$(sparkle) DeepSeek", tooltip: "DeepSeek: no active session. Run `DeepSeek: Plan…` or `DeepSeek: Ask…`.", highlighted: false };
   }
   const icon = BUSY_STATES.has(status.state) ? "$(sync~spin)" : status.max_think_active ? "$(flame)" : "$(sparkle)";
-  const profile = status.max_think_active ? "max-think" : status.profile ?? "";
+  const profile = status.max_think_active ? "max-think" : profileLabel(status.profile ?? "");
   const text = `${icon} DeepSeek: ${stateLabel(status.state)}${profile ? ` · ${profile}` : ""}`;
   const lines = [`DeepSeek session ${status.session_id}: ${stateLabel(status.state)}`];
   if (status.last_decision) lines.push(`Last routing: ${routingSummary(status.last_decision)}`);

@@ -35,6 +35,12 @@ test("fast profile is shown, not highlighted", () => {
   assert.equal(v.highlighted, false);
 });
 
+test("the last profile is shown as people write it, highlighted only while max-think works", () => {
+  const v = describeStatus("running", { session_id: "s1", state: "AwaitingApproval", profile: "max_think", max_think_active: false });
+  assert.equal(v.text, "$(sparkle) DeepSeek: awaiting approval · max-think");
+  assert.equal(v.highlighted, false);
+});
+
 test("a failed server says how to retry", () => {
   assert.match(describeStatus("failed", undefined).tooltip, /Restart Server/);
 });
