@@ -90,7 +90,29 @@ class Agent:
             rt.router.restore(session.past_events())
             rt.classifier.restore(session.past_events())
             self._runtimes[sid] = rt
+            self._reconcile(rt)
         return rt
+
+    def _reconcile(self, rt: SessionRuntime) -> None:
+        """Hunks applied or rejected outside the session (`deepseek-ls apply`, another process) are
+        recorded as external events before the next request, so the session continues from the truth."""
+        with bound(rt.session):
+            for rec in list(rt.session.patches.values()):
+                if rec.settled:
+                    continue
+                try:
+                    ps = self.patches.get(rec.patch_id)
+                except Exception:  # noqa: BLE001 - a deleted patch file: nothing to reconcile
+                    continue
+                accepted = [h.hunk_id for h in ps.hunks if h.status == "accepted" and h.hunk_id not in rec.applied]
+                rejected = [h.hunk_id for h in ps.hunks if h.status == "rejected" and h.hunk_id not in rec.rejected]
+                if accepted:
+                    files = sorted({h.file for h in ps.hunks if h.hunk_id in accepted})
+                    rt.session.emit("PatchApplied@v1", {"patch_id": ps.patch_id, "hunk_ids": accepted, "files": files,
+                                                        "via": "external", "external": True})
+                if rejected:
+                    rt.session.emit("PatchRejected@v1", {"patch_id": ps.patch_id, "hunk_ids": rejected,
+                                                         "reason": "outside this session", "external": True})
 
     def _make_runtime(self, session: Session, *, yolo: bool = False) -> SessionRuntime:
         cfg = self.config

@@ -196,18 +196,24 @@ class AgentLoop:
             if step is None:
                 await self.verify(rt, plan.steps[-1])
                 continue
-            unsettled = [r for r in session.step_patches(step.step_id) if not r.settled]
-            if step.status != "running" or not unsettled:
+            # A running step with patches resumes at approval (or at settling, when its hunks were
+            # decided elsewhere); any other step is executed.
+            records = session.step_patches(step.step_id) if step.status == "running" else []
+            if not records:
                 outcome = await self.execute_step(rt, step.step_id)
                 if outcome.status != "staged":
                     if outcome.status == "done" and not self._plan(rt).next_pending():
                         await self.verify(rt, step)
                     continue
-                unsettled = [r for r in session.step_patches(step.step_id) if not r.settled]
-            _to(rt, "AwaitingApproval", "approve the staged change")
-            if not await self._approve_and_apply(rt, step, unsettled, approvals):
-                return session.state
+            unsettled = [r for r in session.step_patches(step.step_id) if not r.settled]
+            if unsettled:
+                _to(rt, "AwaitingApproval", "approve the staged change")
+                if not await self._approve_and_apply(rt, step, unsettled, approvals):
+                    return session.state
             outcome = await self.settle_step(rt, step.step_id)
+            if outcome.status == "staged":
+                _to(rt, "Paused", outcome.message)  # hunks neither applied nor rejected: the person decides
+                return session.state
             if session.state == "Paused" and outcome.next_step_id is None:
                 return session.state  # the person must act (e.g. every hunk was rejected)
         return session.state
@@ -230,7 +236,11 @@ class AgentLoop:
                 patch_id=ps.patch_id,
                 session_id=session.session_id,
             )
-            decision, _ = await approvals.decide(request, force_explicit=ps.approval_required)
+            decision, by = await approvals.decide(request, force_explicit=ps.approval_required)
+            if not decision.allowed and by == "policy":
+                _to(rt, "Paused", f"patch {ps.patch_id} is staged; applying is off by policy "
+                                  f"(deepseek-ls apply {ps.patch_id} applies it)")
+                return False
             if not decision.allowed:
                 await rt.world.reject(ps.patch_id, None, "denied by the user")
                 self._mark(rt, self._plan(rt), step, "failed", "the change was denied")

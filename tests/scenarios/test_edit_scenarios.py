@@ -182,3 +182,27 @@ async def test_executor_stages_through_the_patch_stage_tool(make_agent, fake_dee
     assert "return a + b" in (workspace / "app.py").read_text()
     assert len([r for r in fake_deepseek.requests if r.role == "executor"]) == 1
     assert view["patches"][0]["step_id"] == view["plan"]["steps"][0]["step_id"]
+
+
+async def test_approval_mode_never_keeps_the_patch_staged_and_an_outside_apply_is_picked_up(make_agent, fake_deepseek, workspace):
+    from conftest import scenario_config
+
+    cfg = scenario_config()
+    cfg.policy.approval_mode = "never"
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(("Fix add", ["app.py"]), verification=["python -m pytest -q -k add"])})
+    fake_deepseek.add({"match": {"role": "executor"}, "content": ADD_FIX})
+    agent = make_agent(config=cfg)
+    view = await agent.run("Fix add")
+    assert view["state"] == "Paused" and "applying is off by policy" in agent.store.open(view["session_id"]).read()[-1].payload["reason"]
+    patch_id = view["patches"][0]["patch_id"]
+    assert agent.patches.get(patch_id).hunks[0].status == "pending"
+
+    # `deepseek-ls apply` (another process, no session sink) applies it; a fresh agent resumes and verifies.
+    from deepseek_ls.patch import PatchStore
+    from deepseek_ls.policy import PathPolicy
+
+    PatchStore(workspace, agent.state_dir, policy=PathPolicy(workspace)).apply(patch_id)
+    fresh = make_agent(config=cfg)
+    done = await fresh.run(session_id=view["session_id"])
+    assert done["state"] == "Completed", done["last_error"]
+    assert done["patches"][0]["applied"] and "return a + b" in (workspace / "app.py").read_text()
