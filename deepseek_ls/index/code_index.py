@@ -289,7 +289,10 @@ class CodeIndex:
         all_paths = [p for p, _ in current.manifest.files]
         ranked: list[str] = []
         if query:
-            ranked = [h.path for h in self.query(query, top_k=50).hits]
+            compiled = q.compile_query(current.index, query)
+            hits = q.run(current.index, current.index.searcher(), compiled, top_k=50, paths=None, lang=None,
+                         with_lines=False)
+            ranked = [h.path for h in hits]
         seen = set(ranked)
         order = ranked + [p for p in overview_order(all_paths) if p not in seen]
 

@@ -139,6 +139,7 @@ def run(
     top_k: int,
     paths: list[str] | None,
     lang: str | None,
+    with_lines: bool = True,
 ) -> list[FileHit]:
     if compiled.query is None or top_k <= 0 or (paths is not None and not paths):
         return []
@@ -157,7 +158,7 @@ def run(
     return [
         FileHit(
             path=path, score=score, lang=doc.get_first(f.LANG) or "text",
-            lines=line_hits(doc.get_first(f.CONTENT) or "", compiled.terms, compiled.part_terms),
+            lines=line_hits(doc.get_first(f.CONTENT) or "", compiled.terms, compiled.part_terms) if with_lines else [],
         )
         for score, path, doc in scored[:top_k]
     ]
