@@ -89,13 +89,7 @@ class Services:
         if not self.config.index.enabled:
             return None
         index = self._try("index", self._make_index)
-        if index is None:
-            return None
-        try:
-            return None if index.status().state == "missing" else index
-        except Exception:  # noqa: BLE001
-            log.exception("index status failed")
-            return None
+        return index if index is not None and index.is_built() else None
 
     def _make_overlay(self) -> Any:
         from deepseek_ls.tools.overlay import DocumentOverlay
