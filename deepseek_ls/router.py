@@ -83,6 +83,7 @@ class RouterDecision(events.RouterDecision):
 
     signals: dict[str, Any] = {}
     budget_note: str = ""
+    budget: dict[str, Any] = {}  # max-think spent so far in the session, and its caps (seeds/000 5.5)
 
 
 @dataclass
@@ -103,6 +104,10 @@ class MaxThinkBudget:
         return (self.max_tokens is not None and self.tokens >= self.max_tokens) or (
             self.max_seconds is not None and self.seconds >= self.max_seconds
         )
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"tokens": self.tokens, "seconds": round(self.seconds, 3),
+                "max_tokens": self.max_tokens, "max_seconds": self.max_seconds}
 
     def note(self) -> str:
         parts = []
@@ -215,6 +220,7 @@ class Router:
                 escalation=False,
                 signals=_raw_signals(signals),
                 budget_note=note,
+                budget=self.budget.snapshot(),
             )
         )
 
