@@ -206,3 +206,24 @@ async def test_approval_mode_never_keeps_the_patch_staged_and_an_outside_apply_i
     done = await fresh.run(session_id=view["session_id"])
     assert done["state"] == "Completed", done["last_error"]
     assert done["patches"][0]["applied"] and "return a + b" in (workspace / "app.py").read_text()
+
+
+async def test_design_mismatch_after_a_replan_goes_back_to_the_planner_again(make_agent, fake_deepseek, workspace):
+    comment = lambda text: diff("app.py", ["def greet(name):"], [f"# {text}", "def greet(name):"])  # noqa: E731
+    fake_deepseek.add({"match": {"role": "planner", "contains": "Request:"}, "content": plan_json(("Fix greet", ["app.py"]))})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Fix greet"}, "content": GREET_FIX})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Fix:"}, "content": comment("first try")})
+    fake_deepseek.add({"match": {"role": "planner", "contains": "RepeatedVerifyFailure"},
+                       "content": plan_json(("Fix greet", ["app.py"]), ("Rework add", ["app.py"]))})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Rework add"}, "content": comment("second try")})
+    fake_deepseek.add({"match": {"role": "planner", "contains": "DesignMismatch"},
+                       "content": plan_json(("Fix greet", ["app.py"]), ("Fix add properly", ["app.py"]))})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Fix add properly"},
+                       "content": diff("app.py", ["    return a - b"], ["    return a + b"], start=8)})
+    agent = make_agent()
+    view = await agent.run("Make greet polite")
+    assert view["state"] == "Completed", view["last_error"]
+    events = agent.store.open(view["session_id"]).read()
+    classes = [e.payload["failure_class"] for e in events if e.kind == "FailureClassified@v1"]
+    assert classes == ["MechanicalVerifyFailure", "RepeatedVerifyFailure", "DesignMismatch"]
+    assert view["plan"]["version"] == 4 and [s["status"] for s in view["plan"]["steps"]] == ["done", "done"]
