@@ -172,7 +172,7 @@ class IndexConfig(_Section):
     # Never indexed, on top of .gitignore (gitignore syntax, relative to the workspace root).
     exclude: list[str] = Field(
         default_factory=lambda: [
-            "node_modules/", ".venv/", "venv/", "__pycache__/", ".mypy_cache/",
+            "node_modules/", ".venv/", "__pycache__/", ".mypy_cache/",
             ".pytest_cache/", ".ruff_cache/", ".tox/", "*.min.js", "*.map",
         ]
     )
