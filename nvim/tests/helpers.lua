@@ -72,8 +72,13 @@ function H.matches(text, pattern, what)
   end
 end
 
---- Wait (processing events) until `cond()` is truthy; error after `ms`.
+-- Wait limits are generous on a busy machine (8 test runs sharing 2 cores);
+-- they only bound a failure, a passing wait returns as soon as it can.
+local wait_scale = tonumber(vim.env.DEEPSEEK_NVIM_WAIT_SCALE or "") or 3
+
+--- Wait (processing events) until `cond()` is truthy; error after `ms` (scaled).
 function H.wait(ms, cond, what)
+  ms = ms * wait_scale
   local value
   local ok = vim.wait(ms, function()
     value = cond()
