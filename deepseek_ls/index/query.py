@@ -24,6 +24,7 @@ from .tokenize import query_parts, query_words
 
 MAX_LINES_PER_FILE = 5
 MAX_OCCURRENCES_PER_TERM = 24
+MAX_LINE_TERMS = 12
 SNIPPET_CHARS = 160
 
 
@@ -62,8 +63,10 @@ def _parse(index: tantivy.Index, text: str, fields: list[str], boosts: dict[str,
 def compile_query(index: tantivy.Index, text: str) -> CompiledQuery:
     words = query_words(text)
     parts = query_parts(text)
-    terms = sorted(set(words), key=lambda t: (-len(t), t))
-    part_terms = sorted(set(parts) - {w.lower() for w in words}, key=lambda t: (-len(t), t))
+    # Line hits look for the longest (most specific) words only: a paragraph-long
+    # query from the planner must not scan every file once per word.
+    terms = sorted(set(words), key=lambda t: (-len(t), t))[:MAX_LINE_TERMS]
+    part_terms = sorted(set(parts) - {w.lower() for w in words}, key=lambda t: (-len(t), t))[:MAX_LINE_TERMS]
     if not words:
         return CompiledQuery(None, [], [], [])
     fields = list(f.FIELD_BOOSTS)
