@@ -82,9 +82,14 @@ def _excluded(path: str) -> bool:
     try:
         path.encode("utf-8")
     except UnicodeEncodeError:
-        log.warning("not indexing %r: its name is not valid UTF-8", path)
+        if path not in _warned_names:
+            _warned_names.add(path)
+            log.warning("not indexing %r: its name is not valid UTF-8", path)
         return True
     return False
+
+
+_warned_names: set[str] = set()
 
 
 def _is_regular_file(root: Path, rel: str) -> bool:
