@@ -2,6 +2,8 @@
 
 Each command group lives in its own module exposing ``register(subparsers)``;
 a registered parser sets ``func`` to a handler ``(args) -> int`` (exit code).
+A new command must also be listed in `COMMANDS` (tests/unit/cli checks it), and
+command modules import heavy parts of the core inside their handlers.
 """
 
 from __future__ import annotations
