@@ -107,6 +107,17 @@ class CliContext:
         return self.loaded_config.config
 
 
+def resolve_root(args: argparse.Namespace) -> Path:
+    """The workspace root: `--workspace`, else the nearest directory above the cwd holding `.git`."""
+    workspace = getattr(args, "workspace", None)
+    if not workspace:
+        return find_workspace_root()
+    root = Path(workspace).expanduser().resolve()
+    if not root.is_dir():
+        exit_with(f"--workspace {workspace}: not a directory", code=2)
+    return root
+
+
 def resolve_context(args: argparse.Namespace, *, create_state: bool = True) -> CliContext:
     """Workspace root, its `.deepseek/` state dir and the effective config for this run.
 
@@ -114,13 +125,7 @@ def resolve_context(args: argparse.Namespace, *, create_state: bool = True) -> C
     """
     from deepseek_ls.config import load_config
 
-    workspace = getattr(args, "workspace", None)
-    if workspace:
-        root = Path(workspace).expanduser().resolve()
-        if not root.is_dir():
-            exit_with(f"--workspace {workspace}: not a directory", code=2)
-    else:
-        root = find_workspace_root()
+    root = resolve_root(args)
     loaded = load_config(
         root,
         config_path=Path(args.config_path) if getattr(args, "config_path", None) else None,

@@ -12,9 +12,10 @@ from typing import Any
 
 import tomli_w
 
-from deepseek_ls.cli.common import CliContext, add_command, exit_with, print_json, resolve_context
-from deepseek_ls.config import ConfigError, flatten, load_config
+from deepseek_ls.cli.common import add_command, exit_with, print_json, resolve_context, resolve_root
+from deepseek_ls.config import ConfigError, flatten, load_config, user_config_path, workspace_config_path
 from deepseek_ls.config_models import Config
+from deepseek_ls.workspace import state_dir
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -70,9 +71,8 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _path(args: argparse.Namespace) -> int:
-    ctx = resolve_context(args, create_state=False)
-    loaded = ctx.loaded_config
-    paths = {"user": loaded.user_path, "workspace": loaded.workspace_path}
+    # Works with a broken config too: it is how you find the file to fix.
+    paths = {"user": user_config_path(), "workspace": workspace_config_path(resolve_root(args))}
     if args.json:
         print_json({name: {"path": p, "exists": p.is_file()} for name, p in paths.items()})
         return 0
@@ -82,8 +82,10 @@ def _path(args: argparse.Namespace) -> int:
 
 
 def _edit(args: argparse.Namespace) -> int:
-    ctx: CliContext = resolve_context(args, create_state=True)
-    path = ctx.loaded_config.workspace_path
+    # Not loaded first: a workspace config that does not validate is what you edit.
+    root = resolve_root(args)
+    state_dir(root)
+    path = workspace_config_path(root)
     if not path.exists():
         path.write_text(commented_defaults(), encoding="utf-8")
         print(f"created {path}", file=sys.stderr)
@@ -92,7 +94,7 @@ def _edit(args: argparse.Namespace) -> int:
     if result.returncode != 0:
         exit_with(f"editor {editor!r} exited with {result.returncode}; {path} left as it is")
     try:
-        load_config(ctx.root)
+        load_config(root)
     except ConfigError as error:
         # The file is kept as edited: the user fixes it and runs `config edit` again.
         exit_with(error)

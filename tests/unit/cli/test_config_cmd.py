@@ -105,3 +105,18 @@ def test_config_edit_reports_an_invalid_result_and_keeps_the_file(run_cli, empty
     assert result.returncode == 2
     assert "router.threshold_high" in result.stderr
     assert (empty_dir / ".deepseek" / "config.toml").read_text() == "[router]\nthreshold_high = -3\n"
+
+
+def test_path_and_edit_work_when_the_workspace_config_is_broken(run_cli, empty_dir, tmp_path):
+    path = empty_dir / ".deepseek" / "config.toml"
+    path.parent.mkdir()
+    path.write_text("[router\n")
+    assert run_cli("config", "show").returncode == 2
+    located = run_cli("config", "path")
+    assert located.returncode == 0 and str(path) in located.stdout
+    editor = tmp_path / "fix.sh"
+    editor.write_text('#!/bin/sh\nprintf "[router]\\nthreshold_high = 0.5\\n" > "$1"\n')
+    editor.chmod(0o755)
+    fixed = run_cli("config", "edit", env={"EDITOR": str(editor), "VISUAL": ""})
+    assert fixed.returncode == 0, fixed.stderr
+    assert json.loads(run_cli("config", "show", "--json").stdout)["config"]["router"]["threshold_high"] == 0.5
