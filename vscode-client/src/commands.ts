@@ -177,7 +177,14 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     }),
     reg("explainRouting", "Explain Routing", async () => {
       const sessionId = statusBar.status?.session_id ?? undefined;
-      const d = await server.command<RoutingExplanation | null>(Commands.explainRouting, sessionId ? { session_id: sessionId } : {});
+      let d: RoutingExplanation | null;
+      try {
+        d = await server.command<RoutingExplanation | null>(Commands.explainRouting, sessionId ? { session_id: sessionId } : {});
+      } catch (error) {
+        if (sessionId) throw error;
+        // Without a session the server has nothing to explain; say so instead of an error.
+        return void vscode.window.showInformationMessage("DeepSeek: no routing decision yet. Run `DeepSeek: Plan…` or `Ask…` first.");
+      }
       if (!d) return void vscode.window.showInformationMessage("DeepSeek: no routing decision yet.");
       stream.line(`Routing ${d.decision_id}: ${d.text}`);
       for (const [signal, value] of Object.entries(d.contributions)) stream.line(`  ${signal}: ${value.toFixed(3)}`);

@@ -36,7 +36,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     item,
     inlineDiff,
     server,
-    server.onStateChanged((state) => statusBar.setServerState(state)),
+    server.onStateChanged((state) => {
+      statusBar.setServerState(state);
+      if (state !== "running" && state !== "starting") inlineDiff.clear(); // hunks belong to the server that staged them
+    }),
     server.onStarted((client) => {
       client.onNotification(Notifications.stream, (p: StreamParams) => stream.onStream(p));
       client.onNotification(Notifications.status, (s: Status) => statusBar.setStatus(s));

@@ -70,7 +70,10 @@ export class InlineDiff implements vscode.Disposable {
   }
 
   refreshVisible(): void {
-    const uris = new Set(vscode.window.visibleTextEditors.map((e) => e.document.uri.toString()));
+    // Only files have staged hunks (not output channels, diff sides or untitled buffers).
+    const uris = new Set(
+      vscode.window.visibleTextEditors.filter((e) => e.document.uri.scheme === "file").map((e) => e.document.uri.toString()),
+    );
     for (const uri of uris) void this.refresh(uri);
   }
 
