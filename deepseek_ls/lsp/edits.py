@@ -24,6 +24,7 @@ from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.textedits import minimal_edits
 from deepseek_ls.lsp.uris import current_text, open_document, relpath_to_uri, uri_to_relpath
 from deepseek_ls.ui_port import ApprovalRequest
+from deepseek_ls.workspace import STATE_DIR_NAME
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,8 @@ def views_for_uri(ls: DeepSeekServer, uri: str, *, include_settled: bool = False
     rel = uri_to_relpath(ls.root, uri) if ls.root else None
     if rel is None:
         return []
+    if ls.hunk_views is None and not (ls.root / STATE_DIR_NAME / "patches").is_dir():
+        return []  # nothing was ever staged here: do not start the agent for a lens
     views = hunk_views(ls)
     if not include_settled and rel not in views.files():
         return []

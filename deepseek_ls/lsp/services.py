@@ -28,9 +28,14 @@ class Services:
         self.root = root
         self.config = config
         self.ui = ui
-        self.state_dir = state_dir(root)
         self._built: dict[str, Any] = {}
         self.overlay = self._try("overlay", self._make_overlay)
+
+    @property
+    def state_dir(self) -> Path:
+        """`.deepseek/`, created (and excluded from git) on first use, not merely
+        because an editor opened the folder."""
+        return state_dir(self.root)
 
     # -- building ---------------------------------------------------------
     def _get(self, name: str, make: Callable[[], Any]) -> Any:

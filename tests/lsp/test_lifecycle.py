@@ -12,7 +12,7 @@ from pygls.exceptions import JsonRpcException
 
 from deepseek_ls.lsp import names
 
-from lsp_harness import start_client, wait_until
+from lsp_harness import file_uri, lenses, open_doc, start_client, wait_until
 
 
 async def test_initialize_advertises_every_command_and_shuts_down_cleanly(
@@ -78,3 +78,16 @@ async def test_bad_configuration_change_is_reported(editor) -> None:
     )
     shown = await wait_until(lambda: [m for m in client.messages if "max_file_bytes" in m.message])
     assert shown[0].type == types.MessageType.Error
+
+
+async def test_browsing_files_creates_no_state(editor, workspace: Path) -> None:
+    client, _ = editor
+    (workspace / "a.py").write_text("x = 1\n")
+    uri = file_uri(workspace, "a.py")
+    open_doc(client, uri, "x = 1\n")
+    assert await lenses(client, uri) == []
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=0))
+    )
+    assert hover is None
+    assert not (workspace / ".deepseek").exists()
