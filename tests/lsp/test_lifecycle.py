@@ -85,7 +85,7 @@ async def test_browsing_files_creates_no_state(editor, workspace: Path) -> None:
     (workspace / "a.py").write_text("x = 1\n")
     uri = file_uri(workspace, "a.py")
     open_doc(client, uri, "x = 1\n")
-    assert await lenses(client, uri) == []
+    assert not await lenses(client, uri)
     hover = await client.text_document_hover_async(
         types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=0))
     )
