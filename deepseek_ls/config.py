@@ -130,7 +130,7 @@ def load_config(
     sources = {key: DEFAULT_SOURCE for key in _leaf_keys(defaults.model_dump())}
     config = defaults
     for layer in layers:
-        merged = _deep_merge(merged, layer.values)
+        merged = deep_merge(merged, layer.values)
         layer_keys = _leaf_keys(layer.values)
         sources.update({key: layer.label for key in layer_keys})
         config = _validate(merged, layer, sources)
@@ -194,17 +194,18 @@ def _expand_dotted(values: Mapping[str, Any]) -> dict[str, Any]:
         for part in parents:
             node = node.setdefault(part, {})
         if isinstance(value, dict) and isinstance(node.get(last), dict):
-            node[last] = _deep_merge(node[last], value)
+            node[last] = deep_merge(node[last], value)
         else:
             node[last] = value
     return out
 
 
-def _deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+def deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """`over` layered onto `base`: tables merge key by key, anything else replaces."""
     out = dict(base)
     for key, value in over.items():
         if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
+            out[key] = deep_merge(out[key], value)
         else:
             out[key] = value
     return out
