@@ -73,7 +73,7 @@ class Executor:
             staged = [c for c in completion.tool_calls if c.function.name == STAGE_TOOL]
             if completion.tool_calls and tool_rounds < MAX_TOOL_ROUNDS:
                 tool_rounds += 1
-                await rt.run_tool_calls(completion, messages)
+                await rt.run_tool_calls(completion, messages, tools)
                 ids = _staged_ids(messages, len(completion.tool_calls)) if staged else []
                 if ids:
                     return StepResult("patches", patch_ids=ids, decision=decision)

@@ -68,7 +68,7 @@ class Planner:
             completion = await rt.complete(messages, decision, role="planner", tools=tools)
             if completion.tool_calls and rounds < MAX_TOOL_ROUNDS:
                 rounds += 1
-                await rt.run_tool_calls(completion, messages)
+                await rt.run_tool_calls(completion, messages, tools)
                 continue
             text = completion.content or ""
             question = _question(text)

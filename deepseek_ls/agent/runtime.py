@@ -94,10 +94,19 @@ class SessionRuntime:
                 f"last failure: {self.session.last_error}"
             )
 
-    async def run_tool_calls(self, completion, messages: list[dict[str, Any]]) -> None:
-        """Execute the model's tool calls and append their results to `messages`."""
+    async def run_tool_calls(self, completion, messages: list[dict[str, Any]], offered: list[dict[str, Any]]) -> None:
+        """Execute the model's tool calls and append their results to `messages`.
+
+        Only tools that were offered run: while planning that is the read-only set, whatever the model asks.
+        """
+        allowed = {t.get("function", {}).get("name") for t in offered}
         messages.append(completion.message())
         for call in completion.tool_calls:
+            if call.function.name not in allowed:
+                result = {"ok": False, "error": f"{call.function.name} is not available here; "
+                                                f"available: {', '.join(sorted(n for n in allowed if n))}"}
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
+                continue
             try:
                 arguments = json.loads(call.function.arguments or "{}")
                 if not isinstance(arguments, dict):

@@ -137,3 +137,15 @@ async def test_low_confidence_fast_plan_is_redone_on_max_think(make_agent, fake_
     assert plan.steps[0].title == "Fix add" and plan.confidence == 0.9
     why = agent.explain_routing(sid)
     assert why["escalation"] and "LOW_CONFIDENCE_PLAN" in why["reason_codes"]
+
+
+async def test_planner_cannot_run_write_tools_even_if_it_asks(make_agent, fake_deepseek, workspace):
+    raw = "--- a/app.py\n+++ b/app.py\n@@ -6,1 +6,1 @@\n-    return a - b\n+    return a + b\n"
+    fake_deepseek.add({"match": {"role": "planner", "last_role": "user"},
+                       "tool_calls": [{"name": "patch_stage", "arguments": {"diff": raw}}]})
+    fake_deepseek.add({"match": {"role": "planner", "last_role": "tool", "last_contains": "not available here"},
+                       "content": plan_json(("Fix add", ["app.py"]))})
+    agent = make_agent()
+    sid, plan = await agent.plan("Fix add")
+    assert plan.steps[0].title == "Fix add"
+    assert agent.session_view(sid)["patches"] == [] and agent.patches.pending() == []
