@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tantivy
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 CODE_ANALYZER = "code"
 

@@ -98,3 +98,17 @@ def test_c_functions_macros_typedefs_and_structs():
         ("function", "helper", 8),
         ("function", "name_of", 16),
     ]
+
+
+def test_very_large_python_files_use_the_fast_regexes_with_the_same_answer():
+    from deepseek_ls.index.symbols import AST_MAX_CHARS
+
+    body = "MAX_SIZE = 10\n\n@decorator\ndef outer():\n    pass\n\nclass Thing:\n    def method(self):\n        pass\n"
+    padding = "# " + "x" * 78 + "\n"
+    big = body + padding * (AST_MAX_CHARS // len(padding) + 1)
+    assert len(big) > AST_MAX_CHARS
+    assert names(extract_symbols("python", big)) == names(extract_symbols("python", body)) == [
+        ("const", "MAX_SIZE", 1),
+        ("function", "outer", 4),
+        ("class", "Thing", 7),
+    ]
