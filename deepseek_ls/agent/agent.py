@@ -1,8 +1,10 @@
 """`Agent`: the facade the language server and the CLI drive.
 
 One instance per workspace; it may hold several sessions. Every public method
-is async, runs on the caller's event loop (blocking work goes to threads), is
-serialised per session, and records everything in that session's event log.
+is async, runs on the caller's event loop (file reads, patch staging, commands
+and the index go to threads; event-log appends stay inline, a few ms each, to
+keep their order), is serialised per session, and records everything in that
+session's event log.
 """
 
 from __future__ import annotations
@@ -114,9 +116,9 @@ class Agent:
                     rt.session.emit("PatchRejected@v1", {"patch_id": ps.patch_id, "hunk_ids": rejected,
                                                          "reason": "outside this session", "external": True})
 
-    def _make_runtime(self, session: Session, *, yolo: bool = False) -> SessionRuntime:
+    def _make_runtime(self, session: Session) -> SessionRuntime:
         cfg = self.config
-        if session.mode == "yolo" or yolo:
+        if session.mode == "yolo":
             cfg = cfg.model_copy(deep=True)
             cfg.policy.approval_mode = "auto"
             cfg.policy.approve_edits = "auto"
