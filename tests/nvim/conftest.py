@@ -70,7 +70,10 @@ VENV_BIN = Path(sys.executable).parent
 
 
 def find_nvim() -> str | None:
-    """The venv's nvim (scripts/setup-nvim.sh installs it), else one on PATH."""
+    """$DEEPSEEK_NVIM (to run the specs on another Neovim), else the venv's nvim
+    (scripts/setup-nvim.sh installs it), else one on PATH."""
+    if os.environ.get("DEEPSEEK_NVIM"):
+        return os.environ["DEEPSEEK_NVIM"]
     for candidate in (VENV_BIN / "nvim", REPO / ".venv" / "bin" / "nvim"):
         if candidate.exists():
             return str(candidate)

@@ -30,6 +30,14 @@ local function show_message_request(err, params, ctx, cfg)
   return coroutine.yield()
 end
 
+-- LSP MessageType -> vim.log.levels
+local message_levels = {
+  [1] = vim.log.levels.ERROR,
+  [2] = vim.log.levels.WARN,
+  [3] = vim.log.levels.INFO,
+  [4] = vim.log.levels.DEBUG,
+}
+
 M.handlers = {
   [protocol.notify.stream] = function(_, params)
     require("deepseek.ui").on_stream(params)
@@ -47,9 +55,13 @@ M.handlers = {
     return vim.NIL
   end,
   ["window/showMessageRequest"] = show_message_request,
-  ["window/showMessage"] = function(err, params, ctx, cfg)
-    require("deepseek.ui").remember_shown(params.message)
-    return vim.lsp.handlers["window/showMessage"](err, params, ctx, cfg)
+  -- Through vim.notify on every Neovim version (0.11 only echoes), so
+  -- notification plugins show the server's messages like ours.
+  ["window/showMessage"] = function(_, params)
+    local ui = require("deepseek.ui")
+    ui.remember_shown(params.message)
+    vim.notify(params.message, message_levels[params.type] or vim.log.levels.INFO, { title = "DeepSeek" })
+    return vim.NIL
   end,
 }
 
