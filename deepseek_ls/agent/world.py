@@ -25,6 +25,7 @@ from deepseek_ls.patch import ApplyResult, PatchError, PatchSet, PatchStore
 from deepseek_ls.policy import PathPolicy, PolicyViolation
 from deepseek_ls.policy.commands import CommandPolicy
 from deepseek_ls.store.sink import EventSink
+from deepseek_ls.tools import shell
 from deepseek_ls.tools.overlay import DocumentOverlay
 
 log = logging.getLogger("deepseek_ls.agent")
@@ -178,34 +179,20 @@ class World:
     # -- commands ------------------------------------------------------------------
 
     async def run_command(self, command: str, timeout: float) -> CommandResult:
-        """Run an allowlisted verification command (policy-checked; never through a shell unless allowed)."""
+        """Run an allowlisted verification command: policy-checked, no shell, scrubbed environment,
+        the whole process group killed on timeout (the tool host's runner)."""
         argv = self.commands.check(command)
-        return await asyncio.to_thread(self._run, command, argv, timeout)
-
-    def _run(self, command: str, argv: list[str], timeout: float) -> CommandResult:
         started = time.perf_counter()
-        limit = self.config.policy.max_output_bytes
         try:
-            proc = subprocess.run(
-                argv, cwd=self.root, capture_output=True, timeout=timeout, env=_command_env(), check=False
+            result = await shell.run_command(
+                argv, cwd=self.root, timeout=timeout, max_output_bytes=self.config.policy.max_output_bytes
             )
-            output = (proc.stdout + proc.stderr).decode("utf-8", "replace")
-            code: int | None = proc.returncode
-        except subprocess.TimeoutExpired as exc:
-            output = ((exc.stdout or b"") + (exc.stderr or b"")).decode("utf-8", "replace")
+        except FileNotFoundError as exc:
+            return CommandResult(command, 127, str(exc), round((time.perf_counter() - started) * 1000, 1))
+        output = result.stdout + result.stderr
+        if result.timed_out:
             output += f"\n[timed out after {timeout:.0f} s]"
-            code = None
-        except FileNotFoundError:
-            output, code = f"{argv[0]}: command not found", 127
-        if len(output) > limit:
-            output = output[: limit // 2] + "\n[… output truncated …]\n" + output[-limit // 2 :]
-        return CommandResult(command, code, output, round((time.perf_counter() - started) * 1000, 1))
-
-
-def _command_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_TOKEN", "_SECRET"))}
-    env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-    return env
+        return CommandResult(command, result.exit_code, output, round(result.duration_ms, 1))
 
 
 def _file_listing(root: Path, max_chars: int) -> str:
