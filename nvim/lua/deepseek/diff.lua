@@ -56,9 +56,13 @@ end
 --- (1-based within the hunk; a zero count's start is the line before).
 ---@return { old: string[], new: string[], changes: integer[][] }
 function M.changes(hunk)
+  if hunk._changes then
+    return hunk._changes -- drawing, ]h/[h and sorting all ask; a hunk's text never changes
+  end
   local old, new = text_lines(hunk.old_text), text_lines(hunk.new_text)
   local changes = line_diff(as_text(old), as_text(new), { result_type = "indices" }) or {}
-  return { old = old, new = new, changes = changes }
+  hunk._changes = { old = old, new = new, changes = changes }
+  return hunk._changes
 end
 
 --- 0-based buffer line of the hunk's first changed line (now, while pending).
