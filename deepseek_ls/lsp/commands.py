@@ -1,34 +1,30 @@
 """The agent commands: ask, plan, runStep, skipStep, revisePlan, showPlan,
-explainRouting — and verification once a step's hunks are all settled.
+explainRouting.
 
 Each long command runs under `$/progress` (cancellable) as the session's
-current task, so `window/workDoneProgress/cancel`, `$/cancelRequest` and
-`deepseek.cancel` all stop it; the agent pauses the session.
+current task (`sessions.driving`), so `window/workDoneProgress/cancel`,
+`$/cancelRequest` and `deepseek.cancel` all stop it; the agent pauses the session.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-from typing import Any, AsyncIterator
-
-from lsprotocol import types
+from typing import Any
 
 from deepseek_ls.lsp import names
 from deepseek_ls.lsp.edits import changed
 from deepseek_ls.lsp.params import AskArgs, ExplainArgs, PlanArgs, ReviseArgs, SessionArgs, StepArgs, parse_args
 from deepseek_ls.lsp.plan_doc import feedback_from_comments
-from deepseek_ls.lsp.progress import work_done
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.sessions import (
     agent,
+    driving,
     plan_comments,
     refresh_session,
     show_document,
     write_plan_document,
 )
-from deepseek_ls.lsp.uris import current_text, open_document, relpath_to_uri, uri_to_relpath
+from deepseek_ls.lsp.uris import current_text, uri_to_relpath
 
 log = logging.getLogger(__name__)
 
@@ -50,36 +46,6 @@ def editor_context(ls: DeepSeekServer, args: AskArgs) -> str | None:
     last = min(last, first + limit - 1, max(len(lines) - 1, 0))
     body = "\n".join(lines[first : last + 1])
     return f"File: {rel} (lines {first + 1}-{last + 1})\n```\n{body}\n```"
-
-
-@contextlib.asynccontextmanager
-async def driving(ls: DeepSeekServer, title: str, session_id: str | None) -> AsyncIterator[None]:
-    """Progress + cancellation for one agent call on `session_id`."""
-    task = asyncio.current_task()
-    watcher = None
-    if session_id and task is not None:
-        ls.session_tasks[session_id] = task
-        watcher = ls.tasks.spawn(_watch_state(ls, session_id), f"watch {session_id}")
-    try:
-        async with work_done(ls, title):
-            yield
-    finally:
-        if watcher is not None:
-            watcher.cancel()
-        if session_id and ls.session_tasks.get(session_id) is task:
-            ls.session_tasks.pop(session_id, None)
-
-
-async def _watch_state(ls: DeepSeekServer, session_id: str, interval: float = 0.2) -> None:
-    """`deepseek/status` on every state change while the agent works on the session
-    (the agent records state in memory; this reads it, it does not poll the disk)."""
-    last = (ls.session_views.get(session_id) or {}).get("state")
-    while True:
-        await asyncio.sleep(interval)
-        state = agent(ls).session_view(session_id).get("state")
-        if state != last:
-            last = state
-            refresh_session(ls, session_id, make_active=False)
 
 
 async def ask(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
@@ -162,79 +128,6 @@ def explain_routing(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     return agent(ls).explain_routing(session_id, decision_id=decision_id, step_id=step_id)
 
 
-# -- verification after the editor settled a step's hunks ---------------------------
-
-
-async def on_patch_settled(ls: DeepSeekServer, patch_id: str) -> None:
-    """When every hunk of a step is accepted or rejected, verify the step — once
-    the accepted changes are saved (verification runs on the files on disk)."""
-    info = ls.patch_info(patch_id)
-    if not info and ls.services is not None:
-        owner = ls.services.patches.get(patch_id).session_id
-        if owner:
-            refresh_session(ls, owner, make_active=False)
-            info = ls.patch_info(patch_id)
-    session_id, step_id = info.get("session_id"), info.get("step_id")
-    if not session_id or not step_id:
-        return
-    view = refresh_session(ls, session_id, make_active=False)
-    records = [p for p in view.get("patches", []) if p.get("step_id") == step_id]
-    if not all(set(p["applied"]) | set(p["rejected"]) >= set(p["hunk_ids"]) for p in records):
-        return
-    files = sorted({f for p in records if p["applied"] for f in p["files"]})
-    ls.pending_verification[session_id] = (step_id, files)
-    _verify_when_saved(ls, session_id)
-
-
-def unsaved(ls: DeepSeekServer, files: list[str]) -> list[str]:
-    """Files whose open buffer differs from the file on disk."""
-    out = []
-    for rel in files:
-        uri = relpath_to_uri(ls.root, rel)
-        doc = open_document(ls, uri)
-        if doc is None:
-            continue
-        path = ls.root / rel
-        try:
-            with open(path, encoding="utf-8", newline="") as fh:
-                on_disk = fh.read()
-        except OSError:
-            on_disk = None
-        if on_disk != doc.source:
-            out.append(rel)
-    return out
-
-
-def _verify_when_saved(ls: DeepSeekServer, session_id: str) -> None:
-    step_id, files = ls.pending_verification[session_id]
-    waiting = unsaved(ls, files)
-    if waiting:
-        ls.show_message(f"deepseek-ls: save {', '.join(waiting)} to verify the step.")
-        return
-    del ls.pending_verification[session_id]
-    ls.tasks.spawn(_complete_step(ls, session_id, step_id), f"verify step {step_id}")
-
-
-def on_saved(ls: DeepSeekServer, uri: str) -> None:
-    rel = uri_to_relpath(ls.root, uri) if ls.root else None
-    for session_id, (_, files) in list(ls.pending_verification.items()):
-        if rel in files and not unsaved(ls, files):
-            _verify_when_saved(ls, session_id)
-
-
-async def _complete_step(ls: DeepSeekServer, session_id: str, step_id: str) -> None:
-    outcome = None
-    try:
-        async with driving(ls, "DeepSeek: verifying", session_id):
-            outcome = await agent(ls).complete_step(session_id, step_id)
-    finally:
-        view = refresh_session(ls, session_id, make_active=False)
-    if view.get("state") == "Completed":
-        ls.show_message("deepseek-ls: plan complete — verification passed.")
-    elif outcome is not None and (outcome.status == "failed" or outcome.message):
-        ls.show_message(f"deepseek-ls: {outcome.message or outcome.status}", types.MessageType.Warning)
-
-
 def register(server: DeepSeekServer) -> None:
     from deepseek_ls.lsp.guard import command
 
@@ -245,5 +138,3 @@ def register(server: DeepSeekServer) -> None:
     command(server, names.CMD_REVISE_PLAN, revise_plan)
     command(server, names.CMD_SHOW_PLAN, show_plan)
     command(server, names.CMD_EXPLAIN_ROUTING, explain_routing)
-    server.patch_listeners.append(lambda patch_id: on_patch_settled(server, patch_id))
-    server.save_listeners.append(lambda uri: on_saved(server, uri))

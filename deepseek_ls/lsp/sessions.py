@@ -5,9 +5,10 @@ document, and the commands sessions / resume / cancel / undo plus the requests
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 from lsprotocol import types
 
@@ -16,6 +17,7 @@ from deepseek_ls.lsp.code_lens import plan_doc_relpath
 from deepseek_ls.lsp.edits import changed, refresh_lenses
 from deepseek_ls.lsp.params import OptionalSessionArgs, SessionArgs, parse_args
 from deepseek_ls.lsp.plan_doc import read_comments, render
+from deepseek_ls.lsp.progress import work_done
 from deepseek_ls.lsp.routing import explanation
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.uris import current_text, relpath_to_uri
@@ -92,6 +94,36 @@ def write_plan_document(ls: DeepSeekServer, session_id: str, plan: dict[str, Any
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render(session_id, plan, comments), encoding="utf-8")
     return path
+
+
+@contextlib.asynccontextmanager
+async def driving(ls: DeepSeekServer, title: str, session_id: str | None) -> AsyncIterator[None]:
+    """Progress + cancellation for one agent call on `session_id`."""
+    task = asyncio.current_task()
+    watcher = None
+    if session_id and task is not None:
+        ls.session_tasks[session_id] = task
+        watcher = ls.tasks.spawn(_watch_state(ls, session_id), f"watch {session_id}")
+    try:
+        async with work_done(ls, title):
+            yield
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+        if session_id and ls.session_tasks.get(session_id) is task:
+            ls.session_tasks.pop(session_id, None)
+
+
+async def _watch_state(ls: DeepSeekServer, session_id: str, interval: float = 0.2) -> None:
+    """`deepseek/status` on every state change while the agent works on the session
+    (the agent records state in memory; this reads it, it does not poll the disk)."""
+    last = (ls.session_views.get(session_id) or {}).get("state")
+    while True:
+        await asyncio.sleep(interval)
+        state = agent(ls).session_view(session_id).get("state")
+        if state != last:
+            last = state
+            refresh_session(ls, session_id, make_active=False)
 
 
 # -- commands ------------------------------------------------------------------

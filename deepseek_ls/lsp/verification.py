@@ -1,0 +1,88 @@
+"""Verification after the editor settled a step: when every hunk of a step is
+accepted or rejected, the agent completes the step (marks it, verifies when it
+was the last, recovers) — once the accepted files are saved, because
+verification runs on the files on disk."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from deepseek_ls.lsp.server import DeepSeekServer
+from deepseek_ls.lsp.sessions import agent, driving, refresh_session
+from deepseek_ls.lsp.uris import open_document, relpath_to_uri, uri_to_relpath
+
+
+
+async def on_patch_settled(ls: DeepSeekServer, patch_id: str) -> None:
+    """When every hunk of a step is accepted or rejected, verify the step — once
+    the accepted changes are saved (verification runs on the files on disk)."""
+    info = ls.patch_info(patch_id)
+    if not info and ls.services is not None:
+        owner = ls.services.patches.get(patch_id).session_id
+        if owner:
+            refresh_session(ls, owner, make_active=False)
+            info = ls.patch_info(patch_id)
+    session_id, step_id = info.get("session_id"), info.get("step_id")
+    if not session_id or not step_id:
+        return
+    view = refresh_session(ls, session_id, make_active=False)
+    records = [p for p in view.get("patches", []) if p.get("step_id") == step_id]
+    if not all(set(p["applied"]) | set(p["rejected"]) >= set(p["hunk_ids"]) for p in records):
+        return
+    files = sorted({f for p in records if p["applied"] for f in p["files"]})
+    ls.pending_verification[session_id] = (step_id, files)
+    _verify_when_saved(ls, session_id)
+
+
+def unsaved(ls: DeepSeekServer, files: list[str]) -> list[str]:
+    """Files whose open buffer differs from the file on disk."""
+    out = []
+    for rel in files:
+        uri = relpath_to_uri(ls.root, rel)
+        doc = open_document(ls, uri)
+        if doc is None:
+            continue
+        path = ls.root / rel
+        try:
+            with open(path, encoding="utf-8", newline="") as fh:
+                on_disk = fh.read()
+        except OSError:
+            on_disk = None
+        if on_disk != doc.source:
+            out.append(rel)
+    return out
+
+
+def _verify_when_saved(ls: DeepSeekServer, session_id: str) -> None:
+    step_id, files = ls.pending_verification[session_id]
+    waiting = unsaved(ls, files)
+    if waiting:
+        ls.show_message(f"deepseek-ls: save {', '.join(waiting)} to verify the step.")
+        return
+    del ls.pending_verification[session_id]
+    ls.tasks.spawn(_complete_step(ls, session_id, step_id), f"verify step {step_id}")
+
+
+def on_saved(ls: DeepSeekServer, uri: str) -> None:
+    rel = uri_to_relpath(ls.root, uri) if ls.root else None
+    for session_id, (_, files) in list(ls.pending_verification.items()):
+        if rel in files and not unsaved(ls, files):
+            _verify_when_saved(ls, session_id)
+
+
+async def _complete_step(ls: DeepSeekServer, session_id: str, step_id: str) -> None:
+    outcome = None
+    try:
+        async with driving(ls, "DeepSeek: verifying", session_id):
+            outcome = await agent(ls).complete_step(session_id, step_id)
+    finally:
+        view = refresh_session(ls, session_id, make_active=False)
+    if view.get("state") == "Completed":
+        ls.show_message("deepseek-ls: plan complete — verification passed.")
+    elif outcome is not None and (outcome.status == "failed" or outcome.message):
+        ls.show_message(f"deepseek-ls: {outcome.message or outcome.status}", types.MessageType.Warning)
+
+
+def register(server: DeepSeekServer) -> None:
+    server.patch_listeners.append(lambda patch_id: on_patch_settled(server, patch_id))
+    server.save_listeners.append(lambda uri: on_saved(server, uri))
