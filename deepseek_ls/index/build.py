@@ -17,6 +17,7 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -136,27 +137,48 @@ class _Analyser:
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
 
-    def results(self, items: Iterator[_Item]) -> Iterator[tuple[SourceFile, FileBytes | None, AnalysedFile | SkippedFile | None]]:
-        if self.pool is None:
-            for src, content in items:
-                yield src, content, None if content is None else analyse(
-                    src.path, content.data, max_file_bytes=self.max_file_bytes
-                )
-            return
-        in_flight: deque[tuple[list[_Item], Future]] = deque()
+    def results(
+        self, items: Iterator[_Item]
+    ) -> Iterator[tuple[SourceFile, FileBytes | None, AnalysedFile | SkippedFile | None]]:
+        in_flight: deque[tuple[list[_Item], Future | None]] = deque()
         while True:
-            chunk = list(itertools.islice(items, self.CHUNK))
+            chunk = list(itertools.islice(items, self.CHUNK if self.pool is not None else 1))
             if chunk:
-                work = [(src.path, content.data) for src, content in chunk if content is not None]
-                in_flight.append((chunk, self.pool.submit(analyse_batch, work, self.max_file_bytes)))
-            while in_flight and (not chunk or len(in_flight) > 2 * self.workers):
+                future = None
+                if self.pool is not None:
+                    try:
+                        future = self.pool.submit(analyse_batch, self._work(chunk), self.max_file_bytes)
+                    except (BrokenProcessPool, RuntimeError) as exc:
+                        self._give_up_on_workers(exc)
+                in_flight.append((chunk, future))
+            while in_flight and (not chunk or len(in_flight) > 2 * self.workers or self.pool is None):
                 done_chunk, future = in_flight.popleft()
-                analysed = iter(future.result())
+                analysed = iter(self._collect(done_chunk, future))
                 for src, content in done_chunk:
                     yield src, content, None if content is None else next(analysed)
             if not chunk:
                 return
+
+    def _work(self, chunk: list[_Item]) -> list[tuple[str, bytes]]:
+        return [(src.path, content.data) for src, content in chunk if content is not None]
+
+    def _collect(self, chunk: list[_Item], future: Future | None) -> list[AnalysedFile | SkippedFile]:
+        if future is not None:
+            try:
+                return future.result()
+            except BrokenProcessPool as exc:
+                self._give_up_on_workers(exc)
+        return analyse_batch(self._work(chunk), self.max_file_bytes)
+
+    def _give_up_on_workers(self, exc: BaseException) -> None:
+        """Workers can die (OOM killer) or fail to start (a `__main__` spawn cannot
+        re-import): finish the build in-process rather than fail it."""
+        if self.pool is not None:
+            log.warning("index build workers failed (%s); analysing files in this process", exc)
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = None
 
 
 def _manifest(

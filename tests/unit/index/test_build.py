@@ -112,3 +112,32 @@ def test_cancelling_a_parallel_build_stops_the_workers_and_leaves_nothing_behind
         index.build(progress=stop_early, cancel=cancel)
     assert index.status().state == "missing"
     assert not [p for p in index.dir.iterdir() if p.name.startswith("gen-")]
+
+
+def test_build_finishes_in_process_when_worker_processes_cannot_start(tmp_path):
+    """`python -` (script on stdin) cannot spawn workers: the build must still succeed."""
+    import subprocess
+    import sys
+
+    from deepseek_ls.index.build import PARALLEL_MIN_FILES
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    for i in range(PARALLEL_MIN_FILES + 20):
+        (root / f"m{i:03d}.py").write_text(f"def func_{i}():\n    pass\n")
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from deepseek_ls.config_models import IndexConfig\n"
+        "from deepseek_ls.index import CodeIndex\n"
+        "root = Path(sys.argv[1])\n"
+        "index = CodeIndex(root, root / '.deepseek', IndexConfig(build_workers=2))\n"
+        "print(index.build().total_files, index.query('func_77').hits[0].path)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-", str(root)], input=script, capture_output=True, text=True, timeout=180
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split()[0] == str(PARALLEL_MIN_FILES + 20)
+    assert proc.stdout.split()[1] == "m077.py"
+    assert "analysing files in this process" in proc.stderr
