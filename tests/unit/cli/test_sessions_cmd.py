@@ -82,3 +82,21 @@ def test_sessions_rebuild_restores_projections_from_the_logs(run_cli, empty_dir)
     assert json.loads(run_cli("sessions", "--json").stdout)[0]["state"] == "Bogus"
     rows = json.loads(run_cli("sessions", "--rebuild", "--json").stdout)
     assert [(r["session_id"], r["state"], r["event_count"]) for r in rows] == [(sid, "Idle", 4)]
+
+
+def test_a_real_ask_session_is_listed_and_replayed_from_its_log(run_cli, fake_deepseek):
+    # End to end: `ask` talks HTTP to the fake DeepSeek server and records its session;
+    # `sessions` and `replay` read it back from the event log.
+    fake_deepseek.add({"content": "It is loaded in config.py."})
+    env = {"DEEPSEEK_BASE_URL": fake_deepseek.base_url, "DEEPSEEK_API_KEY": "test-key"}
+    asked = run_cli("ask", "where is the config loaded?", env=env)
+    assert asked.returncode == 0, asked.stderr
+
+    (row,) = json.loads(run_cli("sessions", "--json").stdout)
+    assert (row["prompt"], row["state"]) == ("where is the config loaded?", "Completed")
+    replayed = json.loads(run_cli("replay", row["session_id"], "--json").stdout)
+    assert [(t["role"], t["content"]) for t in replayed["transcript"]] == [
+        ("user", "where is the config loaded?"), ("assistant", "It is loaded in config.py.")]
+    (call,) = replayed["llm_calls"]
+    assert call["role"] == row["mode"]
+    assert "test-key" not in (run_cli("replay", row["session_id"], "--json").stdout)
