@@ -267,6 +267,20 @@ H.run({
     end,
   },
   {
+    ":checkhealth deepseek checks the variable the server's config names for the key",
+    function()
+      vim.fn.mkdir(".deepseek", "p")
+      vim.fn.writefile({ "[llm]", 'api_key_env = "MY_DS_KEY"' }, ".deepseek/config.toml")
+      vim.env.MY_DS_KEY = "sk-from-my-var"
+      vim.cmd("checkhealth deepseek")
+      local text = H.text(0)
+      vim.cmd("bwipeout!")
+      vim.fn.delete(".deepseek/config.toml")
+      H.matches(text, "MY_DS_KEY is set", "the configured variable")
+      H.ok(not text:find("sk-from-my-var", 1, true), "its value is never shown")
+    end,
+  },
+  {
     ":checkhealth deepseek reports a missing server as an error",
     function()
       require("deepseek").setup({ cmd = { "/nonexistent/deepseek-ls", "serve" }, autostart = false })

@@ -20,8 +20,7 @@ function M.version_cmd(cmd)
 end
 
 local function check_neovim()
-  local v = vim.version()
-  local text = ("%d.%d.%d"):format(v.major, v.minor, v.patch)
+  local text = tostring(vim.version()) -- e.g. "0.11.4" or "0.12.0-dev"
   if vim.fn.has("nvim-0.10") ~= 1 then
     health.error("Neovim " .. text .. " is too old", { "deepseek.nvim needs Neovim 0.10 or newer" })
     return
@@ -54,15 +53,37 @@ local function check_server(cfg)
   end
 end
 
+--- The environment variable the server reads its key from (`llm.api_key_env`,
+--- asked from `deepseek-ls config show --json` in the current directory).
+local function api_key_env(cfg)
+  local argv = M.version_cmd(cfg.cmd)
+  argv[#argv] = nil -- drop "--version"
+  vim.list_extend(argv, { "config", "show", "--json" })
+  local ok, res = pcall(function()
+    return vim.system(argv, { text = true, env = cfg.cmd_env }):wait(10000)
+  end)
+  if ok and res.code == 0 then
+    local decoded_ok, data = pcall(vim.json.decode, res.stdout or "")
+    if decoded_ok and type(data) == "table" and type(data.api_key) == "table" and data.api_key.env then
+      return data.api_key.env, true
+    end
+  end
+  return "DEEPSEEK_API_KEY", false
+end
+
 local function check_api_key(cfg)
-  local from_cmd_env = cfg.cmd_env and cfg.cmd_env.DEEPSEEK_API_KEY
-  local value = from_cmd_env or vim.env.DEEPSEEK_API_KEY
+  local name, from_config = api_key_env(cfg)
+  if not from_config then
+    health.info("could not ask the server's config for llm.api_key_env; assuming DEEPSEEK_API_KEY")
+  end
+  local from_cmd_env = cfg.cmd_env and cfg.cmd_env[name]
+  local value = from_cmd_env or vim.env[name]
   if value and value ~= "" then
-    health.ok(("DEEPSEEK_API_KEY is set (%s; value not shown)"):format(from_cmd_env and "cmd_env" or "environment"))
+    health.ok(("%s is set (%s; value not shown)"):format(name, from_cmd_env and "cmd_env" or "environment"))
   else
-    health.warn("DEEPSEEK_API_KEY is not set in Neovim's environment", {
-      "export DEEPSEEK_API_KEY before starting Neovim, or set it in setup({ cmd_env = {...} })",
-      "the server can also read it from its config file: run `deepseek-ls config` to see where",
+    health.warn(("%s is not set in Neovim's environment"):format(name), {
+      "export " .. name .. " before starting Neovim, or set it in setup({ cmd_env = {...} })",
+      "the variable's name is the server's llm.api_key_env setting (see `deepseek-ls config show`)",
     })
   end
 end
