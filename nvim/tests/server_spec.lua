@@ -4,6 +4,10 @@ local H = dofile(vim.fs.dirname(arg[0]) .. "/helpers.lua")
 
 vim.cmd("packadd deepseek.nvim")
 
+-- "enable": setup() with vim.lsp.enable; "start": setup() with the 0.10
+-- vim.lsp.start path; "user": vim.lsp.config/enable by hand, no setup().
+local mode = vim.env.DEEPSEEK_START_MODE
+
 local function client()
   return require("deepseek.client").get()
 end
@@ -12,10 +16,14 @@ H.run({
   {
     "opening a workspace file starts deepseek-ls and completes initialize",
     function()
-      require("deepseek").setup({
-        cmd = { vim.env.DEEPSEEK_LS_BIN, "serve", "--stdio" },
-        use_lsp_enable = ({ ["1"] = true, ["0"] = false })[vim.env.DEEPSEEK_USE_LSP_ENABLE or ""],
-      })
+      local cmd = { vim.env.DEEPSEEK_LS_BIN, "serve", "--stdio" }
+      if mode == "user" then
+        -- No setup(): the Neovim 0.11+ way, with lsp/deepseek_ls.lua from the plugin.
+        vim.lsp.config("deepseek_ls", { cmd = cmd })
+        vim.lsp.enable("deepseek_ls")
+      else
+        require("deepseek").setup({ cmd = cmd, use_lsp_enable = mode == "enable" })
+      end
       vim.cmd("edit app.py")
       local buf = vim.api.nvim_get_current_buf()
       local c = H.wait(20000, function()
@@ -25,6 +33,20 @@ H.run({
       H.eq(c.server_info and c.server_info.name, "deepseek-ls", "serverInfo.name")
       H.eq(c.root_dir, vim.fn.getcwd(), "root_dir is the workspace (found by .git)")
       H.ok(c.server_capabilities.executeCommandProvider, "server offers executeCommand")
+    end,
+  },
+  {
+    "commands work without setup() and keep the user's vim.lsp.config",
+    function()
+      vim.cmd("DeepSeekCancel") -- no session yet: the server says so
+      H.wait(10000, function()
+        return H.notified("no session to cancel")
+      end, "the server's answer")
+      H.expect_error("no session to cancel")
+      if mode == "user" then
+        H.eq(vim.lsp.config.deepseek_ls.cmd[1], vim.env.DEEPSEEK_LS_BIN, "the user's cmd is kept")
+      end
+      H.ok(require("deepseek").configured, "configured after the first command")
     end,
   },
   {

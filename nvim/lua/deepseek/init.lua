@@ -97,7 +97,6 @@ function M.setup(opts)
   local cfg = config.resolve(opts)
   config.current = cfg
   M.configured = true
-  watch_progress()
   local use_enable = cfg.use_lsp_enable
   if use_enable == nil then
     use_enable = can_enable()
@@ -114,10 +113,25 @@ function M.setup(opts)
   end
 end
 
---- setup() with the defaults unless the user already called it (commands
---- and `vim.lsp.enable("deepseek_ls")` work without an explicit setup()).
+--- Whether the user started the server without setup() (vim.lsp.enable or a
+--- running client): then their vim.lsp.config must not be overwritten.
+local function started_by_user()
+  if require("deepseek.client").get() then
+    return true
+  end
+  return vim.lsp.is_enabled ~= nil and vim.lsp.is_enabled(protocol.client_name)
+end
+
+--- setup() with the defaults unless the user already called it, so the
+--- commands work without an explicit setup(). A server the user configured
+--- and enabled with vim.lsp.config/enable is left as it is.
 function M.ensure_setup()
-  if not M.configured then
+  if M.configured then
+    return
+  end
+  if started_by_user() then
+    M.configured = true
+  else
     M.setup({})
   end
 end
@@ -128,6 +142,7 @@ end
 function M.on_attach(client, bufnr)
   local cfg = config.current
   local diff = require("deepseek.diff")
+  watch_progress()
   local group = vim.api.nvim_create_augroup("deepseek.buf." .. bufnr, {})
   if cfg.codelens.enabled then
     vim.lsp.codelens.refresh({ bufnr = bufnr })

@@ -15,6 +15,10 @@ local M = {}
 ---@type deepseek.Status|nil
 M.current = nil
 
+--- The message of the approval prompt open right now (window/showMessageRequest), else nil.
+---@type string|nil
+M.awaiting_approval = nil
+
 --- token -> { title, message, percentage } of work in progress.
 ---@type table<string|integer, table>
 M.progress = {}
