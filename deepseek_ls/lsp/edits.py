@@ -21,8 +21,9 @@ from deepseek_ls.lsp import names
 from deepseek_ls.lsp.hunk_views import HunkView, HunkViews
 from deepseek_ls.lsp.params import AllArgs, FileArgs, HunkArgs, UriArgs, parse_args
 from deepseek_ls.lsp.server import DeepSeekServer
-from deepseek_ls.lsp.textedits import minimal_edits
 from deepseek_ls.lsp.uris import current_text, open_document, relpath_to_uri, uri_to_relpath
+from deepseek_ls.lsp.workspace_edit import FileTarget, UnsupportedEdit
+from deepseek_ls.lsp.workspace_edit import build as build_edit
 from deepseek_ls.ui_port import ApprovalRequest
 from deepseek_ls.workspace import STATE_DIR_NAME
 
@@ -88,28 +89,36 @@ def refresh_lenses(ls: DeepSeekServer) -> None:
 async def accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str], file: str) -> dict[str, Any]:
     """Apply `hunk_ids` (all in `file`) through the editor; the result says whether."""
     store = patch_store(ls)
+    patch = store.get(patch_id)
+    target = FileTarget.of(patch, file)
     uri = relpath_to_uri(ls.root, file)
-    text, version = current_text(ls, uri)
+    source_uri = relpath_to_uri(ls.root, target.source) if (ls.root / target.source).exists() else uri
+    text, version = current_text(ls, source_uri)
     merged = store.merge_hunks(patch_id, hunk_ids, file, text)
-    if not merged.ok:
-        message = (
-            f"deepseek-ls: not applied — {file} changed since the hunk was staged and the change "
-            f"conflicts with it. Nothing was modified; revise the step or edit by hand.\n{merged.conflict or ''}"
-        ).strip()
+
+    def refused(message: str) -> dict[str, Any]:  # nothing applied, nothing recorded
         ls.show_message(message, types.MessageType.Warning)
         return {"applied": False, "uri": uri, "version": version, "message": message, "hunk_ids": hunk_ids}
-    edit = _workspace_edit(ls, uri, version, text, merged.text or "", file)
+
+    if not merged.ok:
+        return refused(
+            f"deepseek-ls: not applied — {file} changed since the hunk was staged and the change "
+            f"conflicts with it. Nothing was modified; revise the step or edit by hand.\n{merged.conflict or ''}".strip()
+        )
+    removes_file = all(h.status == "accepted" or h.hunk_id in hunk_ids for h in patch.hunks_of(file))
+    try:
+        edit = build_edit(ls, target, version, text, merged.text or "", removes_file=removes_file)
+    except UnsupportedEdit as error:
+        return refused(f"deepseek-ls: not applied — {error}.")
     response = await ls.workspace_apply_edit_async(
         types.ApplyWorkspaceEditParams(edit=edit, label=f"deepseek: accept {len(hunk_ids)} hunk(s) in {file}")
     )
     if not response.applied:
         reason = response.failure_reason or "the editor refused the edit"
-        message = (
+        return refused(
             f"deepseek-ls: the editor did not apply the hunk to {file} ({reason}). Nothing was recorded; "
             "accept again to retry against the current buffer."
         )
-        ls.show_message(message, types.MessageType.Warning)
-        return {"applied": False, "uri": uri, "version": version, "message": message, "hunk_ids": hunk_ids}
     store.mark_applied(patch_id, hunk_ids, via="workspace/applyEdit")
     log.info("applied %s of %s to %s (version %s, 3-way=%s)", hunk_ids, patch_id, file, version, merged.merged)
     changed(ls, [file])
@@ -118,34 +127,6 @@ async def accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str],
     if merged.merged:
         result["message"] = "rebased onto your edits (3-way merge)"
     return result
-
-
-def _workspace_edit(
-    ls: DeepSeekServer, uri: str, version: int | None, old: str, new: str, file: str
-) -> types.WorkspaceEdit:
-    edits = [
-        types.TextEdit(
-            range=types.Range(
-                start=types.Position(line=e.start_line, character=e.start_char),
-                end=types.Position(line=e.end_line, character=e.end_char),
-            ),
-            new_text=e.new_text,
-        )
-        for e in minimal_edits(old, new)
-    ]
-    if not ls.client_supports("workspace", "workspace_edit", "document_changes"):
-        return types.WorkspaceEdit(changes={uri: edits})
-    changes: list[Any] = []
-    exists = open_document(ls, uri) is not None or (ls.root / file).exists()
-    if not exists:
-        changes.append(types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True)))
-    changes.append(
-        types.TextDocumentEdit(
-            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-            edits=edits,
-        )
-    )
-    return types.WorkspaceEdit(document_changes=changes)
 
 
 async def _after_settled(ls: DeepSeekServer, patch_id: str) -> None:

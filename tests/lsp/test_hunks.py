@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from lsp_harness import edited_text, expected_version, file_uri, lenses, open_doc, replace_all, run, text_edits
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from deepseek_ls.lsp import names
@@ -150,3 +151,55 @@ async def test_unknown_hunk_is_a_clear_error(editor, workspace: Path, staged) ->
     with pytest.raises(JsonRpcException, match="no hunk"):
         await run(client, names.CMD_ACCEPT_HUNK, {"patch_id": patch_id, "hunk_id": "nope"})
     assert any("no hunk" in m.message for m in client.messages)
+
+
+NEW_FILE = """--- /dev/null
++++ b/pkg/new.py
+@@ -0,0 +1,2 @@
++def fresh():
++    return 1
+"""
+DELETE_FILE = """--- a/old.py
++++ /dev/null
+@@ -1,2 +0,0 @@
+-def stale():
+-    return 0
+"""
+
+
+async def test_accepting_a_new_file_creates_it_in_the_editor(editor, workspace: Path, client_name: str) -> None:
+    client, state = editor
+    store = PatchStore(workspace, state_dir(workspace), policy=PathPolicy(workspace))
+    patch = store.stage(NEW_FILE)
+    uri = file_uri(workspace, "pkg/new.py")
+    result = await run(client, names.CMD_ACCEPT_FILE, {"patch_id": patch.patch_id, "uri": uri})
+    assert result["applied"] is True
+    edit = state.applied_edits[0].edit
+    if client_name == "visual-studio-code":
+        create, text_edit = edit.document_changes
+        assert isinstance(create, types.CreateFile) and create.uri == uri
+        assert text_edit.text_document.version is None
+        assert "".join(e.new_text for e in text_edit.edits) == "def fresh():\n    return 1\n"
+    else:  # no documentChanges: plain changes, which Neovim applies to a new buffer
+        assert "".join(e.new_text for e in edit.changes[uri]) == "def fresh():\n    return 1\n"
+    assert not (workspace / "pkg" / "new.py").exists()  # the editor creates it, not the server
+
+
+async def test_accepting_a_deletion_deletes_through_the_editor_or_says_how(
+    editor, workspace: Path, client_name: str
+) -> None:
+    client, state = editor
+    (workspace / "old.py").write_text("def stale():\n    return 0\n")
+    store = PatchStore(workspace, state_dir(workspace), policy=PathPolicy(workspace))
+    patch = store.stage(DELETE_FILE)
+    uri = file_uri(workspace, "old.py")
+    result = await run(client, names.CMD_ACCEPT_FILE, {"patch_id": patch.patch_id, "uri": uri})
+    if client_name == "visual-studio-code":
+        assert result["applied"] is True
+        (delete,) = state.applied_edits[0].edit.document_changes
+        assert isinstance(delete, types.DeleteFile) and delete.uri == uri
+    else:
+        assert result["applied"] is False and "deepseek-ls apply" in result["message"]
+        assert state.applied_edits == []
+        assert store.get(patch.patch_id).hunks[0].status == "pending"
+    assert (workspace / "old.py").exists()
