@@ -113,10 +113,13 @@ class DeepSeekServer(LanguageServer):
         return bool(node)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        # Errors of requests already reach the client in the response; others are
-        # logged here and shown, never raised into the IO loop.
-        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
-        super().report_server_error(error, source)
+        """pygls' hook for errors outside a request's response. Logged (and so
+        forwarded to `window/logMessage`); a failing notification handler is also
+        shown, since the person may be waiting on it. Never raises into the IO loop."""
+        name = getattr(source, "__name__", str(source))
+        log.error("server error (%s): %s", name, error)
+        if name == "FeatureNotificationError":
+            self.show_error(f"deepseek-ls: an editor notification could not be handled: {error}")
 
 
 def create_server() -> DeepSeekServer:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -91,3 +93,47 @@ async def test_browsing_files_creates_no_state(editor, workspace: Path) -> None:
     )
     assert hover is None
     assert not (workspace / ".deepseek").exists()
+
+
+def _frame(payload: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(payload) + payload
+
+
+def _read_message(stream) -> dict:
+    length = 0
+    while (line := stream.readline()) not in (b"\r\n", b""):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return json.loads(stream.read(length))
+
+
+def test_malformed_messages_do_not_kill_the_server(workspace: Path, server_env: dict[str, str]) -> None:
+    """Raw bytes on stdin (a typed client cannot send these): broken JSON, a JSON
+    array, then a real initialize that must still be answered."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deepseek_ls", "serve", "--stdio"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=server_env,
+    )
+    try:
+        proc.stdin.write(_frame(b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {'))
+        proc.stdin.write(_frame(b"[1, 2, 3]"))
+        init = {"jsonrpc": "2.0", "id": 2, "method": "initialize",
+                "params": {"processId": None, "rootUri": workspace.as_uri(), "capabilities": {}}}
+        proc.stdin.write(_frame(json.dumps(init).encode()))
+        proc.stdin.flush()
+        reply = _read_message(proc.stdout)
+        while "id" not in reply:  # notifications (e.g. logs) may come first
+            reply = _read_message(proc.stdout)
+        assert reply["id"] == 2 and reply["result"]["serverInfo"]["name"] == "deepseek-ls"
+        for message in ({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}, {"jsonrpc": "2.0", "method": "exit"}):
+            proc.stdin.write(_frame(json.dumps(message).encode()))
+        proc.stdin.flush()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+        proc.stdin.close()
+        stderr = proc.stderr.read().decode()
+        proc.stderr.close()
+    assert "Unable to handle message" in stderr or "server error" in stderr
