@@ -104,7 +104,10 @@ class EventLog:
     def append(self, kind: str, payload: Mapping[str, Any]) -> Event:
         """Validate, redact and durably append one event; return it with its seq_no."""
         clean = self._prepare(kind, payload)
-        body = json.dumps(clean, ensure_ascii=False, separators=(",", ":"))
+        try:
+            body = json.dumps(clean, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except ValueError as error:  # NaN / Infinity: not JSON, and never equal on replay
+            raise InvalidEvent(f"invalid {kind} payload: {error}") from None
         head = json.dumps(self.session_id), json.dumps(kind)
         with self._locked():
             self._check_tail()

@@ -86,6 +86,8 @@ def test_threads_sharing_one_log_never_reuse_a_seq_no(log_path):
         pytest.param("Nope@v1", {}, "unknown event kind", id="unknown-kind"),
         pytest.param("TurnAdded@v1", {"role": "robot"}, "invalid TurnAdded@v1 payload", id="bad-literal"),
         pytest.param("StepMarked@v1", {"plan_id": "p"}, "invalid StepMarked@v1 payload", id="missing-field"),
+        pytest.param("VerificationRun@v1", {"command": "pytest", "exit_code": 0, "ok": True,
+                                            "duration_ms": float("nan")}, "Out of range float", id="nan"),
     ],
 )
 def test_invalid_events_are_refused_and_nothing_is_written(log_path, kind, payload, message):
