@@ -13,6 +13,7 @@ from deepseek_ls.workspace import find_workspace_root, state_dir
 
 if TYPE_CHECKING:
     from deepseek_ls.config import LoadedConfig
+    from deepseek_ls.config_models import Config
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -103,7 +104,7 @@ class CliContext:
     loaded_config: "LoadedConfig"
 
     @property
-    def config(self):  # -> deepseek_ls.config_models.Config
+    def config(self) -> "Config":
         return self.loaded_config.config
 
 
