@@ -283,8 +283,12 @@ def incremental_update(
     cache: FileStateCache,
     *,
     paths: list[str] | None = None,
-) -> tuple[Manifest, BuildReport]:
-    """Re-index only what changed since `manifest` (all of the workspace, or `paths`)."""
+) -> tuple[Manifest, BuildReport, tantivy.IndexWriter | None]:
+    """Re-index only what changed since `manifest` (all of the workspace, or `paths`).
+
+    Returns the new manifest, the report, and the writer (None when nothing
+    changed), whose background merges the caller must `storage.settle()`.
+    """
     started = time.perf_counter()
     baseline, ignore_hash = manifest.baseline_commit, manifest.ignore_rules_hash
     changed: dict[str, tuple[SourceFile, FileBytes] | None] = {}  # None = remove
@@ -318,10 +322,11 @@ def incremental_update(
         unchanged = manifest if same else manifest.model_copy(
             update={"baseline_commit": baseline, "ignore_rules_hash": ignore_hash}
         )
-        return unchanged, BuildReport(
+        report = BuildReport(
             kind="update", total_files=len(manifest.files), seconds=time.perf_counter() - started,
             baseline_commit=baseline, generation=gen_dir.name,
         )
+        return unchanged, report, None
     writer = new_writer(open_index(gen_dir))
     batch = _Batch(writer, config, cache)
     batch.files = dict(manifest.file_map)
@@ -333,11 +338,14 @@ def incremental_update(
             removed.append(path)
         else:
             batch.add(*item)
-    storage = finish(writer, gen_dir, previous=manifest.storage)
+    # Do not wait for tantivy's merges here: below 10,000 documents its merge
+    # policy periodically rewrites the whole index (seconds), and a save must
+    # not wait for that. The caller settles the writer in the background.
+    storage = finish(writer, gen_dir, previous=manifest.storage, wait_merges=False)
     new_manifest = _manifest(batch.files, batch.skipped, baseline=baseline, ignore_hash=ignore_hash, storage=storage)
     report = BuildReport(
         kind="update", files_indexed=batch.count, bytes_indexed=batch.bytes, removed=removed,
         skipped=[s for s in new_manifest.skipped if s.path in changed], total_files=len(new_manifest.files),
         seconds=time.perf_counter() - started, baseline_commit=baseline, generation=gen_dir.name,
     )
-    return new_manifest, report
+    return new_manifest, report, writer

@@ -33,7 +33,7 @@ from .reader import ContentReader
 from .repo_map import overview_order, render
 from .schema import SCHEMA_VERSION
 from .sources import take_snapshot
-from .storage import StorageCorrupt, open_index, remove_generations, verify
+from .storage import StorageCorrupt, open_index, remove_generations, settle, verify
 from .symbols import Symbol
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,8 @@ class CodeIndex:
         self.sink = sink or NullSink()
         self.dir = Path(state_dir) / "index"
         self.manifest_path = self.dir / "manifest.json"
-        self._write_lock = FileLock(str(self.dir / "write.lock"))
+        self._write_lock = FileLock(str(self.dir / "write.lock"), thread_local=False)
+        self._writing = threading.Lock()
         self._mutex = threading.RLock()
         self._open: _Open | None = None
         self._fresh: tuple[float, bool] | None = None  # (checked at, fresh) for query()
@@ -88,8 +89,40 @@ class CodeIndex:
             return None
         return st.st_ino, st.st_mtime_ns, st.st_size
 
-    def _opened(self) -> _Open:
-        """The open index, reopened if another process (or we) rewrote the manifest."""
+    def _opened(self, *, wait_for_writers: bool = True) -> _Open:
+        """The open index, reopened if another process (or we) rewrote the manifest.
+
+        A mismatch seen while a write is in flight (here or in another process)
+        may be that write half-recorded: wait for it and look again before
+        calling the index corrupt.
+        """
+        try:
+            return self._open_once()
+        except IndexUnavailable as exc:
+            if not wait_for_writers or exc.status.state != "corrupt" or not self._wait_for_writers():
+                raise
+            return self._open_once()
+
+    def _wait_for_writers(self) -> bool:
+        """True if a writer was in flight (and has now finished)."""
+        busy = not self._writing.acquire(blocking=False)
+        if busy:
+            self.wait_idle(self.lock_timeout)
+        else:
+            self._writing.release()
+        probe = FileLock(str(self.dir / "write.lock"), thread_local=False)
+        try:
+            probe.acquire(timeout=0)
+        except Timeout:
+            busy = True
+            try:
+                probe.acquire(timeout=self.lock_timeout)
+            except Timeout:
+                return True  # still busy: let the caller look again anyway
+        probe.release()
+        return busy
+
+    def _open_once(self) -> _Open:
         stamp = self._stamp()
         current = self._open
         if current is not None and current.stamp == stamp:
@@ -124,18 +157,19 @@ class CodeIndex:
             self._glob_cache.clear()
             return self._open
 
-    def _adopt(self, manifest: Manifest, index: tantivy.Index | None = None, *, whole_workspace: bool) -> None:
+    def _adopt(self, manifest: Manifest, index: tantivy.Index | None = None, *, fresh: object = None) -> None:
         """Switch to a manifest we just wrote (no need to re-verify our own files).
 
-        After looking at the whole workspace the index is fresh; after updating
-        some paths only, freshness is unknown until the next check."""
+        `fresh`: True (we just looked at the whole workspace), None (unknown), or
+        a previous `(checked_at, fresh)` value to keep."""
         save_manifest(self.manifest_path, manifest)
         if index is None:
             index = open_index(self.dir / manifest.storage.generation)
         index.reload()
-        self._open = _Open(manifest, index, self._stamp() or (0, 0, 0))
-        self._fresh = (time.monotonic(), True) if whole_workspace else None
-        self._glob_cache.clear()
+        with self._mutex:
+            self._open = _Open(manifest, index, self._stamp() or (0, 0, 0))
+            self._fresh = (time.monotonic(), True) if fresh is True else fresh  # type: ignore[assignment]
+            self._glob_cache.clear()
 
     def _filestate(self) -> FileStateCache:
         """Loaded once per instance: it is only an accelerator, so another process's
@@ -145,31 +179,54 @@ class CodeIndex:
         return self._cache
 
     # ---- writing -------------------------------------------------------------------------
+    #
+    # One writer at a time: `_writing` (in this process) then `write.lock` (across
+    # processes). Both can be released by another thread than the one that took
+    # them, because an update hands them to a background thread that waits for
+    # tantivy's segment merges and records their result (see `_settle`).
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        """The cross-process write lock (one writer per index)."""
+    def _begin_write(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
+        if not self._writing.acquire(timeout=self.lock_timeout):
+            raise IndexBusy(f"this process has been writing the index for over {self.lock_timeout:.0f}s")
         try:
             self._write_lock.acquire(timeout=self.lock_timeout)
         except Timeout:
+            self._writing.release()
             raise IndexBusy(
                 f"another process has been writing the index for over {self.lock_timeout:.0f}s "
                 f"({self.dir / 'write.lock'})"
             ) from None
+
+    def _end_write(self) -> None:
+        self._write_lock.release()
+        self._writing.release()
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the write locks for the block."""
+        self._begin_write()
         try:
             yield
         finally:
-            self._write_lock.release()
+            self._end_write()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until no write of this instance is in flight (background merges
+        included). True when idle. Call before exiting to leave a tidy index."""
+        if not self._writing.acquire(timeout=-1 if timeout is None else timeout):
+            return False
+        self._writing.release()
+        return True
 
     def build(self, progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> BuildReport:
         """Index the whole workspace from scratch (a new generation). Cancellable."""
-        with self._mutex, self._locked():
+        with self._locked():
             cache = self._filestate()
             snapshot = take_snapshot(self.root, self.config.exclude)
             manifest, report = full_build(self.dir, snapshot, self.config, cache, progress=progress, cancel=cancel)
             cache.forget_except(set(snapshot.files))
-            self._adopt(manifest, whole_workspace=True)
+            self._adopt(manifest, fresh=True)
             cache.save()
             remove_generations(self.dir, keep=manifest.storage.generation)
             log.info("index built: %d files in %.2fs", report.total_files, report.seconds)
@@ -178,6 +235,8 @@ class CodeIndex:
     def update(self, paths: list[str | Path] | None = None) -> BuildReport:
         """Re-index what changed: everything (`paths=None`) or just `paths` (on save).
 
+        Returns once the change is committed and searchable; tantivy's segment
+        merges finish in a background thread (the next write waits for them).
         A missing or corrupt index is rebuilt in full instead.
         """
         try:
@@ -188,18 +247,47 @@ class CodeIndex:
         rels = None if paths is None else self._relative(paths)
         if rels is not None and any((self.root / r).is_dir() for r in rels):
             rels = None  # a directory event: look at everything
-        with self._mutex, self._locked():
-            current = self._opened()
+        self._begin_write()
+        handed_off = False
+        try:
+            current = self._opened(wait_for_writers=False)
             cache = self._filestate()
-            manifest, report = incremental_update(
+            manifest, report, writer = incremental_update(
                 self.dir, self.root, current.manifest, self.config, cache, paths=rels
             )
             if manifest is not current.manifest:
-                self._adopt(manifest, current.index, whole_workspace=rels is None)
+                # After looking at the whole workspace the index is fresh; after some
+                # paths only, freshness is unknown until the next check.
+                self._adopt(manifest, current.index, fresh=True if rels is None else None)
             elif rels is None:
                 self._fresh = (time.monotonic(), True)
             cache.save()
+            if writer is not None:
+                threading.Thread(
+                    target=self._settle, args=(writer, manifest), name="deepseek-index-merge", daemon=False
+                ).start()
+                handed_off = True
             return report
+        finally:
+            if not handed_off:
+                self._end_write()
+
+    def _settle(self, writer: tantivy.IndexWriter, manifest: Manifest) -> None:
+        """Background: wait for the update's merges, record the files they left, release the locks."""
+        try:
+            storage = settle(writer, self.dir / manifest.storage.generation, manifest.storage)
+            if storage != manifest.storage:
+                current = self._open
+                self._adopt(
+                    manifest.model_copy(update={"storage": storage}),
+                    current.index if current is not None else None,
+                    fresh=self._fresh,
+                )
+        except Exception:  # noqa: BLE001 - the next open sees the mismatch and rebuilds
+            log.exception("finishing index merges failed")
+        finally:
+            del writer
+            self._end_write()
 
     def _relative(self, paths: list[str | Path]) -> list[str]:
         out = []

@@ -56,12 +56,26 @@ def new_writer(index: tantivy.Index) -> tantivy.IndexWriter:
     return index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
 
 
-def finish(writer: tantivy.IndexWriter, directory: Path, previous: Storage | None = None) -> Storage:
-    """Commit, wait for merges, and describe the resulting files."""
+def finish(
+    writer: tantivy.IndexWriter, directory: Path, previous: Storage | None = None, *, wait_merges: bool = True
+) -> Storage:
+    """Commit and describe the resulting files.
+
+    With `wait_merges=False` the description is of the committed state while
+    tantivy may still be merging segments in the background; the caller must
+    then `settle()` the writer (under the write lock) and record the result.
+    """
     opstamp = writer.commit()
     writer.garbage_collect_files()
-    writer.wait_merging_threads()
+    if wait_merges:
+        writer.wait_merging_threads()
     return describe(directory, opstamp, previous)
+
+
+def settle(writer: tantivy.IndexWriter, directory: Path, storage: Storage) -> Storage:
+    """Wait for the writer's merges to end; the files as they are then."""
+    writer.wait_merging_threads()
+    return describe(directory, storage.opstamp, storage)
 
 
 def _live_files(directory: Path) -> tuple[dict, list[Path]]:

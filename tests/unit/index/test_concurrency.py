@@ -54,3 +54,21 @@ def test_a_reader_follows_a_rebuild_done_by_another_process(workspace, make_inde
     hits = reader.query("added_by_other_process").hits
     assert [h.path for h in hits] == ["late.py"]
     assert reader._opened().manifest.storage.generation != old_generation
+
+
+def test_many_saves_trigger_background_merges_and_the_index_stays_verifiable(workspace, make_index):
+    """tantivy merges segments after about every 8th commit; updates return
+    without waiting and record the merged files afterwards. Another reader
+    opening at any moment must find a consistent index, never a corrupt one."""
+    index = make_index(workspace)
+    index.build()
+    for i in range(20):
+        (workspace / "app" / "config.py").write_text(f"def save_number_{i}():\n    pass\n")
+        index.update(["app/config.py"])
+        other = make_index(workspace)  # "another process" opening right now
+        assert other.status().state == "fresh"
+        assert [h.path for h in other.query(f"save_number_{i}").hits] == ["app/config.py"]
+    assert index.wait_idle(timeout=60)
+    settled = make_index(workspace)._opened().manifest.storage
+    segments = {name.split(".")[0] for name in settled.files if name != "meta.json"}
+    assert len(segments) < 8  # merges happened and were recorded
