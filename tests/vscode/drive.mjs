@@ -122,6 +122,7 @@ async function flow(page) {
   step("plan-lenses");
   if (config.expectStatus) await expectStatus(page, config.expectStatus);
   await shot(page, "plan-lenses");
+  if (config.thenSettings) await changeSettingsAndPlanAgain(page);
   if (config.stopAfterPlan) return;
 
   await stepLens.click();
@@ -196,6 +197,34 @@ async function expectStatus(page, want) {
   result.statusBackground = await page.locator('.statusbar-item[id$="deepseek.status"]').first().evaluate((el) => getComputedStyle(el).backgroundColor);
   result.statusBarBackground = await page.locator(".part.statusbar").first().evaluate((el) => getComputedStyle(el).backgroundColor);
   step("status-shows-profile");
+}
+
+/**
+ * Edit the user's settings.json in the editor as a person would (Preferences:
+ * Open User Settings (JSON), replace, save); the extension sends
+ * workspace/didChangeConfiguration and the next plan uses the new value.
+ */
+async function changeSettingsAndPlanAgain(page) {
+  const current = JSON.parse(fs.readFileSync(config.settingsFile, "utf8"));
+  await palette(page, "Preferences: Open User Settings (JSON)");
+  await page.locator(".tab.active", { hasText: "settings.json" }).waitFor({ timeout: T });
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+A");
+  await page.keyboard.press("Delete");
+  await page.keyboard.insertText(JSON.stringify({ ...current, ...config.thenSettings }));
+  await page.keyboard.press("Control+Shift+End"); // drop whatever auto-closing added after the cursor
+  await page.keyboard.press("Delete");
+  await page.keyboard.press("Control+S");
+  // The extension updates the status bar once it has sent workspace/didChangeConfiguration.
+  await expectStatus(page, config.thenForced);
+  result.settingsSaved = JSON.parse(fs.readFileSync(config.settingsFile, "utf8"));
+  step("settings-changed");
+  await page.locator(".tab.active .tab-actions .codicon-close").first().click();
+  await page.locator(".tab.active", { hasText: path.basename(config.file) }).waitFor({ timeout: T });
+  await palette(page, "DeepSeek: Plan…");
+  await answerInputBox(page, config.prompt);
+  await expectStatus(page, config.thenStatus);
+  result.statusAfterChange = result.status;
 }
 
 /** Ask: the answer streams into the "DeepSeek Stream" output channel. */

@@ -57,7 +57,7 @@ SCRIPT = [
 ]
 
 
-def test_router_mode_setting_reaches_the_server_and_the_status_bar_shows_max_think(
+def test_router_mode_setting_reaches_the_server_at_start_and_on_change(
     code_server, vscode_tools, workspace, artifacts, fake_deepseek_process
 ):
     (workspace / "app.py").write_text(ORIGINAL)
@@ -65,14 +65,19 @@ def test_router_mode_setting_reaches_the_server_and_the_status_bar_shows_max_thi
     cs = code_server({"DEEPSEEK_API_KEY": "test-key", "DEEPSEEK_BASE_URL": fake.base_url},
                      settings={"deepseek.router.mode": "max-think"})
     run = drive(vscode_tools, cs, artifacts, "flow", file="app.py", prompt="convert add and sub arguments to int",
-                expectStatus="max-think", stopAfterPlan=True)
+                expectStatus="max-think", thenSettings={"deepseek.router.mode": "fast"},
+                thenForced="(router forced: fast)", thenStatus="· fast",
+                stopAfterPlan=True)
     assert run.returncode == 0, run.output
     # Every drive first waits for the server and makes a command round trip (deepseek.sessions).
     assert run.step_names()[:3] == ["workbench", "server-running", "command-round-trip"], run.result
     assert "failed" not in run.result["sessionsReply"], run.result
-    assert "max-think" in run.result["status"], run.result
+    assert "settings-changed" in run.step_names(), run.result
+    assert "fast" in run.result["statusAfterChange"], run.result
+    assert run.result["settingsSaved"]["deepseek.router.mode"] == "fast", run.result
+    # initializationOptions forced max_think for the first plan; didChangeConfiguration forced fast for the second.
     models = [(r.get("body") or {}).get("model") for r in fake.requests()]
-    assert models and set(models) == {"deepseek-reasoner"}, models  # the max_think profile, forced by the setting
+    assert models == ["deepseek-reasoner", "deepseek-chat"], models
 
 
 def test_plan_run_step_accept_one_hunk_reject_the_other(

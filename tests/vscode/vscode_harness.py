@@ -58,6 +58,10 @@ class CodeServer:
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
+    def settings_file(self) -> Path:
+        return self._dirs()[1] / "User" / "settings.json"
+
+    @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/?folder={self.workspace}"
 
@@ -83,7 +87,7 @@ class CodeServer:
             "git.enabled": False,
             **self.extra_settings,
         }
-        (data / "User" / "settings.json").write_text(json.dumps(settings, indent=2))
+        self.settings_file.write_text(json.dumps(settings, indent=2))
         base = [str(self.tools.code_server), "--extensions-dir", str(extensions), "--user-data-dir", str(data)]
         run_checked([*base, "--install-extension", str(self.tools.vsix), "--force"], self.home, timeout=120)
         config = self.home / "code-server.yaml"
@@ -156,6 +160,7 @@ def drive(tools: Tools, cs: CodeServer, artifacts: Path, scenario: str, *, timeo
         "artifacts": str(artifacts),
         "scenario": scenario,
         "nodeModulesFrom": str(CLIENT),
+        "settingsFile": str(cs.settings_file),
         "timeoutMs": 60000,
         **extra,
     }

@@ -6,12 +6,17 @@ import * as vscode from "vscode";
 import { registerCommands } from "./commands";
 import { InlineDiff } from "./inlineDiff";
 import { Notifications, Requests, type Status, type StreamParams } from "./protocol";
-import { ServerManager } from "./server";
+import { ServerManager, currentSettings } from "./server";
 import { SECTION, needsRestart } from "./settings";
 import { StatusBar } from "./statusBar";
 import { StreamPanel } from "./streamPanel";
 
 let server: ServerManager | undefined;
+
+function forcedProfile(): string {
+  const mode = currentSettings().routerMode;
+  return mode === "auto" ? "" : mode;
+}
 
 export interface ExtensionApi {
   server: ServerManager;
@@ -52,12 +57,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration(SECTION)) return;
-      if (needsRestart((key) => e.affectsConfiguration(key))) void server?.restart();
-      else void server?.pushSettings();
+      const applied = needsRestart((key) => e.affectsConfiguration(key)) ? server?.restart() : server?.pushSettings();
+      // The status bar shows the new router mode once the server has been told.
+      void Promise.resolve(applied).finally(() => statusBar.setForcedProfile(forcedProfile()));
     }),
     ...registerCommands({ context, server, inlineDiff, statusBar, stream }),
   );
 
+  statusBar.setForcedProfile(forcedProfile());
   await server.start();
   return { server };
 }

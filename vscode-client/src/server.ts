@@ -130,9 +130,9 @@ export class ServerManager implements ServerApi, vscode.Disposable {
   /** Push the current settings to a running server (`workspace/didChangeConfiguration`). */
   async pushSettings(): Promise<void> {
     if (!this.client || !this.running) return;
-    await this.client.sendNotification("workspace/didChangeConfiguration", {
-      settings: { [SECTION]: initializationOptions(currentSettings()) },
-    });
+    const overrides = initializationOptions(currentSettings());
+    this.output.appendLine(`DeepSeek: settings changed; sending ${JSON.stringify(overrides)}`);
+    await this.client.sendNotification("workspace/didChangeConfiguration", { settings: { [SECTION]: overrides } });
   }
 
   private fail(message: string): void {

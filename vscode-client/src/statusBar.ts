@@ -46,9 +46,14 @@ export function routingSummary(d: RoutingExplanation): string {
 }
 
 /** What the item shows for a server state and the last `Status` it sent. */
-export function describeStatus(server: ServerState, status: Status | undefined): StatusView {
+export function describeStatus(server: ServerState, status: Status | undefined, forcedProfile = ""): StatusView {
   const view = describe(server, status);
-  return { ...view, label: view.text.replace(/\$\([^)]*\)\s*/g, "") + (server === "running" ? " (server running)" : ` (server ${server})`) };
+  const forced = forcedProfile ? ` (router forced: ${forcedProfile})` : "";
+  const tooltip = forcedProfile
+    ? `${view.tooltip}\nThe deepseek.router.mode setting forces the ${forcedProfile} profile.`
+    : view.tooltip;
+  const label = view.text.replace(/\$\([^)]*\)\s*/g, "") + forced + (server === "running" ? " (server running)" : ` (server ${server})`);
+  return { ...view, tooltip, label };
 }
 
 function describe(server: ServerState, status: Status | undefined): Omit<StatusView, "label"> {
@@ -79,6 +84,7 @@ export interface StatusItemLike {
 
 export class StatusBar {
   private server: ServerState = "starting";
+  private forcedProfile = "";
   private last: Status | undefined;
 
   constructor(
@@ -95,6 +101,12 @@ export class StatusBar {
     return this.last;
   }
 
+  /** The profile the settings force ("" for auto), shown in the tooltip. */
+  setForcedProfile(profile: string): void {
+    this.forcedProfile = profile;
+    this.render();
+  }
+
   setServerState(state: ServerState): void {
     this.server = state;
     this.render();
@@ -106,7 +118,7 @@ export class StatusBar {
   }
 
   private render(): void {
-    const view = describeStatus(this.server, this.last);
+    const view = describeStatus(this.server, this.last, this.forcedProfile);
     this.item.text = view.text;
     this.item.tooltip = view.tooltip;
     this.item.backgroundColor = view.highlighted ? this.highlightColor : undefined;

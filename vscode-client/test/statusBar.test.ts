@@ -41,6 +41,13 @@ test("the last profile is shown as people write it, highlighted only while max-t
   assert.equal(v.highlighted, false);
 });
 
+test("a profile forced by the settings is in the tooltip and the label", () => {
+  const v = describeStatus("running", { session_id: "s1", state: "Idle", profile: "fast", max_think_active: false }, "max-think");
+  assert.equal(v.label, "DeepSeek: idle · fast (router forced: max-think) (server running)");
+  assert.match(v.tooltip, /forces the max-think profile/);
+  assert.doesNotMatch(describeStatus("running", undefined).tooltip, /forces/);
+});
+
 test("a failed server says how to retry", () => {
   assert.match(describeStatus("failed", undefined).tooltip, /Restart Server/);
 });
