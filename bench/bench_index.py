@@ -151,10 +151,14 @@ def main() -> int:
             update_times.append(time.perf_counter() - t0)
             update_cpu.append(time.process_time() - c0)
         assert index.query(f"bench_added_{len(victims) - 1}").hits, "update did not land"
-        print(f"incremental update of one file (on save), {len(update_times)} runs: "
-              f"p50 {ms(statistics.median(update_times))}, max {ms(max(update_times))} "
-              f"(our CPU p50 {ms(statistics.median(update_cpu))}; the rest is tantivy's commit: fsync, threads)  "
-              f"[target < 100 ms]")
+        t0 = time.perf_counter()
+        index.wait_idle()
+        settle = time.perf_counter() - t0
+        print(f"incremental update of one file (on save, back to back), {len(update_times)} runs: "
+              f"p50 {ms(statistics.median(update_times))}, p90 {ms(percentile(update_times, 90))}, "
+              f"max {ms(max(update_times))}; our CPU p50 {ms(statistics.median(update_cpu))} (the rest is "
+              f"tantivy's commit, and waiting for the previous update's background merge)  [target < 100 ms]")
+        print(f"background merges settled {ms(settle)} after the last update returned")
 
         status_times = []
         for _ in range(5):
@@ -167,6 +171,7 @@ def main() -> int:
         t0 = time.perf_counter()
         index.update()
         print(f"update with change detection (paths=None, 1 file changed): {ms(time.perf_counter() - t0)}")
+        index.wait_idle()  # let the background merge finish before the directory goes away
     return 0
 
 
