@@ -54,6 +54,9 @@ H.run({
     function()
       S.plan(buf, "make greet use an f-string and make add convert its arguments", "1,2")
       H.ok(H.notified("plan ready: 1 step"), "one step planned: " .. vim.inspect(H.messages()))
+      H.wait(10000, function()
+        return table.concat(S.displayed_lenses(buf), "\n"):find("Step 1", 1, true)
+      end, "the step lens drawn in the buffer")
     end,
   },
   {

@@ -56,6 +56,21 @@ function S.find_lens(bufnr, plain)
   end
 end
 
+--- The lens texts Neovim draws in `bufnr` (virtual text of any namespace).
+function S.displayed_lenses(bufnr)
+  local texts = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(bufnr, -1, 0, -1, { details = true })) do
+    local chunks = m[4].virt_text or {}
+    local text = table.concat(vim.tbl_map(function(c)
+      return c[1]
+    end, chunks))
+    if text ~= "" then
+      table.insert(texts, text)
+    end
+  end
+  return texts
+end
+
 --- setup() with the venv's server, open app.py, wait for initialize.
 ---@return integer bufnr
 function S.start(opts)
