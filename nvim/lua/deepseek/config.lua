@@ -9,7 +9,7 @@ local M = {}
 ---@field cmd string[] Server command (argv); started over stdio.
 ---@field cmd_env table<string,string>|nil Extra environment for the server process.
 ---@field root_markers string[] Files/dirs that mark a workspace root.
----@field filetypes string[]|nil Filetypes to attach to; nil attaches to every file buffer.
+---@field filetypes string[]|nil Filetypes to attach to; nil: every file buffer with a filetype (clients start on FileType).
 ---@field autostart boolean Start the server when a matching buffer opens.
 ---@field init_options table Sent as `initializationOptions` (server settings).
 ---@field codelens { enabled: boolean, events: string[] }
