@@ -11,6 +11,7 @@ const config = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const require = createRequire(path.resolve(config.nodeModulesFrom, "package.json"));
 const { chromium } = require("playwright-core");
 const T = config.timeoutMs ?? 60000;
+// Selectors below start at ".part.editor": the output panel is a Monaco editor too.
 const result = { steps: [], screenshots: [] };
 const started = Date.now();
 
@@ -53,17 +54,17 @@ async function answerInputBox(page, text) {
 }
 
 function lens(page, re) {
-  return page.locator(".monaco-editor .codelens-decoration a", { hasText: re });
+  return page.locator(".part.editor .monaco-editor .codelens-decoration a", { hasText: re });
 }
 
 async function lensTitles(page) {
-  return page.$$eval(".monaco-editor .codelens-decoration a", (els) => els.map((e) => e.textContent.trim()));
+  return page.$$eval(".part.editor .monaco-editor .codelens-decoration a", (els) => els.map((e) => e.textContent.trim()));
 }
 
 /** Inline-diff decorations, per editor line: struck-through (removed) lines and lines carrying ghost text. */
 async function decorations(page) {
   return page.evaluate(() => {
-    const lines = [...document.querySelectorAll(".monaco-editor .view-lines .view-line")];
+    const lines = [...document.querySelectorAll(".part.editor .monaco-editor .view-lines .view-line")];
     const struck = lines.filter((l) => [...l.querySelectorAll("span")].some((s) => getComputedStyle(s).textDecorationLine.includes("line-through")));
     const ghostOf = (l) =>
       [...l.querySelectorAll("span")]
@@ -107,7 +108,7 @@ async function openFile(page, rel) {
   await input.fill(rel);
   await page.locator(".quick-input-widget .monaco-list-row", { hasText: path.basename(rel) }).first().waitFor({ timeout: T });
   await input.press("Enter");
-  await page.locator(".monaco-editor .view-lines").first().waitFor({ state: "visible", timeout: T });
+  await page.locator(".part.editor .monaco-editor .view-lines").first().waitFor({ state: "visible", timeout: T });
   await page.locator(".editor-group-container .tab.active", { hasText: path.basename(rel) }).waitFor({ timeout: T });
 }
 
@@ -129,7 +130,7 @@ async function flow(page) {
   await lens(page, /^Accept$/).nth(1).waitFor({ state: "visible", timeout: T });
   result.hunkLenses = await lensTitles(page);
   await page.waitForFunction(
-    () => [...document.querySelectorAll(".monaco-editor .view-lines span span")].some((s) => getComputedStyle(s).textDecorationLine.includes("line-through")),
+    () => [...document.querySelectorAll(".part.editor .monaco-editor .view-lines span span")].some((s) => getComputedStyle(s).textDecorationLine.includes("line-through")),
     null,
     { timeout: T },
   );
@@ -156,17 +157,17 @@ async function flow(page) {
   const accepts = await lens(page, /^Accept$/).count();
   result.acceptLensesBefore = accepts;
   await lens(page, /^Accept$/).first().click();
-  await page.waitForFunction((n) => [...document.querySelectorAll(".monaco-editor .codelens-decoration a")].filter((a) => a.textContent.trim() === "Accept").length < n, accepts, { timeout: T });
+  await page.waitForFunction((n) => [...document.querySelectorAll(".part.editor .monaco-editor .codelens-decoration a")].filter((a) => a.textContent.trim() === "Accept").length < n, accepts, { timeout: T });
   result.lensesAfterAccept = await lensTitles(page);
   step("first-hunk-accepted");
   await shot(page, "accepted-one");
 
   // Reject the other with the keybinding, the cursor on its line.
-  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.locator(".part.editor .monaco-editor .view-lines").first().click();
   await page.keyboard.press("Control+G");
   await answerInputBox(page, `:${config.rejectLine}`);
   await page.keyboard.press("Control+Alt+N");
-  await page.waitForFunction(() => ![...document.querySelectorAll(".monaco-editor .codelens-decoration a")].some((a) => /^(Accept|Reject)$/.test(a.textContent.trim())), null, { timeout: T });
+  await page.waitForFunction(() => ![...document.querySelectorAll(".part.editor .monaco-editor .codelens-decoration a")].some((a) => /^(Accept|Reject)$/.test(a.textContent.trim())), null, { timeout: T });
   result.decorationsAfter = await decorations(page);
   step("second-hunk-rejected-by-keybinding");
 
@@ -208,7 +209,7 @@ async function changeSettingsAndPlanAgain(page) {
   const current = JSON.parse(fs.readFileSync(config.settingsFile, "utf8"));
   await palette(page, "Preferences: Open User Settings (JSON)");
   await page.locator(".tab.active", { hasText: "settings.json" }).waitFor({ timeout: T });
-  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.locator(".part.editor .monaco-editor .view-lines").first().click();
   await page.keyboard.press("Control+A");
   await page.keyboard.press("Delete");
   await page.keyboard.insertText(JSON.stringify({ ...current, ...config.thenSettings }));
