@@ -67,6 +67,9 @@ class CodeIndex:
     def __init__(self, root: Path, state_dir: Path, config: IndexConfig | None = None, *, sink: EventSink | None = None):
         self.root = Path(root).resolve()
         self.config = config or IndexConfig()
+        # Accepted for the common service signature; store/events.py has no index
+        # event kinds yet, so nothing is emitted (queries made by the agent are
+        # recorded by the tool host as ToolResult events).
         self.sink = sink or NullSink()
         self.dir = Path(state_dir) / "index"
         self.manifest_path = self.dir / "manifest.json"
