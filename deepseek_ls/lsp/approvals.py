@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from deepseek_ls.lsp import names
-from deepseek_ls.lsp.params import ApproveArgs, DenyArgs, parse_args
+from deepseek_ls.lsp import params
 from deepseek_ls.lsp.progress import ProgressTokens, stream
-from deepseek_ls.ui_port import ApprovalAnswer, ApprovalDecision, ApprovalRequest, StreamChannel
 
 if TYPE_CHECKING:
     from deepseek_ls.lsp.server import DeepSeekServer
+    from deepseek_ls.ui_port import ApprovalAnswer, ApprovalDecision, ApprovalRequest, StreamChannel
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,8 @@ class ApprovalBroker:
                 f"No pending approval {request_id!r}; it was already answered or cancelled. "
                 "List the waiting ones with deepseek/pendingApprovals."
             )
+        from deepseek_ls.ui_port import ApprovalDecision  # pydantic: loaded after start-up
+
         decision = ApprovalDecision(request_id=request_id, answer=answer, reason=reason)
         entry[1].set_result(decision)
         return decision
@@ -148,19 +150,19 @@ def _broker(ls: DeepSeekServer) -> ApprovalBroker:
 
 
 def approve(ls: DeepSeekServer, args: dict[str, Any]) -> dict[str, Any]:
-    parsed = parse_args(ApproveArgs, args)
+    parsed = params.parse_args(params.ApproveArgs, args)
     answer: ApprovalAnswer = "always_allow" if parsed.always else "allow_once"
     decision = _broker(ls).resolve(parsed.request_id, answer)
     return {"request_id": decision.request_id, "answer": decision.answer}
 
 
 def deny(ls: DeepSeekServer, args: dict[str, Any]) -> dict[str, Any]:
-    parsed = parse_args(DenyArgs, args)
+    parsed = params.parse_args(params.DenyArgs, args)
     decision = _broker(ls).resolve(parsed.request_id, "deny", parsed.reason)
     return {"request_id": decision.request_id, "answer": decision.answer}
 
 
-def pending_approvals(ls: DeepSeekServer, params: Any) -> dict[str, Any]:
+def pending_approvals(ls: DeepSeekServer, raw: Any) -> dict[str, Any]:
     return {"approvals": [r.model_dump(mode="json") for r in _broker(ls).pending()]}
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from deepseek_ls.lsp import names
 from deepseek_ls.lsp.edits import changed
-from deepseek_ls.lsp.params import AskArgs, ExplainArgs, PlanArgs, ReviseArgs, SessionArgs, StepArgs, parse_args
+from deepseek_ls.lsp import params
 from deepseek_ls.lsp.plan_doc import feedback_from_comments
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.sessions import (
@@ -29,7 +29,7 @@ from deepseek_ls.lsp.uris import current_text, uri_to_relpath
 log = logging.getLogger(__name__)
 
 
-def editor_context(ls: DeepSeekServer, args: AskArgs) -> str | None:
+def editor_context(ls: DeepSeekServer, args: params.AskArgs) -> str | None:
     """The document (or selection) the command was started from, as the agent's context."""
     if not args.uri or ls.root is None:
         return None
@@ -49,14 +49,14 @@ def editor_context(ls: DeepSeekServer, args: AskArgs) -> str | None:
 
 
 async def ask(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
-    a = parse_args(AskArgs, args)
+    a = params.parse_args(params.AskArgs, args)
     async with driving(ls, "DeepSeek: answering", None):
         result = await agent(ls).ask(a.prompt, editor_context(ls, a))
     return result
 
 
 async def plan(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
-    a = parse_args(PlanArgs, args)
+    a = params.parse_args(params.PlanArgs, args)
     async with driving(ls, "DeepSeek: planning", None):
         session_id, new_plan = await agent(ls).plan(a.prompt, editor_context(ls, a), a.mode)
     refresh_session(ls, session_id)
@@ -64,7 +64,7 @@ async def plan(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 
 
 async def run_step(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
-    a = parse_args(StepArgs, args)
+    a = params.parse_args(params.StepArgs, args)
     try:
         async with driving(ls, "DeepSeek: running step", a.session_id):
             outcome = await agent(ls).run_step(a.session_id, a.step_id)
@@ -78,7 +78,7 @@ async def run_step(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 
 
 async def skip_step(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
-    a = parse_args(StepArgs, args)
+    a = params.parse_args(params.StepArgs, args)
     outcome = await agent(ls).skip_step(a.session_id, a.step_id)
     view = refresh_session(ls, a.session_id)
     changed(ls, [f for p in view.get("patches", []) for f in p.get("files", [])])
@@ -86,7 +86,7 @@ async def skip_step(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 
 
 async def revise_plan(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
-    a = parse_args(ReviseArgs, args)
+    a = params.parse_args(params.ReviseArgs, args)
     feedback = a.feedback.strip()
     view = ls.session_views.get(a.session_id) or refresh_session(ls, a.session_id)
     if not feedback and view.get("plan"):
@@ -105,7 +105,7 @@ async def revise_plan(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 
 
 async def show_plan(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
-    a = parse_args(SessionArgs, args)
+    a = params.parse_args(params.SessionArgs, args)
     view = refresh_session(ls, a.session_id)
     if not view.get("plan"):
         raise LookupError(f"session {a.session_id} has no plan")
@@ -115,7 +115,7 @@ async def show_plan(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 
 
 def explain_routing(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
-    a = parse_args(ExplainArgs, args)
+    a = params.parse_args(params.ExplainArgs, args)
     decision_id, step_id, session_id = a.decision_id, a.step_id, a.session_id
     if a.patch_id:
         info = ls.patch_info(a.patch_id)

@@ -19,12 +19,11 @@ from lsprotocol import types
 from deepseek_ls.store.ids import new_id
 from deepseek_ls.lsp import names
 from deepseek_ls.lsp.hunk_views import HunkView, HunkViews
-from deepseek_ls.lsp.params import AllArgs, FileArgs, HunkArgs, UriArgs, parse_args
+from deepseek_ls.lsp import params
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.uris import current_text, open_document, relpath_to_uri, uri_to_relpath
 from deepseek_ls.lsp.workspace_edit import FileTarget, UnsupportedEdit
 from deepseek_ls.lsp.workspace_edit import build as build_edit
-from deepseek_ls.ui_port import ApprovalRequest
 from deepseek_ls.workspace import STATE_DIR_NAME
 
 log = logging.getLogger(__name__)
@@ -145,6 +144,8 @@ async def confirm_gated(ls: DeepSeekServer, patch: Any, hunk_ids: list[str], fil
         return True
     if "patch.apply" in ls.approvals.always:
         return True
+    from deepseek_ls.ui_port import ApprovalRequest  # pydantic: loaded after start-up
+
     decision = await ls.ui.request_approval(
         ApprovalRequest(
             request_id=new_id(),
@@ -184,7 +185,7 @@ def _patches_in_scope(ls: DeepSeekServer, patch_id: str | None) -> list[Any]:
 
 
 async def accept_hunk(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
-    a = parse_args(HunkArgs, args)
+    a = params.parse_args(params.HunkArgs, args)
     hunk = patch_store(ls).get(a.patch_id).hunk(a.hunk_id)
     if hunk.status != "pending":
         raise ValueError(f"hunk {a.hunk_id} is already {hunk.status}")
@@ -192,7 +193,7 @@ async def accept_hunk(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 
 
 async def reject_hunk(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
-    a = parse_args(HunkArgs, args)
+    a = params.parse_args(params.HunkArgs, args)
     store = patch_store(ls)
     hunk = store.get(a.patch_id).hunk(a.hunk_id)
     store.reject(a.patch_id, [a.hunk_id], reason="rejected in the editor")
@@ -209,7 +210,7 @@ def _file_of(ls: DeepSeekServer, uri: str) -> str:
 
 
 async def accept_file(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
-    a = parse_args(FileArgs, args)
+    a = params.parse_args(params.FileArgs, args)
     file = _file_of(ls, a.uri)
     patch = patch_store(ls).get(a.patch_id)
     hunk_ids = _group_pending(patch, file).get(file, [])
@@ -221,7 +222,7 @@ async def accept_file(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 
 
 async def reject_file(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
-    a = parse_args(FileArgs, args)
+    a = params.parse_args(params.FileArgs, args)
     file = _file_of(ls, a.uri)
     store = patch_store(ls)
     hunk_ids = _group_pending(store.get(a.patch_id), file).get(file, [])
@@ -233,7 +234,7 @@ async def reject_file(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 
 
 async def accept_all(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
-    a = parse_args(AllArgs, args)
+    a = params.parse_args(params.AllArgs, args)
     applied: list[str] = []
     failed: list[dict[str, Any]] = []
     for patch in _patches_in_scope(ls, a.patch_id):
@@ -251,7 +252,7 @@ async def accept_all(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 
 
 async def reject_all(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
-    a = parse_args(AllArgs, args)
+    a = params.parse_args(params.AllArgs, args)
     store = patch_store(ls)
     rejected: list[str] = []
     files: list[str] = []
@@ -296,8 +297,8 @@ def hunk_json(ls: DeepSeekServer, uri: str, view: HunkView) -> dict[str, Any]:
     }
 
 
-def hunks_request(ls: DeepSeekServer, params: Any) -> dict[str, Any]:
-    a = parse_args(UriArgs, params)
+def hunks_request(ls: DeepSeekServer, raw: Any) -> dict[str, Any]:
+    a = params.parse_args(params.UriArgs, raw)
     _, version = current_text(ls, a.uri)
     return {
         "uri": a.uri,

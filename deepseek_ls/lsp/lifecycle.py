@@ -14,7 +14,6 @@ from deepseek_ls.lsp.approvals import ApprovalBroker, LspUI
 from deepseek_ls.lsp.logging import detach_client_logs, forward_logs_to_client
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.services import Services
-from deepseek_ls.lsp.settings import Settings, SettingsError, load_base_config
 
 log = logging.getLogger(__name__)
 
@@ -34,24 +33,35 @@ def workspace_root(params: types.InitializeParams) -> Path:
 
 
 def initialize(ls: DeepSeekServer, params: types.InitializeParams) -> None:
+    """Only what the response needs: the root. Config, settings and services are
+    set up in `initialized`, after the response (pydantic and the config files
+    are not on the start-up path)."""
     ls.root = workspace_root(params)
+    ls.initialization_options = params.initialization_options
+    log.info("workspace root %s", ls.root)
+
+
+def _set_up(ls: DeepSeekServer) -> None:
+    from deepseek_ls.lsp.settings import Settings, SettingsError, load_base_config
+
+    assert ls.root is not None
     base, load_error = load_base_config(ls.root)
     ls.settings = Settings(base)
     if load_error:
         ls.pending_messages.append(load_error)
     try:
-        ls.settings.apply(params.initialization_options)
+        ls.settings.apply(ls.initialization_options)
     except SettingsError as error:
         ls.pending_messages.append(str(error))
     ls.approvals = ApprovalBroker()
     ls.ui = LspUI(ls, ls.approvals)
     ls.services = Services(ls.root, ls.config, ls.ui)
     ls.tasks.on_error = lambda name, error: ls.show_error(f"deepseek-ls: {name} failed: {error}")
-    log.info("workspace root %s", ls.root)
 
 
 def initialized(ls: DeepSeekServer, params: types.InitializedParams) -> None:
     forward_logs_to_client(ls)
+    _set_up(ls)
     documents.initialized(ls)
     # The core (agent, patch store, router) is imported after the initialize
     # response, off the event loop, so the editor is not kept waiting.
@@ -70,6 +80,8 @@ def _warm_imports() -> None:
 
 
 def did_change_configuration(ls: DeepSeekServer, params: types.DidChangeConfigurationParams) -> None:
+    from deepseek_ls.lsp.settings import SettingsError
+
     if ls.settings is None:
         return
     try:

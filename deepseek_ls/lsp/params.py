@@ -1,124 +1,25 @@
-"""Typed arguments of our commands and custom requests, validated once at the edge.
+"""Command and request arguments: `params.parse_args(params.HunkArgs, raw)`.
 
-Every command takes ONE JSON object (docs/protocol.md); pygls hands it to us as
-a plain dict and `parse_args` turns it into one of these models, or raises
-`ArgsError` with a message that names the bad field.
+The pydantic models live in `param_models.py` and load on first use, so the
+server answers `initialize` before pydantic is imported (start-up time).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import Any
 
 
-class ArgsError(ValueError):
-    """Arguments that do not match the command's shape."""
+def parse_args(model: Any, raw: Any) -> Any:
+    """Validate `raw` as `model`; raises `ArgsError` naming the bad field."""
+    from deepseek_ls.lsp.param_models import parse_args as parse
+
+    return parse(model, raw)
 
 
-class _Args(BaseModel):
-    # Clients may send more than we need (e.g. a whole lens payload): ignore extras.
-    model_config = ConfigDict(extra="ignore")
+def __getattr__(name: str) -> Any:
+    from deepseek_ls.lsp import param_models
 
-
-class Position(_Args):
-    line: int = Field(ge=0)
-    character: int = Field(ge=0)
-
-
-class Range(_Args):
-    start: Position
-    end: Position
-
-
-class AskArgs(_Args):
-    prompt: str = Field(min_length=1)
-    uri: str | None = None
-    range: Range | None = None
-    session_id: str | None = None
-
-
-class PlanArgs(AskArgs):
-    mode: Literal["plan", "agent", "yolo"] | None = None
-
-
-class StepArgs(_Args):
-    session_id: str
-    step_id: str
-
-
-class ReviseArgs(_Args):
-    session_id: str
-    feedback: str = ""
-    step_id: str | None = None
-
-
-class SessionArgs(_Args):
-    session_id: str
-
-
-class OptionalSessionArgs(_Args):
-    session_id: str | None = None
-
-
-class HunkArgs(_Args):
-    patch_id: str
-    hunk_id: str
-
-
-class FileArgs(_Args):
-    patch_id: str
-    uri: str
-
-
-class AllArgs(_Args):
-    patch_id: str | None = None
-
-
-class ApproveArgs(_Args):
-    request_id: str
-    always: bool = False
-
-
-class DenyArgs(_Args):
-    request_id: str
-    reason: str = ""
-
-
-class ExplainArgs(_Args):
-    session_id: str | None = None
-    decision_id: str | None = None
-    step_id: str | None = None
-    patch_id: str | None = None
-
-
-class UriArgs(_Args):
-    uri: str
-
-
-M = TypeVar("M", bound=BaseModel)
-
-
-def parse_args(model: type[M], raw: Any) -> M:
-    """Validate `raw` (a dict, a namedtuple from pygls, or None) as `model`."""
-    data = to_plain(raw) if raw is not None else {}
-    if not isinstance(data, dict):
-        raise ArgsError(f"expected one JSON object argument, got {type(data).__name__}")
     try:
-        return model.model_validate(data)
-    except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '(argument)'}: {e['msg']}" for e in error.errors()
-        )
-        raise ArgsError(f"invalid arguments: {problems}") from None
-
-
-def to_plain(value: Any) -> Any:
-    """pygls delivers custom-request params as nested namedtuples: back to dicts."""
-    if hasattr(value, "_asdict"):
-        return {k: to_plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {k: to_plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_plain(v) for v in value]
-    return value
+        return getattr(param_models, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

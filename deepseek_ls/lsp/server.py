@@ -18,10 +18,10 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from deepseek_ls import __version__
-from deepseek_ls.config_models import Config
 from deepseek_ls.lsp.tasks import BackgroundTasks
 
 if TYPE_CHECKING:
+    from deepseek_ls.config_models import Config
     from deepseek_ls.lsp.approvals import ApprovalBroker, LspUI
     from deepseek_ls.lsp.services import Services
     from deepseek_ls.lsp.settings import Settings
@@ -53,6 +53,7 @@ class DeepSeekServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.root: Path | None = None
+        self.initialization_options: Any = None
         self.settings: Settings | None = None
         self.services: Services | None = None
         self.approvals: ApprovalBroker | None = None
@@ -82,7 +83,11 @@ class DeepSeekServer(LanguageServer):
 
     @property
     def config(self) -> Config:
-        return self.settings.config if self.settings is not None else Config()
+        if self.settings is not None:
+            return self.settings.config
+        from deepseek_ls.config_models import Config
+
+        return Config()
 
     def show_message(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
         """`window/showMessage`: what happened and what to do, for the person."""

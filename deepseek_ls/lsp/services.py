@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from deepseek_ls.config_models import Config
-from deepseek_ls.ui_port import UIPort
 from deepseek_ls.workspace import state_dir
+
+if TYPE_CHECKING:
+    from deepseek_ls.config_models import Config
+    from deepseek_ls.ui_port import UIPort
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from lsprotocol import types
 from deepseek_ls.lsp import names
 from deepseek_ls.lsp.code_lens import plan_doc_relpath
 from deepseek_ls.lsp.edits import changed, refresh_lenses
-from deepseek_ls.lsp.params import OptionalSessionArgs, SessionArgs, parse_args
+from deepseek_ls.lsp import params
 from deepseek_ls.lsp.plan_doc import read_comments, render
 from deepseek_ls.lsp.progress import work_done
 from deepseek_ls.lsp.routing import explanation
@@ -147,7 +147,7 @@ async def sessions_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 
 
 async def resume_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
-    a = parse_args(SessionArgs, args)
+    a = params.parse_args(params.SessionArgs, args)
     result = await agent(ls).resume(a.session_id)
     sid = result["session_id"]
     view = refresh_session(ls, sid)
@@ -156,7 +156,7 @@ async def resume_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 
 
 async def cancel_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
-    a = parse_args(OptionalSessionArgs, args)
+    a = params.parse_args(params.OptionalSessionArgs, args)
     sid = a.session_id or ls.active_session
     if not sid:
         raise ValueError("no session to cancel; give session_id")
@@ -189,8 +189,8 @@ async def undo_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     return {"restored": restored, "checkpoint_id": checkpoint_id}
 
 
-def plan_request(ls: DeepSeekServer, params: Any) -> dict[str, Any] | None:
-    a = parse_args(OptionalSessionArgs, params)
+def plan_request(ls: DeepSeekServer, raw: Any) -> dict[str, Any] | None:
+    a = params.parse_args(params.OptionalSessionArgs, raw)
     sid = a.session_id or ls.active_session
     if not sid:
         return None
@@ -200,7 +200,7 @@ def plan_request(ls: DeepSeekServer, params: Any) -> dict[str, Any] | None:
     return {"session_id": sid, "state": view.get("state"), "plan": view.get("plan")}
 
 
-def status_request(ls: DeepSeekServer, params: Any) -> dict[str, Any]:
+def status_request(ls: DeepSeekServer, raw: Any) -> dict[str, Any]:
     return status(ls)
 
 
