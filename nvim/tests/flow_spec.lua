@@ -60,6 +60,26 @@ H.run({
     end,
   },
   {
+    ":DeepSeekShowPlan opens the plan document, with the step's lens on it",
+    function()
+      vim.cmd("DeepSeekShowPlan")
+      local doc = H.wait(20000, function()
+        for _, b in ipairs(vim.api.nvim_list_bufs()) do
+          if vim.api.nvim_buf_get_name(b):find("%.deepseek/plans/.+%.md$") and vim.fn.bufwinid(b) ~= -1 then
+            return b
+          end
+        end
+      end, "the plan document in a window")
+      H.matches(H.text(doc), "Edit greet and add in app%.py", "the step in the document")
+      H.wait(20000, function()
+        return S.find_lens(doc, "Step 1")
+      end, "the step lens on the plan document")
+      vim.api.nvim_set_current_win(vim.fn.bufwinid(doc))
+      vim.api.nvim_set_current_buf(buf) -- back to app.py in this window
+      H.eq(vim.api.nvim_get_current_buf(), buf, "back on app.py")
+    end,
+  },
+  {
     "the Revise… lens asks for feedback and replaces the plan",
     function()
       local lens = S.find_lens(buf, "Revise")

@@ -242,7 +242,7 @@ H.run({
       local doc = vim.api.nvim_get_runtime_file("doc/deepseek.txt", false)[1]
       H.ok(doc, "doc/deepseek.txt on runtimepath")
       vim.cmd("helptags " .. vim.fn.fnameescape(vim.fs.dirname(doc)))
-      for _, tag in ipairs({ "deepseek", "deepseek-options", "deepseek-commands", ":DeepSeekPlan", ":DeepSeekWhy",
+      for _, tag in ipairs({ "deepseek", "deepseek-options", "deepseek-commands", ":DeepSeekPlan", ":DeepSeekWhy", ":DeepSeekShowPlan",
         "deepseek-statusline", "deepseek-health", "deepseek-autocmds" }) do
         vim.cmd("help " .. tag)
         H.eq(vim.bo.buftype, "help", ":help " .. tag)

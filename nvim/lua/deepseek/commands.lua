@@ -259,6 +259,21 @@ function M.why(opts)
   end)
 end
 
+function M.show_plan(opts)
+  local session_id = opts.args ~= "" and opts.args or current_session()
+  if not session_id then
+    ui.notify("no session yet: run :DeepSeekPlan first", vim.log.levels.WARN)
+    return
+  end
+  run("show plan", cmd.show_plan, { session_id = session_id }, function(result)
+    -- The server also asks to show it (window/showDocument); open it if that did not.
+    local fname = result and result.uri and vim.uri_to_fname(result.uri)
+    if fname and vim.fn.bufwinid(vim.fn.bufnr(fname)) == -1 then
+      vim.cmd("split " .. vim.fn.fnameescape(fname))
+    end
+  end)
+end
+
 --- name -> { fn, opts } for nvim_create_user_command.
 M.specs = {
   DeepSeekPlan = { M.plan, { nargs = "+", range = true, desc = "DeepSeek: plan a change (a range adds the selection)" } },
@@ -273,6 +288,7 @@ M.specs = {
   DeepSeekResume = { M.resume, { nargs = "?", desc = "DeepSeek: resume a session [session_id]" } },
   DeepSeekCancel = { M.cancel, { desc = "DeepSeek: cancel the running session" } },
   DeepSeekUndo = { M.undo, { desc = "DeepSeek: undo the last applied change" } },
+  DeepSeekShowPlan = { M.show_plan, { nargs = "?", desc = "DeepSeek: open the plan document [session_id]" } },
   DeepSeekWhy = { M.why, { nargs = "?", desc = "DeepSeek: explain the routing (why max-think?) [session_id]" } },
 }
 
