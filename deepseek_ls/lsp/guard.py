@@ -28,8 +28,8 @@ def user_message(error: BaseException) -> str | None:
     message = getattr(error, "user_message", None)
     if message:
         return str(message)
-    expected = ("ArgsError", "UnknownApproval", "FeatureUnavailable", "PatchError",
-                "PolicyViolation", "SettingsError", "ConfigError")
+    expected = ("ArgsError", "UnknownApproval", "FeatureUnavailable", "PatchError", "PolicyViolation",
+                "SettingsError", "ConfigError", "SessionCancelled", "AgentFailure", "UnsupportedEdit")
     if isinstance(error, KeyError) and error.args:
         return str(error.args[0])  # str(KeyError) adds quotes
     if any(cls.__name__ in expected for cls in type(error).__mro__) or isinstance(

@@ -82,6 +82,8 @@ async def test_hunk_lenses_accept_one_reject_other(editor, workspace: Path, stag
     assert statuses == {first: "accepted", second: "rejected"}
     assert [lens for lens in await lenses(client, uri) if "Accept" in lens.command.title] == []
     assert state.notifications.get("deepseek/hunksChanged")
+    # Server logs reach the editor's log too (window/logMessage).
+    assert any("applied" in m.message and first in m.message for m in client.log_messages)
 
 
 async def test_typing_elsewhere_rebases_onto_the_current_version(
