@@ -81,7 +81,7 @@ def _agent(ctx: CliContext, args: argparse.Namespace, ui: Any = None):
         try:
             from deepseek_ls.index import CodeIndex
 
-            candidate = CodeIndex(ctx.root, ctx.state_dir, ctx.config.index)
+            candidate = CodeIndex(ctx.root, ctx.state_dir, ctx.config.index, deny_paths=ctx.config.policy.deny_paths)
             index = None if candidate.status().state == "missing" else candidate
         except Exception as exc:  # noqa: BLE001 - planning works without the index, slower
             print(f"deepseek-ls: index unavailable ({exc}); planning without it", file=sys.stderr)

@@ -43,7 +43,7 @@ def _open(args: argparse.Namespace):
     from deepseek_ls.index import CodeIndex
 
     ctx: CliContext = resolve_context(args)
-    return CodeIndex(ctx.root, ctx.state_dir, ctx.config.index)
+    return CodeIndex(ctx.root, ctx.state_dir, ctx.config.index, deny_paths=ctx.config.policy.deny_paths)
 
 
 class _TerminalProgress:

@@ -15,12 +15,12 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import tantivy
 from filelock import FileLock, Timeout
 
-from ..config_models import IndexConfig
+from ..config_models import IndexConfig, PolicyConfig
 from ..store.sink import EventSink, NullSink
 from . import query as q
 from . import schema as f
@@ -32,7 +32,7 @@ from .manifest import Manifest, ManifestError, load_manifest, save_manifest
 from .reader import ContentReader
 from .repo_map import overview_order, render
 from .schema import SCHEMA_VERSION
-from .sources import take_snapshot
+from .sources import deny_exclude_patterns, take_snapshot
 from .storage import StorageCorrupt, open_index, remove_generations, settle, verify
 from .symbols import Symbol
 
@@ -64,9 +64,21 @@ class _Open:
 class CodeIndex:
     """Build, update, check and query the workspace's code index."""
 
-    def __init__(self, root: Path, state_dir: Path, config: IndexConfig | None = None, *, sink: EventSink | None = None):
+    def __init__(
+        self,
+        root: Path,
+        state_dir: Path,
+        config: IndexConfig | None = None,
+        *,
+        sink: EventSink | None = None,
+        deny_paths: Sequence[str] | None = None,
+    ):
         self.root = Path(root).resolve()
-        self.config = config or IndexConfig()
+        config = config or IndexConfig()
+        # Secret locations (policy.deny_paths) are never indexed: index hits and the
+        # repo map go into model prompts.
+        denied = deny_exclude_patterns(PolicyConfig().deny_paths if deny_paths is None else deny_paths)
+        self.config = config.model_copy(update={"exclude": [*config.exclude, *denied]})
         # Accepted for the common service signature; store/events.py has no index
         # event kinds yet, so nothing is emitted (queries made by the agent are
         # recorded by the tool host as ToolResult events).

@@ -104,6 +104,20 @@ def exclude_spec(patterns: Sequence[str]) -> pathspec.GitIgnoreSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(list(patterns)) if patterns else None
 
 
+def deny_exclude_patterns(deny_paths: Sequence[str]) -> list[str]:
+    """The policy's secret-location deny-list as gitignore patterns that match at any depth.
+
+    Policy patterns match anywhere (`.aws/credentials` also denies `a/.aws/credentials`);
+    in gitignore syntax a pattern with an inner slash is anchored at the root, so such
+    patterns get a leading `**/`.
+    """
+    out = []
+    for pattern in deny_paths:
+        inner = pattern.rstrip("/")
+        out.append(f"**/{pattern}" if "/" in inner and not pattern.startswith(("/", "**/")) else pattern)
+    return out
+
+
 def take_snapshot(root: Path, exclude: Sequence[str] = ()) -> Snapshot:
     """Enumerate what the index should hold right now.
 
