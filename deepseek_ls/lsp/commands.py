@@ -92,16 +92,22 @@ async def revise_plan(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     if not feedback and view.get("plan"):
         feedback = feedback_from_comments(view["plan"], plan_comments(ls, a.session_id), a.step_id)
     if not feedback:
-        raise ValueError(
-            "nothing to revise with: give feedback, or write comments (lines starting with '>') "
-            "under the step in the plan document (deepseek.showPlan)"
+        if not view.get("plan"):
+            raise LookupError(f"session {a.session_id} has no plan to revise")
+        # Nothing said yet: open the plan document where the person can say it.
+        path = write_plan_document(ls, a.session_id, view["plan"], keep_comments=True)
+        show_document(ls, path)
+        ls.show_message(
+            "deepseek-ls: write your feedback in the plan document as lines starting with '>' under the step, "
+            "then choose Revise… again."
         )
+        return {"session_id": a.session_id, "plan": view["plan"], "feedback": "", "revised": False}
     try:
         async with driving(ls, "DeepSeek: revising the plan", a.session_id):
             new_plan = await agent(ls).revise_plan(a.session_id, feedback, a.step_id)
     finally:
         refresh_session(ls, a.session_id)
-    return {"session_id": a.session_id, "plan": new_plan.to_json(), "feedback": feedback}
+    return {"session_id": a.session_id, "plan": new_plan.to_json(), "feedback": feedback, "revised": True}
 
 
 async def show_plan(ls: DeepSeekServer, args: Any) -> dict[str, Any]:

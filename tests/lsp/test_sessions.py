@@ -36,9 +36,13 @@ async def test_comments_in_the_plan_document_feed_the_revision(agent_editor, fak
     session_id = planned["session_id"]
     second = planned["plan"]["steps"][1]["step_id"]
 
+    # Revise… with nothing said yet opens the plan document instead of calling the model.
+    requests_before = len(fake_deepseek.requests)
+    nothing = await run(client, names.CMD_REVISE_PLAN, {"session_id": session_id, "step_id": second, "feedback": ""})
+    assert nothing["revised"] is False and len(fake_deepseek.requests) == requests_before
     shown = await run(client, names.CMD_SHOW_PLAN, {"session_id": session_id})
     doc_uri = shown["uri"]
-    assert [d.uri for d in client.shown_documents] == [doc_uri]
+    assert [d.uri for d in client.shown_documents] == [doc_uri, doc_uri]
     doc_path = app_workspace / ".deepseek" / "plans" / f"{session_id}.md"
     text = doc_path.read_text()
 
@@ -52,7 +56,7 @@ async def test_comments_in_the_plan_document_feed_the_revision(agent_editor, fak
 
     fake_deepseek.add(_plan_reply(REVISED, last_contains="also document add in its docstring"))
     revised = await run(client, names.CMD_REVISE_PLAN, {"session_id": session_id, "step_id": second, "feedback": ""})
-    assert "also document add in its docstring" in revised["feedback"]
+    assert revised["revised"] is True and "also document add in its docstring" in revised["feedback"]
     assert revised["plan"]["version"] == 2 and len(revised["plan"]["steps"]) == 3
 
     second = revised["plan"]["steps"][1]["step_id"]  # a revision renews unfinished steps
