@@ -9,6 +9,7 @@ import {
   ExecuteCommandRequest,
   LanguageClient,
   State,
+  Trace,
   type LanguageClientOptions,
   type ServerOptions,
 } from "vscode-languageclient/node";
@@ -24,6 +25,10 @@ function isExecutable(file: string): boolean {
   } catch {
     return false;
   }
+}
+
+function traceLevel(settings: Settings): Trace {
+  return settings.trace === "verbose" ? Trace.Verbose : settings.trace === "messages" ? Trace.Messages : Trace.Off;
 }
 
 export function currentSettings(): Settings {
@@ -89,7 +94,7 @@ export class ServerManager implements ServerApi, vscode.Disposable {
     this.client = client;
     try {
       await client.start();
-      await client.setTrace(settings.trace === "verbose" ? 2 : settings.trace === "messages" ? 1 : 0);
+      await client.setTrace(traceLevel(settings));
     } catch (error) {
       this.client = undefined;
       try {
@@ -130,7 +135,9 @@ export class ServerManager implements ServerApi, vscode.Disposable {
   /** Push the current settings to a running server (`workspace/didChangeConfiguration`). */
   async pushSettings(): Promise<void> {
     if (!this.client || !this.running) return;
-    const overrides = initializationOptions(currentSettings());
+    const settings = currentSettings();
+    await this.client.setTrace(traceLevel(settings));
+    const overrides = initializationOptions(settings);
     this.output.appendLine(`DeepSeek: settings changed; sending ${JSON.stringify(overrides)}`);
     await this.client.sendNotification("workspace/didChangeConfiguration", { settings: { [SECTION]: overrides } });
   }
