@@ -90,7 +90,8 @@ def did_change_configuration(ls: DeepSeekServer, params: types.DidChangeConfigur
         ls.show_error(str(error))
         return
     if ls.services is not None:
-        ls.services.reconfigure(config)
+        for client in ls.services.reconfigure(config):
+            ls.tasks.spawn(client.aclose(), "close the previous LLM client")
 
 
 async def shutdown(ls: DeepSeekServer, params: None) -> None:

@@ -62,11 +62,13 @@ class Services:
             log.warning("%s", error)
             return None
 
-    def reconfigure(self, config: Config) -> None:
-        """New settings: services that hold config are rebuilt on next use."""
+    def reconfigure(self, config: Config) -> list[Any]:
+        """New settings: services that hold config are rebuilt on next use. Returns
+        the replaced LLM client(s), for the caller to close."""
         self.config = config
-        for name in ("llm", "agent", "index", "patch store"):
-            self._built.pop(name, None)
+        dropped = [self._built.pop(name, None) for name in ("llm", "agent", "index", "patch store")]
+        llm = dropped[0]
+        return [llm] if llm is not None else []
 
     async def aclose(self) -> None:
         llm = self._built.get("llm")
