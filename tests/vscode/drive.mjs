@@ -174,6 +174,10 @@ async function flow(page) {
   await page.keyboard.press("Control+S");
   await page.waitForFunction(() => !document.querySelector(".editor-group-container .tab.active.dirty"), null, { timeout: T });
   step("saved");
+  // Verification runs on save; the step lens then says how it went.
+  await lens(page, /Step 1: .*(done|failed)/).first().waitFor({ state: "visible", timeout: T });
+  result.stepLensAfterSave = (await lensTitles(page)).find((t) => t.includes("Step 1"));
+  step("step-verified");
 
   // The status bar item explains the last routing decision when clicked.
   await page.locator('.statusbar-item[id$="deepseek.status"]').first().click();

@@ -89,7 +89,10 @@ def test_plan_run_step_accept_one_hunk_reject_the_other(
     run = drive(vscode_tools, cs, artifacts, "flow", file="app.py", prompt="convert add and sub arguments to int",
                 rejectLine=10, question="what does add do?", expectAnswer="the sum of its two arguments")
     assert run.returncode == 0, run.output
-    assert run.step_names()[-4:] == ["second-hunk-rejected-by-keybinding", "saved", "routing-explained", "ask-streamed"], run.result
+    assert run.step_names()[-5:] == [
+        "second-hunk-rejected-by-keybinding", "saved", "step-verified", "routing-explained", "ask-streamed",
+    ], run.result
+    assert "[✓ done]" in run.result["stepLensAfterSave"], run.result  # verification ran on save
     assert any(t.startswith("▶ Step 1: Convert arguments in app.py") for t in run.result["planLenses"]), run.result
     assert run.result["hunkLenses"].count("Accept") == 2, run.result
     shown = run.result["decorations"]
