@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from deepseek_ls.lsp import names
-from deepseek_ls.lsp import params
+from deepseek_ls.lsp import names, params
 from deepseek_ls.lsp.progress import ProgressTokens, stream
 
 if TYPE_CHECKING:

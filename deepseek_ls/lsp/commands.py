@@ -11,9 +11,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from deepseek_ls.lsp import names
+from deepseek_ls.lsp import names, params
 from deepseek_ls.lsp.edits import changed
-from deepseek_ls.lsp import params
 from deepseek_ls.lsp.plan_doc import feedback_from_comments
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.sessions import (

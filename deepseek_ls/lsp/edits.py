@@ -17,9 +17,8 @@ from typing import Any
 from lsprotocol import types
 
 from deepseek_ls.store.ids import new_id
-from deepseek_ls.lsp import names
+from deepseek_ls.lsp import names, params
 from deepseek_ls.lsp.hunk_views import HunkView, HunkViews
-from deepseek_ls.lsp import params
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.uris import current_text, open_document, relpath_to_uri, uri_to_relpath
 from deepseek_ls.lsp.workspace_edit import FileTarget, UnsupportedEdit

@@ -12,10 +12,9 @@ from typing import Any, AsyncIterator
 
 from lsprotocol import types
 
-from deepseek_ls.lsp import names
+from deepseek_ls.lsp import names, params
 from deepseek_ls.lsp.code_lens import plan_doc_relpath
 from deepseek_ls.lsp.edits import changed, refresh_lenses
-from deepseek_ls.lsp import params
 from deepseek_ls.lsp.plan_doc import read_comments, render
 from deepseek_ls.lsp.progress import work_done
 from deepseek_ls.lsp.routing import explanation
