@@ -96,8 +96,7 @@ def hunk_lenses(ls: DeepSeekServer, uri: str) -> list[types.CodeLens]:
 def _cache_key(ls: DeepSeekServer, uri: str) -> tuple[Any, ...]:
     """What the lenses of `uri` depend on: its text, the staged patches, the plan."""
     patches = ls.hunk_views.signature() if ls.hunk_views is not None else None
-    view = ls.session_views.get(ls.active_session or "")
-    return (text_key(ls, uri), patches, ls.active_session, id(view))
+    return (text_key(ls, uri), patches, ls.active_session, ls.views_generation)
 
 
 def code_lens(ls: DeepSeekServer, params: types.CodeLensParams) -> list[types.CodeLens]:

@@ -49,7 +49,8 @@ def text_key(ls: DeepSeekServer, uri: str) -> Any:
         return ("buffer", doc.version, len(doc.source))
     rel = uri_to_relpath(ls.root, uri) if ls.root else None
     try:
-        return ("disk", (ls.root / rel).stat().st_mtime_ns) if rel else None
+        stat = (ls.root / rel).stat() if rel else None
+        return ("disk", stat.st_mtime_ns, stat.st_size) if stat else None
     except OSError:
         return ("missing",)
 

@@ -73,6 +73,7 @@ class DeepSeekServer(LanguageServer):
         self.patch_listeners: list[Callable[[str], Awaitable[None]]] = []
         # Views of sessions the editor has seen: {session_id: Session.view()}.
         self.session_views: dict[str, dict[str, Any]] = {}
+        self.views_generation = 0  # bumped on every refresh (lens cache key)
         # The command task currently driving each session (deepseek.cancel cancels it).
         self.session_tasks: dict[str, asyncio.Task[Any]] = {}
         # Steps whose hunks are settled, verified once their files are saved:

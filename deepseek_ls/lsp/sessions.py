@@ -57,6 +57,7 @@ def refresh_session(ls: DeepSeekServer, session_id: str, *, make_active: bool = 
     view = agent(ls).session_view(session_id)
     previous = ls.session_views.get(session_id)
     ls.session_views[session_id] = view
+    ls.views_generation += 1
     if make_active:
         ls.active_session = session_id
     if view.get("plan"):
