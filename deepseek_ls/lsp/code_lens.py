@@ -9,7 +9,7 @@ from typing import Any
 from lsprotocol import types
 
 from deepseek_ls.lsp import names
-from deepseek_ls.lsp.edits import text_key, views_for_uri
+from deepseek_ls.lsp.edits import patches_signature, text_key, views_for_uri
 from deepseek_ls.lsp.plan_doc import status_mark, step_heading_lines, symbol_line
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.uris import current_text, uri_to_relpath
@@ -95,7 +95,7 @@ def hunk_lenses(ls: DeepSeekServer, uri: str) -> list[types.CodeLens]:
 
 def _cache_key(ls: DeepSeekServer, uri: str) -> tuple[Any, ...]:
     """What the lenses of `uri` depend on: its text, the staged patches, the plan."""
-    patches = ls.hunk_views.signature() if ls.hunk_views is not None else None
+    patches = patches_signature(ls)
     return (text_key(ls, uri), patches, ls.active_session, ls.views_generation)
 
 

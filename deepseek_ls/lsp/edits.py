@@ -55,12 +55,21 @@ def text_key(ls: DeepSeekServer, uri: str) -> Any:
         return ("missing",)
 
 
+def _ever_staged(ls: DeepSeekServer) -> bool:
+    return ls.hunk_views is not None or (ls.root / STATE_DIR_NAME / "patches").is_dir()
+
+
+def patches_signature(ls: DeepSeekServer) -> Any:
+    """Changes whenever the staged patches change (None: nothing ever staged)."""
+    return hunk_views(ls).signature() if _ever_staged(ls) else None
+
+
 def views_for_uri(ls: DeepSeekServer, uri: str, *, include_settled: bool = False) -> list[HunkView]:
     rel = uri_to_relpath(ls.root, uri) if ls.root else None
     if rel is None:
         return []
-    if ls.hunk_views is None and not (ls.root / STATE_DIR_NAME / "patches").is_dir():
-        return []  # nothing was ever staged here: do not start the agent for a lens
+    if not _ever_staged(ls):
+        return []  # do not start the agent for a lens
     views = hunk_views(ls)
     if not include_settled and rel not in views.files():
         return []

@@ -205,3 +205,15 @@ async def test_accepting_a_deletion_deletes_through_the_editor_or_says_how(
         assert state.applied_edits == []
         assert store.get(patch.patch_id).hunks[0].status == "pending"
     assert (workspace / "old.py").exists()
+
+
+async def test_patches_staged_by_another_process_show_up(editor, workspace: Path) -> None:
+    client, _ = editor
+    (workspace / "app.py").write_text(ORIGINAL)
+    uri = file_uri(workspace)
+    open_doc(client, uri, ORIGINAL)
+    assert not await lenses(client, uri)  # nothing staged yet (and no .deepseek/ made)
+    # e.g. `deepseek-ls diff`/`run` in a terminal stages a patch meanwhile
+    PatchStore(workspace, state_dir(workspace), policy=PathPolicy(workspace)).stage(DIFF)
+    titles = {(lens.command.title, lens.range.start.line) for lens in await lenses(client, uri)}
+    assert ("Accept", 2) in titles and ("Accept", 20) in titles
