@@ -87,34 +87,55 @@ def report(ls: DeepSeekServer, token: str | None, message: str, percentage: int 
 
 class ProgressTokens:
     """`UIPort.progress` on LSP: the core names its own tokens; the first report of
-    a token begins a `$/progress`, later ones report, `done=True` ends it."""
+    a token begins a `$/progress`, later ones report, `done=True` ends it.
+
+    The core calls this synchronously; each token gets a small task that waits
+    for the client's answer to `window/workDoneProgress/create` before sending
+    anything on that token (as the spec asks), then forwards the reports in order.
+    """
 
     def __init__(self, ls: DeepSeekServer) -> None:
         self._ls = ls
-        self._open: dict[str, str] = {}
+        self._open: dict[str, asyncio.Queue[tuple[str, int | None, bool]]] = {}
 
     def progress(self, token: str, message: str, percentage: int | None = None, *, done: bool = False) -> None:
-        ls = self._ls
-        if not _supported(ls):
+        if not _supported(self._ls):
             return
-        lsp_token = self._open.get(token)
-        if lsp_token is None:
+        queue = self._open.get(token)
+        if queue is None:
             if done:
                 return
-            lsp_token = self._open[token] = _new_token("core")
-            # Sent in order on the same stream: the client sees `create` before `begin`.
-            ls.work_done_progress.create(lsp_token)
-            ls.work_done_progress.begin(
-                lsp_token,
-                types.WorkDoneProgressBegin(title=message, percentage=percentage, cancellable=False),
-            )
-            return
+            try:
+                queue = asyncio.Queue()
+                self._ls.tasks.spawn(self._forward(queue), f"progress {token}")
+            except RuntimeError:  # not on the event loop: progress is a courtesy
+                log.debug("progress %s reported off the event loop; not shown", token)
+                return
+            self._open[token] = queue
+        queue.put_nowait((message, percentage, done))
         if done:
-            ls.work_done_progress.end(lsp_token, types.WorkDoneProgressEnd(message=message))
             self._open.pop(token, None)
-            ls.work_done_progress.tokens.pop(lsp_token, None)
+
+    async def _forward(self, queue: asyncio.Queue[tuple[str, int | None, bool]]) -> None:
+        ls = self._ls
+        lsp_token = _new_token("core")
+        try:
+            await ls.work_done_progress.create_async(lsp_token)
+        except Exception as error:  # noqa: BLE001 - the client may refuse progress
+            log.debug("client refused progress token: %s", error)
             return
-        report(ls, lsp_token, message, percentage)
+        message, percentage, done = await queue.get()
+        ls.work_done_progress.begin(
+            lsp_token, types.WorkDoneProgressBegin(title=message, percentage=percentage, cancellable=False)
+        )
+        try:
+            while not done:
+                message, percentage, done = await queue.get()
+                if not done:
+                    report(ls, lsp_token, message, percentage)
+        finally:
+            ls.work_done_progress.end(lsp_token, types.WorkDoneProgressEnd(message=message))
+            ls.work_done_progress.tokens.pop(lsp_token, None)
 
 
 def stream(ls: DeepSeekServer, channel: str, text: str, session_id: str | None) -> None:

@@ -107,6 +107,11 @@ async def test_plan_run_accept_reject_verify(agent_editor, fake_deepseek, app_wo
     assert "✓ done" in plan_doc.read_text()
     if client_name == "visual-studio-code":  # the only one of the two that supports it
         assert state.lens_refreshes > 0
+    # The agent's own progress (each model call, verification) reached $/progress, begun and ended.
+    titles = {reports[0].title: reports[-1] for reports in client.progress_reports.values() if reports}
+    assert any(t.startswith("planner: asking") for t in titles)
+    assert any(t.startswith("verifying") for t in titles)
+    assert all(isinstance(last, types.WorkDoneProgressEnd) for last in titles.values())
 
 
 async def test_failing_llm_call_is_reported_and_server_keeps_serving(
