@@ -9,7 +9,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from deepseek_ls.lsp import documents
+from deepseek_ls.lsp import documents, names
 from deepseek_ls.lsp.approvals import ApprovalBroker, LspUI
 from deepseek_ls.lsp.logging import detach_client_logs, forward_logs_to_client
 from deepseek_ls.lsp.server import DeepSeekServer
@@ -66,6 +66,9 @@ def initialized(ls: DeepSeekServer, params: types.InitializedParams) -> None:
     # The core (agent, patch store, router) is imported after the initialize
     # response, off the event loop, so the editor is not kept waiting.
     ls.tasks.spawn(asyncio.to_thread(_warm_imports), "load the core")
+    from deepseek_ls.lsp.sessions import status
+
+    ls.notify(names.NOTIFY_STATUS, status(ls))  # status bars start from "Idle"
     for message in ls.pending_messages:
         ls.show_error(message)
     ls.pending_messages = []

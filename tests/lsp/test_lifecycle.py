@@ -20,12 +20,14 @@ from lsp_harness import file_uri, lenses, open_doc, start_client, wait_until
 async def test_initialize_advertises_every_command_and_shuts_down_cleanly(
     workspace: Path, client_name: str, server_env: dict[str, str]
 ) -> None:
-    client, _, result = await start_client(workspace, client_name, server_env)
+    client, state, result = await start_client(workspace, client_name, server_env)
     caps = result.capabilities
     assert result.server_info is not None and result.server_info.name == "deepseek-ls"
     assert set(caps.execute_command_provider.commands) == set(names.ALL_COMMANDS)
     assert caps.code_lens_provider is not None
     assert caps.hover_provider
+    first = await wait_until(lambda: state.notifications.get("deepseek/status"))
+    assert first[0].state == "Idle"
     await client.shutdown_session()
     assert client._server is not None and client._server.returncode == 0
     await client.stop()
