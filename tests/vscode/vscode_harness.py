@@ -51,7 +51,8 @@ class CodeServer:
         self.tools = tools
         self.workspace = workspace
         self.home = home
-        self.env = {**os.environ, **env}
+        # The extension gallery points at a closed loopback port, so code-server never looks online.
+        self.env = {**os.environ, "EXTENSIONS_GALLERY": json.dumps({"serviceUrl": "http://127.0.0.1:9/gallery"}), **env}
         self.log = log
         self.extra_settings = settings or {}
         self.port = _free_port()
@@ -85,6 +86,12 @@ class CodeServer:
             "editor.codeLens": True,
             "files.autoSave": "off",
             "git.enabled": False,
+            # Nothing may leave the machine: no gallery, experiments, schema or package look-ups.
+            "extensions.ignoreRecommendations": True,
+            "workbench.enableExperiments": False,
+            "workbench.settings.enableNaturalLanguageSearch": False,
+            "json.schemaDownload.enable": False,
+            "npm.fetchOnlinePackageInfo": False,
             **self.extra_settings,
         }
         self.settings_file.write_text(json.dumps(settings, indent=2))
