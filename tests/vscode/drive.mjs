@@ -189,6 +189,23 @@ async function flow(page) {
   await shot(page, "final");
 
   if (config.question) await ask(page);
+
+  // The session is listed by Show Sessions, and its event log opens.
+  await palette(page, "DeepSeek: Show Sessions");
+  const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: config.prompt }).first();
+  await row.waitFor({ state: "visible", timeout: T });
+  result.sessionRow = (await row.textContent()).trim();
+  await page.keyboard.press("Escape");
+  await palette(page, "DeepSeek: Show Event Log");
+  await page.locator(".tab.active", { hasText: "events.jsonl" }).waitFor({ timeout: T });
+  await page.waitForFunction(
+    () => (document.querySelector(".part.editor .monaco-editor .view-lines")?.textContent || "").includes("@v1"),
+    null,
+    { timeout: T },
+  );
+  result.eventLogShown = true;
+  step("sessions-and-event-log");
+  await shot(page, "event-log");
 }
 
 /** The status bar item says `want` (e.g. the profile); records its colours. */

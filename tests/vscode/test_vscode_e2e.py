@@ -89,8 +89,9 @@ def test_plan_run_step_accept_one_hunk_reject_the_other(
     run = drive(vscode_tools, cs, artifacts, "flow", file="app.py", prompt="convert add and sub arguments to int",
                 rejectLine=10, question="what does add do?", expectAnswer="the sum of its two arguments")
     assert run.returncode == 0, run.output
-    assert run.step_names()[-5:] == [
+    assert run.step_names()[-6:] == [
         "second-hunk-rejected-by-keybinding", "saved", "step-verified", "routing-explained", "ask-streamed",
+        "sessions-and-event-log",
     ], run.result
     assert "[✓ done]" in run.result["stepLensAfterSave"], run.result  # verification ran on save
     assert any(t.startswith("▶ Step 1: Convert arguments in app.py") for t in run.result["planLenses"]), run.result
