@@ -117,3 +117,20 @@ async def test_cancelling_the_progress_stops_planning(agent_editor, fake_deepsee
     assert end[0].message == "cancelled"
     sessions = await run(client, names.CMD_SESSIONS, {})
     assert [s["state"] for s in sessions["sessions"]] == ["Paused"]
+
+
+async def test_deepseek_cancel_stops_the_running_step(agent_editor, fake_deepseek) -> None:
+    client, state = agent_editor
+    fake_deepseek.add({"match": {"role": "planner"}, "content": "```json\n" + json.dumps(PLAN) + "\n```"})
+    fake_deepseek.add({"match": {"role": "executor"}, "content": "y" * 2000, "chunk_chars": 5, "chunk_delay": 0.02})
+    planned = await run(client, names.CMD_PLAN, {"prompt": "make test_add pass"})
+    session_id, step_id = planned["session_id"], planned["plan"]["steps"][0]["step_id"]
+    streamed_before = len(state.notifications.get("deepseek/stream", []))
+    running = asyncio.ensure_future(run(client, names.CMD_RUN_STEP, {"session_id": session_id, "step_id": step_id}))
+    await wait_until(lambda: len(state.notifications.get("deepseek/stream", [])) > streamed_before + 2)
+    cancelled = await run(client, names.CMD_CANCEL, {"session_id": session_id})
+    assert cancelled == {"cancelled": True, "session_id": session_id}
+    with pytest.raises(JsonRpcException, match="cancel"):
+        await asyncio.wait_for(running, 10)
+    plan = await client.protocol.send_request_async(names.REQ_PLAN, {"session_id": session_id})
+    assert plan.state == "Paused"
