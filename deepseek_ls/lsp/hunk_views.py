@@ -151,8 +151,9 @@ class HunkViews:
         views = []
         for patch, hunk in self._by_file.get(file, []):
             start = None
+            old = split_lines(hunk.old_text)
             if hunk.status == "pending":
-                start = locate(lines, split_lines(hunk.old_text), hunk.start_index)
+                start = locate(lines, old, hunk.start_index)
             views.append(
                 HunkView(
                     patch_id=patch.patch_id,
@@ -164,7 +165,7 @@ class HunkViews:
                     lines=tuple(hunk.lines),
                     session_id=patch.session_id,
                     start=start,
-                    end=None if start is None else start + len(split_lines(hunk.old_text)),
+                    end=None if start is None else start + len(old),
                     expected_start=min(hunk.start_index, len(lines)),
                 )
             )
