@@ -206,6 +206,16 @@ async function flow(page) {
   result.eventLogShown = true;
   step("sessions-and-event-log");
   await shot(page, "event-log");
+
+  // Undo Last Apply: hunks accepted in the editor leave no checkpoint, and the
+  // person is told so once (by the server; the extension does not repeat it).
+  await palette(page, "DeepSeek: Undo Last Apply");
+  const undo = page.locator(".notifications-toasts .notification-list-item", { hasText: /nothing to undo/ });
+  await undo.first().waitFor({ state: "visible", timeout: T });
+  result.undoMessage = (await undo.first().textContent()).trim();
+  await page.waitForTimeout(1000); // a duplicate toast would arrive right after the server's
+  result.undoToasts = await undo.count();
+  step("undo-explained");
 }
 
 /** The status bar item says `want` (e.g. the profile); records its colours. */

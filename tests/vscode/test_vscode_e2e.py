@@ -89,10 +89,12 @@ def test_plan_run_step_accept_one_hunk_reject_the_other(
     run = drive(vscode_tools, cs, artifacts, "flow", file="app.py", prompt="convert add and sub arguments to int",
                 rejectLine=10, question="what does add do?", expectAnswer="the sum of its two arguments")
     assert run.returncode == 0, run.output
-    assert run.step_names()[-6:] == [
+    assert run.step_names()[-7:] == [
         "second-hunk-rejected-by-keybinding", "saved", "step-verified", "routing-explained", "ask-streamed",
-        "sessions-and-event-log",
+        "sessions-and-event-log", "undo-explained",
     ], run.result
+    assert "nothing to undo" in run.result["undoMessage"], run.result
+    assert run.result["undoToasts"] == 1, run.result
     assert "[✓ done]" in run.result["stepLensAfterSave"], run.result  # verification ran on save
     assert any(t.startswith("▶ Step 1: Convert arguments in app.py") for t in run.result["planLenses"]), run.result
     assert run.result["hunkLenses"].count("Accept") == 2, run.result

@@ -11,7 +11,7 @@ import type { InlineDiff } from "./inlineDiff";
 import { Commands, type Plan, type RoutingExplanation, type ServerApi, type SessionSummary } from "./protocol";
 import { SECRET_KEY } from "./secrets";
 import type { ServerManager } from "./server";
-import { currentSettings } from "./server";
+import { CommandFailed, currentSettings } from "./server";
 import type { StatusBar } from "./statusBar";
 import { stateLabel } from "./statusBar";
 import type { StreamPanel } from "./streamPanel";
@@ -33,13 +33,17 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Run a command body; errors reach the user with what happened. */
-function guarded(name: string, body: (...args: unknown[]) => Promise<unknown>) {
+/**
+ * Run a command body; errors reach the user with what happened, once: a
+ * command the server failed was already shown by the server, so it is logged.
+ */
+function guarded(server: ServerManager, name: string, body: (...args: unknown[]) => Promise<unknown>) {
   return async (...args: unknown[]) => {
     try {
       return await body(...args);
     } catch (error) {
-      void vscode.window.showErrorMessage(`DeepSeek: ${name} failed: ${errorText(error)}`);
+      if (error instanceof CommandFailed) server.log(`DeepSeek: ${name}: ${error.message}`);
+      else void vscode.window.showErrorMessage(`DeepSeek: ${name} failed: ${errorText(error)}`);
       return undefined;
     }
   };
@@ -85,7 +89,7 @@ async function hunkAtCursor(inlineDiff: InlineDiff) {
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
   const { context, server, inlineDiff, statusBar, stream } = deps;
   const reg = (id: string, title: string, body: (...args: unknown[]) => Promise<unknown>) =>
-    vscode.commands.registerCommand(`deepseek-ls.${id}`, guarded(title, body));
+    vscode.commands.registerCommand(`deepseek-ls.${id}`, guarded(server, title, body));
 
   return [
     reg("plan", "Plan", async () => {
@@ -177,14 +181,8 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     }),
     reg("explainRouting", "Explain Routing", async () => {
       const sessionId = statusBar.status?.session_id ?? undefined;
-      let d: RoutingExplanation | null;
-      try {
-        d = await server.command<RoutingExplanation | null>(Commands.explainRouting, sessionId ? { session_id: sessionId } : {});
-      } catch (error) {
-        if (sessionId) throw error;
-        // Without a session the server has nothing to explain; say so instead of an error.
-        return void vscode.window.showInformationMessage("DeepSeek: no routing decision yet. Run `DeepSeek: Plan…` or `Ask…` first.");
-      }
+      // Without a session the server says there is nothing to explain yet.
+      const d = await server.command<RoutingExplanation | null>(Commands.explainRouting, sessionId ? { session_id: sessionId } : {});
       if (!d) return void vscode.window.showInformationMessage("DeepSeek: no routing decision yet.");
       stream.line(`Routing ${d.decision_id}: ${d.text}`);
       for (const [signal, value] of Object.entries(d.contributions)) stream.line(`  ${signal}: ${value.toFixed(3)}`);

@@ -8,6 +8,7 @@ import * as vscode from "vscode";
 import {
   ExecuteCommandRequest,
   LanguageClient,
+  ResponseError,
   State,
   Trace,
   type LanguageClientOptions,
@@ -38,6 +39,12 @@ export function currentSettings(): Settings {
 function workspaceFolders(): string[] {
   return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
 }
+
+/** The server's RequestFailed code: it has already shown the message (`window/showMessage`). */
+const REQUEST_FAILED = -32803;
+
+/** A command the server refused or failed, and already told the person about. */
+export class CommandFailed extends Error {}
 
 /** Owns the LanguageClient; `onStarted` listeners (re)attach their notification handlers. */
 export class ServerManager implements ServerApi, vscode.Disposable {
@@ -159,7 +166,18 @@ export class ServerManager implements ServerApi, vscode.Disposable {
   }
 
   async command<T = unknown>(name: string, arg: object): Promise<T> {
-    return this.requireClient().sendRequest(ExecuteCommandRequest.type, { command: name, arguments: [arg] }) as Promise<T>;
+    const client = this.requireClient();
+    try {
+      return (await client.sendRequest(ExecuteCommandRequest.type, { command: name, arguments: [arg] })) as T;
+    } catch (error) {
+      if (error instanceof ResponseError && error.code === REQUEST_FAILED) throw new CommandFailed(error.message);
+      throw error;
+    }
+  }
+
+  /** A line in the "DeepSeek" output channel. */
+  log(line: string): void {
+    this.output.appendLine(line);
   }
 
   async request<T = unknown>(method: string, params: object): Promise<T> {
