@@ -138,8 +138,10 @@ async function flow(page) {
   step("hunk-lenses-and-inline-diff");
   await shot(page, "hunks");
 
-  // The native diff editor for the whole file's patch (DeepSeek: Show Patch Diff).
-  await palette(page, "DeepSeek: Show Patch Diff");
+  // The native diff editor for the whole file's patch: the editor title button
+  // (shown while the file has pending hunks) runs DeepSeek: Show Patch Diff.
+  result.titleActions = await page.$$eval(".part.editor .editor-actions .action-label", (els) => els.map((e) => e.getAttribute("aria-label") || e.className));
+  await page.locator('.part.editor .editor-actions a[aria-label="Show Patch Diff"]').first().click({ timeout: T });
   const modified = page.locator(".monaco-diff-editor .editor.modified .view-lines").first();
   await modified.waitFor({ state: "visible", timeout: T });
   await page.waitForFunction(() => {

@@ -38,6 +38,7 @@ export class InlineDiff implements vscode.Disposable {
   constructor(private readonly api: ServerApi & { running: boolean }, private readonly log: (line: string) => void) {
     this.disposables.push(
       vscode.window.onDidChangeVisibleTextEditors(() => this.refreshVisible()),
+      vscode.window.onDidChangeActiveTextEditor(() => this.updateContext()),
       vscode.workspace.onDidChangeTextDocument((e) => this.schedule(e.document.uri.toString())),
       vscode.workspace.registerTextDocumentContentProvider(PATCHED_SCHEME, {
         onDidChange: this.patched.event,
@@ -66,6 +67,7 @@ export class InlineDiff implements vscode.Disposable {
       if (editor.document.uri.toString() === uri) this.render(editor, hunks);
     }
     this.patched.fire(vscode.Uri.parse(uri).with({ scheme: PATCHED_SCHEME }));
+    this.updateContext();
     return hunks;
   }
 
@@ -81,8 +83,16 @@ export class InlineDiff implements vscode.Disposable {
     for (const uri of uris) void this.refresh(uri);
   }
 
+  /** `deepseek.hunksPending`: the active file has pending hunks (editor title and context menus). */
+  private updateContext(): void {
+    const uri = vscode.window.activeTextEditor?.document.uri.toString();
+    const pendingHere = uri !== undefined && this.hunks(uri).some((h) => h.status === "pending");
+    void vscode.commands.executeCommand("setContext", "deepseek.hunksPending", pendingHere);
+  }
+
   clear(): void {
     this.cache.clear();
+    this.updateContext();
     for (const editor of vscode.window.visibleTextEditors) this.render(editor, []);
   }
 
