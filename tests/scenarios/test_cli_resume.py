@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import diff, plan_json
+from scenario_kit import diff, plan_json
 
 ADD_FIX = diff("app.py", ["    return a - b"], ["    return a + b"], start=6)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ScriptedUI, diff, kinds, plan_json, states
+from scenario_kit import ScriptedUI, diff, kinds, plan_json, states
 
 GREET_FIX = diff("app.py", ['    return "Hello " + name'], ['    return "Hello, " + name + "!"'], start=2)
 ADD_FIX = diff("app.py", ["    return a - b"], ["    return a + b"], start=6)
@@ -120,7 +120,7 @@ async def test_repeated_verification_failure_goes_back_to_the_planner_on_max_thi
 
 
 async def test_loop_stops_when_iterations_are_spent_and_says_why(make_agent, fake_deepseek, workspace):
-    from conftest import scenario_config
+    from scenario_kit import scenario_config
 
     from deepseek_ls.agent import AgentFailure
 
@@ -185,7 +185,7 @@ async def test_executor_stages_through_the_patch_stage_tool(make_agent, fake_dee
 
 
 async def test_approval_mode_never_keeps_the_patch_staged_and_an_outside_apply_is_picked_up(make_agent, fake_deepseek, workspace):
-    from conftest import scenario_config
+    from scenario_kit import scenario_config
 
     cfg = scenario_config()
     cfg.policy.approval_mode = "never"

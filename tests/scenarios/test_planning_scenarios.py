@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ScriptedUI, plan_json, scenario_config, states
+from scenario_kit import ScriptedUI, plan_json, scenario_config, states
 
 from deepseek_ls.agent import AgentFailure
 

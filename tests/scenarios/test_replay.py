@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import diff, plan_json, scenario_config
+from scenario_kit import diff, plan_json, scenario_config
 
 from deepseek_ls.agent.replay import replay_session
 

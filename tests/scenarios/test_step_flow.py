@@ -3,7 +3,7 @@ the editor applies accepted hunks and calls mark_applied → complete_step (veri
 
 from __future__ import annotations
 
-from conftest import diff, plan_json, states
+from scenario_kit import diff, plan_json, states
 
 ADD_FIX = diff("app.py", ["    return a - b"], ["    return a + b"], start=6)
 
