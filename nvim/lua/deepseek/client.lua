@@ -44,6 +44,10 @@ function M.capabilities()
   -- Neovim has no default handler for workspace/codeLens/refresh; ours
   -- (deepseek.handlers) re-requests lenses, so we can advertise support.
   caps.workspace.codeLens = { refreshSupport = true }
+  -- Versioned TextDocumentEdits: Neovim refuses an edit whose version is older
+  -- than the buffer's, so an accepted hunk can never land over newer typing.
+  caps.workspace.workspaceEdit = caps.workspace.workspaceEdit or {}
+  caps.workspace.workspaceEdit.documentChanges = true
   caps.window = caps.window or {}
   caps.window.workDoneProgress = true
   caps.window.showDocument = { support = true }
