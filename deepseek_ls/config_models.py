@@ -156,7 +156,6 @@ class PolicyConfig(_Section):
     )
     command_timeout_seconds: float = Field(default=120.0, gt=0)
     max_output_bytes: int = Field(default=64_000, gt=0)
-    redact_secrets: bool = True
 
 
 class IndexConfig(_Section):

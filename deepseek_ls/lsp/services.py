@@ -120,13 +120,13 @@ class Services:
     def _make_index(self) -> Any:
         from deepseek_ls.index import CodeIndex
 
-        return CodeIndex(self.root, self.state_dir, self.config.index)
+        return CodeIndex(self.root, self.state_dir, self.config.index, deny_paths=self.config.policy.deny_paths)
 
     def _make_llm(self) -> Any:
         from deepseek_ls.llm.client import LLMClient
-        from deepseek_ls.policy.redact import redact_text
 
-        return LLMClient(self.config.llm, redact=redact_text)
+        # The client's default hook is the policy layer's redact_obj (every request body).
+        return LLMClient(self.config.llm)
 
     def _make_agent(self) -> Any:
         from deepseek_ls.agent import Agent
