@@ -21,14 +21,16 @@ class _Section(BaseModel):
 class ModelProfile(_Section):
     """One way of calling a model. `fast` and `max_think` must exist.
 
-    Current DeepSeek models select thinking with a request flag rather than a
+    Current DeepSeek models (`deepseek-v4-flash`, `deepseek-v4-pro`) select
+    thinking with a request flag (`thinking`, `reasoning_effort`) rather than a
     model name; the legacy names `deepseek-chat` / `deepseek-reasoner` remain
-    valid values of `model`.
+    valid values of `model` (thinking then follows the name).
     """
 
-    model: str = "deepseek-chat"
+    model: str = "deepseek-v4-flash"
     thinking: bool = False
-    reasoning_effort: Literal["low", "medium", "high"] | None = None
+    # The API maps minimal/low -> low, medium/high/xhigh -> high, max/ultra -> max.
+    reasoning_effort: Literal["minimal", "low", "medium", "high", "xhigh", "max", "ultra"] | None = None
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     base_url: str | None = None
@@ -40,9 +42,9 @@ class ModelProfile(_Section):
 
 def _default_profiles() -> dict[str, ModelProfile]:
     return {
-        "fast": ModelProfile(model="deepseek-chat", thinking=False, temperature=0.2),
+        "fast": ModelProfile(model="deepseek-v4-flash", thinking=False, temperature=0.2),
         "max_think": ModelProfile(
-            model="deepseek-reasoner",
+            model="deepseek-v4-pro",
             thinking=True,
             reasoning_effort="high",
             max_tokens_per_session=400_000,

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from deepseek_ls.testkit.fake_deepseek import FakeDeepSeek
 
 ROLE_HEADER = "x-deepseek-ls-role"
-MODELS = ["deepseek-chat", "deepseek-reasoner"]
+MODELS = ["deepseek-v4-flash", "deepseek-v4-pro", "deepseek-chat", "deepseek-reasoner"]
 NO_MATCH = "no scripted reply matched"
 
 

@@ -65,7 +65,7 @@ def test_json_prints_one_object_with_usage_and_timings(fake_deepseek_process, as
     result = ask("--json", "q", base_url=fake.base_url)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    assert (data["content"], data["reasoning"], data["model"]) == ("answer", "why", "deepseek-chat")
+    assert (data["content"], data["reasoning"], data["model"]) == ("answer", "why", "deepseek-v4-flash")
     assert data["usage"]["prompt_cache_hit_tokens"] == 3
     assert data["timings"]["total_ms"] > 0
     assert data["session_id"]
@@ -78,7 +78,7 @@ def test_model_and_profile_overrides_reach_the_request(fake_deepseek_process, as
     first, second = fake.requests()
     assert first["body"]["model"] == "deepseek-v4-flash"
     assert first["body"]["thinking"] == {"type": "disabled"}
-    assert second["body"]["model"] == "deepseek-reasoner"
+    assert second["body"]["model"] == "deepseek-v4-pro"
 
 
 def test_prompt_from_stdin(fake_deepseek_process, ask):

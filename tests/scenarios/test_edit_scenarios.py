@@ -114,7 +114,7 @@ async def test_repeated_verification_failure_goes_back_to_the_planner_on_max_thi
     recovery = [d for d in view["decisions"] if d["unit"].startswith("planner:recover")]
     assert recovery and recovery[0]["profile"] == "max_think" and "REPEATED_FAILURE" in recovery[0]["reason_codes"]
     assert agent.explain_routing(view["session_id"], recovery[0]["decision_id"])["text"].startswith("max-think: RepeatedVerifyFailure")
-    assert [r.body["model"] for r in fake_deepseek.requests if r.role == "planner"] == ["deepseek-chat", "deepseek-reasoner"]
+    assert [r.body["model"] for r in fake_deepseek.requests if r.role == "planner"] == ["deepseek-v4-flash", "deepseek-v4-pro"]
     assert [s["title"] for s in view["plan"]["steps"]] == ["Fix greet", "Fix add"]
     assert [s["status"] for s in view["plan"]["steps"]] == ["done", "done"]
 

@@ -24,7 +24,7 @@ async def test_invalid_plan_is_reasked_then_escalated_then_fails_readably(make_a
     agent = make_agent()
     with pytest.raises(AgentFailure, match="did not produce a valid plan"):
         await agent.plan("Fix the greeting")
-    assert planner_models(fake_deepseek) == ["deepseek-chat", "deepseek-chat", "deepseek-reasoner"]
+    assert planner_models(fake_deepseek) == ["deepseek-v4-flash", "deepseek-v4-flash", "deepseek-v4-pro"]
     second = fake_deepseek.requests[1].body["messages"][-1]["content"]
     assert "could not be used as a plan" in second and "could not read a plan" in second
     sid = agent.store.list()[0].session_id
@@ -35,8 +35,8 @@ async def test_invalid_plan_is_reasked_then_escalated_then_fails_readably(make_a
 
 
 async def test_invalid_then_valid_plan_after_escalation(make_agent, fake_deepseek):
-    fake_deepseek.add({"match": {"role": "planner", "model": "deepseek-chat"}, "content": "no plan", "repeat": True})
-    fake_deepseek.add({"match": {"role": "planner", "model": "deepseek-reasoner"},
+    fake_deepseek.add({"match": {"role": "planner", "model": "deepseek-v4-flash"}, "content": "no plan", "repeat": True})
+    fake_deepseek.add({"match": {"role": "planner", "model": "deepseek-v4-pro"},
                        "content": "ARCHITECT_PLAN_V1\nPLAN|Fix greet\nFILE|app.py|edit\nVERIFY|python -m pytest -q\nARCHITECT_PLAN_END"})
     agent = make_agent()
     sid, plan = await agent.plan("Fix the greeting")
@@ -49,7 +49,7 @@ async def test_router_picks_max_think_for_complex_multi_file_and_fast_for_small(
     agent = make_agent()
     big_sid, _ = await agent.plan(COMPLEX)
     small_sid, _ = await agent.plan("Fix the typo in app.py")
-    assert planner_models(fake_deepseek) == ["deepseek-reasoner", "deepseek-chat"]
+    assert planner_models(fake_deepseek) == ["deepseek-v4-pro", "deepseek-v4-flash"]
     big = agent.explain_routing(big_sid)
     small = agent.explain_routing(small_sid)
     assert big["profile"] == "max_think" and big["score"] >= big["threshold"]
@@ -65,7 +65,7 @@ async def test_budget_exhausted_keeps_fast_and_says_so(make_agent, fake_deepseek
     agent = make_agent(config=cfg)
     sid, _ = await agent.plan(COMPLEX)  # max-think, spends 120 of 50 tokens
     await agent.revise_plan(sid, COMPLEX)  # would be max-think again, but the budget is spent
-    assert planner_models(fake_deepseek) == ["deepseek-reasoner", "deepseek-chat"]
+    assert planner_models(fake_deepseek) == ["deepseek-v4-pro", "deepseek-v4-flash"]
     why = agent.explain_routing(sid)
     assert why["profile"] == "fast" and "MAX_THINK_BUDGET_EXHAUSTED" in why["reason_codes"]
     assert why["text"].startswith("fast: max-think budget spent (120/50 tokens")
@@ -129,8 +129,8 @@ async def test_planner_prompt_has_repo_map_and_index_hits_from_the_real_index(wo
 
 
 async def test_low_confidence_fast_plan_is_redone_on_max_think(make_agent, fake_deepseek):
-    fake_deepseek.add({"match": {"role": "planner", "model": "deepseek-chat"}, "content": plan_json(("Guess", ["app.py"]), confidence=0.3)})
-    fake_deepseek.add({"match": {"role": "planner", "model": "deepseek-reasoner", "contains": "confidence 0.30"},
+    fake_deepseek.add({"match": {"role": "planner", "model": "deepseek-v4-flash"}, "content": plan_json(("Guess", ["app.py"]), confidence=0.3)})
+    fake_deepseek.add({"match": {"role": "planner", "model": "deepseek-v4-pro", "contains": "confidence 0.30"},
                        "content": plan_json(("Fix add", ["app.py"]), confidence=0.9)})
     agent = make_agent()
     sid, plan = await agent.plan("Fix the arithmetic")

@@ -77,7 +77,7 @@ def test_router_mode_setting_reaches_the_server_at_start_and_on_change(
     assert run.result["settingsSaved"]["deepseek.router.mode"] == "fast", run.result
     # initializationOptions forced max_think for the first plan; didChangeConfiguration forced fast for the second.
     models = [(r.get("body") or {}).get("model") for r in fake.requests()]
-    assert models == ["deepseek-reasoner", "deepseek-chat"], models
+    assert models == ["deepseek-v4-pro", "deepseek-v4-flash"], models
 
 
 def test_plan_run_step_accept_one_hunk_reject_the_other(

@@ -61,7 +61,7 @@ def test_global_flags_work_before_and_after_the_command(run_cli, empty_dir, tmp_
 def test_profile_flag_selects_a_profile_for_the_run(run_cli):
     result = run_cli("--profile", "max_think", "config", "show", "--json")
     data = json.loads(result.stdout)
-    assert data["config"]["llm"]["profiles"]["fast"]["model"] == "deepseek-reasoner"
+    assert data["config"]["llm"]["profiles"]["fast"]["model"] == "deepseek-v4-pro"
     assert data["sources"]["llm.profiles.fast.model"] == "--profile max_think"
     missing = run_cli("--profile", "nope", "config", "show")
     assert missing.returncode == 2 and "no profile named 'nope'" in missing.stderr

@@ -34,7 +34,7 @@ def env_with(user_toml: Path, **extra: str) -> dict[str, str]:
 def test_nothing_configured_gives_defaults_from_default_source(ws, user_toml):
     loaded = load_config(ws, env=env_with(user_toml))
     assert loaded.config.router.threshold_high == 0.72
-    assert loaded.config.llm.profiles["fast"].model == "deepseek-chat"
+    assert loaded.config.llm.profiles["fast"].model == "deepseek-v4-flash"
     assert set(loaded.sources.values()) == {"default"}
     assert "router.threshold_high" in loaded.sources
     assert loaded.api_key is None
@@ -157,7 +157,7 @@ def test_profile_flag_makes_the_named_profile_the_fast_one(ws, user_toml):
     loaded = load_config(ws, env=env_with(user_toml), profile="local")
     fast = loaded.config.llm.profiles["fast"]
     assert (fast.model, fast.base_url) == ("qwen2.5-coder", "http://127.0.0.1:11434/v1")
-    assert loaded.config.llm.profiles["max_think"].model == "deepseek-reasoner"
+    assert loaded.config.llm.profiles["max_think"].model == "deepseek-v4-pro"
     assert loaded.sources["llm.profiles.fast.model"] == "--profile local"
     assert loaded.profile == "local"
 

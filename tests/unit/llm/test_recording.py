@@ -25,7 +25,7 @@ async def test_only_the_first_chunk_keeps_the_repeated_envelope(fake_deepseek, c
     fake_deepseek.add(REPLY)
     await client.complete(USER, role="executor")
     first, *rest = sink.events[-1][1]["chunks"]
-    assert first["model"] == "deepseek-chat" and "id" in first
+    assert first["model"] == "deepseek-v4-flash" and "id" in first
     assert rest and all("id" not in c and "model" not in c for c in rest)
 
 

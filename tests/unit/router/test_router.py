@@ -21,7 +21,7 @@ def make(router_cfg: RouterConfig | None = None, budget: MaxThinkBudget | None =
 def test_complex_multi_file_planning_request_gets_max_think():
     router, sink = make()
     d = router.decide(RouterSignals(prompt=COMPLEX, role="planner"))
-    assert d.profile == "max_think" and d.model == "deepseek-reasoner"
+    assert d.profile == "max_think" and d.model == "deepseek-v4-pro"
     assert d.score >= d.threshold
     assert "PLANNING_KEYWORDS" in d.reason_codes and "MULTI_FILE" in d.reason_codes
     kind, payload = sink.events[-1]
