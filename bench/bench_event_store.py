@@ -23,12 +23,9 @@ from deepseek_ls.store.log import EventLog
 from deepseek_ls.store.projections import Projections
 from deepseek_ls.store.sessions import SessionStore
 
+from benchstats import pct
+
 TURN = {"role": "assistant", "content": "I will rename foo to bar in a.py and update the tests. " * 4}
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def bench_append(root: Path, n: int) -> None:

@@ -39,6 +39,8 @@ from pytest_lsp import ClientServerConfig, client_capabilities
 from deepseek_ls.lsp import names
 from deepseek_ls.testkit.fake_deepseek import FakeDeepSeek
 
+from benchstats import pct
+
 LINES = 5000
 HUNKS = 50
 SERVER = [sys.executable, "-m", "deepseek_ls", "serve", "--stdio"]
@@ -47,11 +49,6 @@ BARE_SERVER = [
     "-c",
     "from pygls.lsp.server import LanguageServer; LanguageServer('bare', '0').start_io()",
 ]
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def big_file() -> str:

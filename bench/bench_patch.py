@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,20 +24,11 @@ from deepseek_ls.patch import PatchStore, SafetyGate
 from deepseek_ls.patch.merge import merge_three_way
 from deepseek_ls.policy import PathPolicy
 
+from benchstats import report
+
 SITE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
 
 
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def report(name: str, ours: list[float], base: list[float], base_name: str) -> None:
-    m, b = statistics.median(ours), statistics.median(base)
-    print(
-        f"{name:<34} median {m:8.2f} ms  p95 {pct(ours, 0.95):8.2f} ms | "
-        f"{base_name:<22} median {b:8.2f} ms  p95 {pct(base, 0.95):8.2f} ms | ratio {m / b:5.2f}"
-    )
 
 
 def git(cwd: Path, *args: str) -> str:

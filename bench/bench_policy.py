@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -27,20 +26,9 @@ from deepseek_ls.policy import PathPolicy, PolicyViolation
 from deepseek_ls.policy.redact import redact_obj
 from deepseek_ls.tools.fs import workspace_files
 
+from benchstats import report
+
 SITE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def report(name: str, ours: list[float], base: list[float], base_name: str) -> None:
-    m, b = statistics.median(ours), statistics.median(base)
-    print(
-        f"{name:<30} median {m:8.2f} ms  p95 {pct(ours, 0.95):8.2f} ms | "
-        f"{base_name:<26} median {b:8.2f} ms  p95 {pct(base, 0.95):8.2f} ms | ratio {m / b:5.2f}"
-    )
 
 
 def bench_paths(rounds: int) -> None:
