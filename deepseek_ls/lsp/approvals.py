@@ -124,8 +124,13 @@ class LspUI:
 
     async def ask_user(self, question: str, choices: list[str] | None = None) -> str | None:
         if not choices:
-            # LSP has no free-text prompt; show the question and report no answer.
-            self._ls.show_message(f"deepseek-ls asks: {question}", types.MessageType.Info)
+            # LSP has no free-text prompt: show the question, say how to answer it,
+            # and report no answer (the session stops with the question recorded).
+            self._ls.show_message(
+                f"deepseek-ls asks: {question} — answer by planning again with the answer in "
+                "your request, or with Revise… on the plan.",
+                types.MessageType.Info,
+            )
             return None
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Info,
