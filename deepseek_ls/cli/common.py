@@ -87,16 +87,6 @@ def add_command(
     return parser
 
 
-def not_available(command: str, issue: int) -> Handler:
-    """A handler for a command whose capability has not landed yet (exit 2)."""
-
-    def handler(args: argparse.Namespace) -> int:
-        print(f"deepseek-ls {command}: not available yet (lands with issue {issue})", file=sys.stderr)
-        return 2
-
-    return handler
-
-
 @dataclass(frozen=True)
 class CliContext:
     root: Path

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 
-from deepseek_ls.cli.common import add_command, not_available
+from deepseek_ls.cli.common import add_command
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,9 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    if importlib.util.find_spec("deepseek_ls.lsp.server") is None:
-        return not_available("serve", 7)(args)
-    from deepseek_ls.lsp.server import run
+    from deepseek_ls.lsp.server import run  # loaded only when serving
 
     run("tcp" if args.tcp else "stdio", args.host, args.port)
     return 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from deepseek_ls.cli.common import add_command, not_available, print_json, resolve_context
+from deepseek_ls.cli.common import add_command, print_json, resolve_context
 from deepseek_ls.store.projections import Projections, session_projection
 from deepseek_ls.store.sessions import SessionStore
 
@@ -76,12 +76,9 @@ def _sessions(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     ctx = resolve_context(args, create_state=False)
     if args.rerun:
-        from deepseek_ls.cli import agent_cmd  # the agent is loaded only for --rerun
+        from deepseek_ls.cli.agent_cmd import rerun_replay  # the agent is loaded only for --rerun
 
-        rerun = getattr(agent_cmd, "rerun_replay", None)
-        if rerun is None:
-            return not_available("replay --rerun", 6)(args)
-        return int(rerun(args, ctx) or 0)
+        return int(rerun_replay(args, ctx) or 0)
     session_id = SessionStore(ctx.state_dir).resolve(args.session_id)
     projection = session_projection(ctx.state_dir, session_id)
     if args.json:
