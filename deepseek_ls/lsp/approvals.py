@@ -124,14 +124,10 @@ class LspUI:
 
     async def ask_user(self, question: str, choices: list[str] | None = None) -> str | None:
         if not choices:
-            # LSP has no free-text prompt: show the question, say how to answer it,
-            # and report no answer (the session stops with the question recorded).
-            self._ls.show_message(
-                f"deepseek-ls asks: {question} — answer by planning again with the answer in "
-                "your request, or with Revise… on the plan.",
-                types.MessageType.Info,
-            )
-            return None
+            # LSP has no free-text prompt: `deepseek/question` + `deepseek.answer` (questions.py).
+            from deepseek_ls.lsp.questions import ask_in_editor
+
+            return await ask_in_editor(self._ls, question)
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Info,
             message=question,

@@ -101,6 +101,7 @@ async def shutdown(ls: DeepSeekServer, params: None) -> None:
     ls.tasks.cancel_all()
     if ls.approvals is not None:
         ls.approvals.cancel_all()
+    ls.questions.cancel_all()
     if ls.services is not None:
         try:
             await ls.services.aclose()

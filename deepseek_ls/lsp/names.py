@@ -22,6 +22,7 @@ CMD_SESSIONS = "deepseek.sessions"
 CMD_RESUME = "deepseek.resume"
 CMD_CANCEL = "deepseek.cancel"
 CMD_UNDO = "deepseek.undo"
+CMD_ANSWER = "deepseek.answer"
 
 ALL_COMMANDS = [v for k, v in dict(globals()).items() if k.startswith("CMD_")]
 
@@ -30,8 +31,10 @@ REQ_HUNKS = "deepseek/hunks"
 REQ_PENDING_APPROVALS = "deepseek/pendingApprovals"
 REQ_PLAN = "deepseek/plan"
 REQ_STATUS = "deepseek/status"
+REQ_PENDING_QUESTIONS = "deepseek/pendingQuestions"
 
 # Custom notifications (server -> client).
 NOTIFY_STREAM = "deepseek/stream"
 NOTIFY_STATUS = "deepseek/status"
 NOTIFY_HUNKS_CHANGED = "deepseek/hunksChanged"
+NOTIFY_QUESTION = "deepseek/question"

@@ -86,6 +86,11 @@ class DenyArgs(_Args):
     reason: str = ""
 
 
+class AnswerArgs(_Args):
+    question_id: str
+    answer: str | None  # null cancels the question
+
+
 class ExplainArgs(_Args):
     session_id: str | None = None
     decision_id: str | None = None

@@ -18,6 +18,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from deepseek_ls import __version__
+from deepseek_ls.lsp.questions import QuestionBroker
 from deepseek_ls.lsp.tasks import BackgroundTasks
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ FEATURE_MODULES = (
     "deepseek_ls.lsp.documents",
     "deepseek_ls.lsp.progress",
     "deepseek_ls.lsp.approvals",
+    "deepseek_ls.lsp.questions",
     "deepseek_ls.lsp.edits",
     "deepseek_ls.lsp.code_lens",
     "deepseek_ls.lsp.hover",
@@ -58,6 +60,8 @@ class DeepSeekServer(LanguageServer):
         self.services: Services | None = None
         self.approvals: ApprovalBroker | None = None
         self.ui: LspUI | None = None
+        # Clarifying questions of the agent waiting for `deepseek.answer`.
+        self.questions = QuestionBroker()
         self.tasks = BackgroundTasks()
         self.failed_features: dict[str, str] = {}
         # Messages for the person produced before the client could show them.

@@ -17,6 +17,7 @@ from deepseek_ls.lsp.code_lens import plan_doc_relpath
 from deepseek_ls.lsp.edits import changed, refresh_lenses
 from deepseek_ls.lsp.plan_doc import read_comments, render
 from deepseek_ls.lsp.progress import work_done
+from deepseek_ls.lsp.questions import cancel_questions
 from deepseek_ls.lsp.routing import explanation
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.uris import current_text, relpath_to_uri
@@ -165,7 +166,10 @@ async def cancel_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     if task is not None and not task.done():
         task.cancel()
         cancelled = True
-    cancelled = await agent(ls).cancel(sid) or cancelled
+    if await cancel_questions(ls, sid):
+        cancelled = True  # the agent ends a cancelled question itself (Idle)
+    else:
+        cancelled = await agent(ls).cancel(sid) or cancelled
     for request_ in ls.approvals.pending() if ls.approvals else []:
         if request_.session_id in (sid, None):
             ls.approvals.resolve(request_.request_id, "deny", "session cancelled")

@@ -5,13 +5,20 @@
 import * as vscode from "vscode";
 import { registerCommands } from "./commands";
 import { InlineDiff } from "./inlineDiff";
-import { Notifications, Requests, type Status, type StreamParams } from "./protocol";
+import { Notifications, Requests, type Question, type Status, type StreamParams } from "./protocol";
+import { answerQuestion, type QuestionUI } from "./questions";
 import { ServerManager, currentSettings } from "./server";
 import { SECTION, needsRestart } from "./settings";
 import { StatusBar } from "./statusBar";
 import { StreamPanel } from "./streamPanel";
 
 let server: ServerManager | undefined;
+
+const questionUI: QuestionUI = {
+  input: async (prompt, title) => vscode.window.showInputBox({ prompt, title, ignoreFocusOut: true }),
+  pick: async (choices, placeholder) => vscode.window.showQuickPick(choices, { placeHolder: placeholder, ignoreFocusOut: true }),
+  error: (message) => void vscode.window.showErrorMessage(message),
+};
 
 function forcedProfile(): string {
   const mode = currentSettings().routerMode;
@@ -49,6 +56,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
       client.onNotification(Notifications.stream, (p: StreamParams) => stream.onStream(p));
       client.onNotification(Notifications.status, (s: Status) => statusBar.setStatus(s));
       client.onNotification(Notifications.hunksChanged, (p: { uris: string[] }) => inlineDiff.refreshMany(p.uris));
+      client.onNotification(Notifications.question, (q: Question) => {
+        if (server) void answerQuestion(server, questionUI, q);
+      });
       client
         .sendRequest<Status>(Requests.status, {})
         .then((s) => s && statusBar.setStatus(s))

@@ -25,6 +25,7 @@ export const Commands = {
   resume: "deepseek.resume",
   cancel: "deepseek.cancel",
   undo: "deepseek.undo",
+  answer: "deepseek.answer",
 } as const;
 
 /** Custom requests (client -> server). */
@@ -33,6 +34,7 @@ export const Requests = {
   pendingApprovals: "deepseek/pendingApprovals",
   plan: "deepseek/plan",
   status: "deepseek/status",
+  pendingQuestions: "deepseek/pendingQuestions",
 } as const;
 
 /** Custom notifications (server -> client). */
@@ -40,6 +42,7 @@ export const Notifications = {
   stream: "deepseek/stream",
   status: "deepseek/status",
   hunksChanged: "deepseek/hunksChanged",
+  question: "deepseek/question",
 } as const;
 
 export interface LspPosition { line: number; character: number }
@@ -97,6 +100,14 @@ export interface ApprovalRequest {
   hunk_ids: string[];
   patch_id?: string;
   session_id?: string;
+}
+
+/** A clarifying question of the agent (`deepseek/question`), answered with `deepseek.answer`. */
+export interface Question {
+  session_id: string | null;
+  question_id: string;
+  question: string;
+  choices: string[] | null;
 }
 
 export type StreamChannel = "content" | "reasoning" | "status";

@@ -30,6 +30,30 @@ local function show_message_request(err, params, ctx, cfg)
   return coroutine.yield()
 end
 
+--- A clarifying question of the agent (deepseek/question): ask with
+--- vim.ui.input (vim.ui.select when it has choices) and send deepseek.answer;
+--- <Esc> answers null, which cancels the question.
+local function on_question(_, q)
+  local function send(answer)
+    require("deepseek.client").exec(protocol.cmd.answer, {
+      question_id = q.question_id,
+      answer = answer == nil and vim.NIL or answer,
+    }, function(err)
+      if err then
+        require("deepseek.ui").error("answer", err)
+      end
+    end)
+  end
+  vim.schedule(function()
+    local choices = q.choices ~= vim.NIL and q.choices or nil
+    if choices and #choices > 0 then
+      vim.ui.select(choices, { prompt = "DeepSeek asks: " .. q.question, kind = "deepseek_question" }, send)
+    else
+      vim.ui.input({ prompt = "DeepSeek asks: " .. q.question .. " " }, send)
+    end
+  end)
+end
+
 -- LSP MessageType -> vim.log.levels
 local message_levels = {
   [1] = vim.log.levels.ERROR,
@@ -48,6 +72,7 @@ M.handlers = {
   [protocol.notify.hunks_changed] = function(_, params)
     require("deepseek.diff").refresh_uris(params.uris)
   end,
+  [protocol.notify.question] = on_question,
   ["workspace/codeLens/refresh"] = function(_, _, ctx)
     vim.schedule(function()
       require("deepseek.client").refresh_lenses(ctx.client_id)

@@ -24,6 +24,7 @@ M.cmd = {
   resume = "deepseek.resume",
   cancel = "deepseek.cancel",
   undo = "deepseek.undo",
+  answer = "deepseek.answer",
 }
 
 --- Custom requests (client -> server).
@@ -32,6 +33,7 @@ M.req = {
   pending_approvals = "deepseek/pendingApprovals",
   plan = "deepseek/plan",
   status = "deepseek/status",
+  pending_questions = "deepseek/pendingQuestions",
 }
 
 --- Custom notifications (server -> client).
@@ -39,6 +41,7 @@ M.notify = {
   stream = "deepseek/stream",
   status = "deepseek/status",
   hunks_changed = "deepseek/hunksChanged",
+  question = "deepseek/question",
 }
 
 --- Name of the LSP client (and of `lsp/deepseek_ls.lua`).

@@ -1,0 +1,109 @@
+"""Clarifying questions answered in the editor: the planner asks a free-text
+question, the client receives `deepseek/question`, answers with
+`deepseek.answer`, and the plan is made with the answer in the planner's next
+request; `deepseek.cancel` cancels a waiting question."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from lsp_harness import run, wait_until
+
+from deepseek_ls.lsp import names
+
+PLAN = {
+    "goal": "change the greeting",
+    "assumptions": [],
+    "steps": [{"title": "Make greet formal", "intent": "edit", "files": ["app.py"]}],
+    "verification": [],
+    "risk_notes": [],
+    "confidence": 0.9,
+}
+QUESTION = "Which greeting style?"
+
+
+def record_questions(client) -> list[Any]:
+    received: list[Any] = []
+
+    def on_question(params: Any) -> None:
+        received.append(params)
+
+    client.feature(names.NOTIFY_QUESTION)(on_question)
+    return received
+
+
+def planner_messages(request) -> str:
+    return json.dumps(request.body.get("messages", []))
+
+
+async def test_free_text_question_is_answered_from_the_editor(agent_editor, fake_deepseek) -> None:
+    client, state = agent_editor
+    fake_deepseek.add({"match": {"role": "planner", "contains": "Request:"}, "content": f"ASK_USER|{QUESTION}"})
+    fake_deepseek.add(
+        {"match": {"role": "planner", "contains": "The user answered: formal, with a title"},
+         "content": "```json\n" + json.dumps(PLAN) + "\n```"}
+    )
+    questions = record_questions(client)
+
+    planning = asyncio.ensure_future(run(client, names.CMD_PLAN, {"prompt": "Change the greeting"}))
+    (question,) = await wait_until(lambda: questions)
+    assert question.question == QUESTION and question.choices is None and question.session_id
+    # Listed while waiting; the fallback message names the command and the id.
+    listed = await client.protocol.send_request_async(names.REQ_PENDING_QUESTIONS, {})
+    assert [q.question_id for q in listed.questions] == [question.question_id]
+    shown = await wait_until(lambda: [m for m in client.messages if QUESTION in m.message])
+    assert names.CMD_ANSWER in shown[0].message and question.question_id in shown[0].message
+
+    answered = await run(client, names.CMD_ANSWER, {"question_id": question.question_id, "answer": "formal, with a title"})
+    assert answered == {"question_id": question.question_id, "session_id": question.session_id, "answered": True}
+    planned = await asyncio.wait_for(planning, 15)
+
+    assert planned["session_id"] == question.session_id
+    assert [s["title"] for s in planned["plan"]["steps"]] == ["Make greet formal"]
+    first, second = [r for r in fake_deepseek.requests if r.role == "planner"]
+    assert "The user answered" not in planner_messages(first)
+    assert f"You asked: {QUESTION}" in planner_messages(second)
+    assert "The user answered: formal, with a title" in planner_messages(second)
+    assert (await client.protocol.send_request_async(names.REQ_PENDING_QUESTIONS, {})).questions == []
+    with pytest.raises(Exception, match="No pending question"):
+        await run(client, names.CMD_ANSWER, {"question_id": question.question_id, "answer": "again"})
+
+
+async def test_cancel_of_the_session_cancels_its_question(agent_editor, fake_deepseek) -> None:
+    client, state = agent_editor
+    fake_deepseek.add({"match": {"role": "planner"}, "content": f"ASK_USER|{QUESTION}"})
+    questions = record_questions(client)
+
+    planning = asyncio.ensure_future(run(client, names.CMD_PLAN, {"prompt": "Change the greeting"}))
+    (question,) = await wait_until(lambda: questions)
+    result = await run(client, names.CMD_CANCEL, {"session_id": question.session_id})
+    assert result["cancelled"] is True
+    with pytest.raises(Exception):
+        await asyncio.wait_for(planning, 15)
+    assert (await client.protocol.send_request_async(names.REQ_PENDING_QUESTIONS, {})).questions == []
+    assert len([r for r in fake_deepseek.requests if r.role == "planner"]) == 1
+    view = await client.protocol.send_request_async(names.REQ_PLAN, {"session_id": question.session_id})
+    assert view.state == "Idle"
+
+
+async def test_answer_null_cancels_the_question(agent_editor, fake_deepseek) -> None:
+    client, state = agent_editor
+    fake_deepseek.add({"match": {"role": "planner"}, "content": f"ASK_USER|{QUESTION}"})
+    questions = record_questions(client)
+
+    planning = asyncio.ensure_future(run(client, names.CMD_PLAN, {"prompt": "Change the greeting"}))
+    (question,) = await wait_until(lambda: questions)
+    answered = await run(client, names.CMD_ANSWER, {"question_id": question.question_id, "answer": None})
+    assert answered["answered"] is False
+    with pytest.raises(Exception, match="cancelled"):
+        await asyncio.wait_for(planning, 15)
+    assert len([r for r in fake_deepseek.requests if r.role == "planner"]) == 1
+
+
+async def test_answer_needs_a_question_id(agent_editor) -> None:
+    client, _ = agent_editor
+    with pytest.raises(Exception, match="question_id"):
+        await run(client, names.CMD_ANSWER, {"answer": "x"})
