@@ -283,11 +283,14 @@ def incremental_update(
     cache: FileStateCache,
     *,
     paths: list[str] | None = None,
+    writer_for: Callable[[Path], tantivy.IndexWriter] | None = None,
 ) -> tuple[Manifest, BuildReport, tantivy.IndexWriter | None]:
     """Re-index only what changed since `manifest` (all of the workspace, or `paths`).
 
-    Returns the new manifest, the report, and the writer (None when nothing
-    changed), whose background merges the caller must `storage.settle()`.
+    `writer_for(generation_dir)` gives the writer to use (the caller may keep
+    one open between updates); by default a new one is opened. Returns the new
+    manifest, the report, and the writer (None when nothing changed), whose
+    background merges the caller must `storage.settle()`.
     """
     started = time.perf_counter()
     baseline, ignore_hash = manifest.baseline_commit, manifest.ignore_rules_hash
@@ -327,7 +330,7 @@ def incremental_update(
             baseline_commit=baseline, generation=gen_dir.name,
         )
         return unchanged, report, None
-    writer = new_writer(open_index(gen_dir))
+    writer = writer_for(gen_dir) if writer_for is not None else new_writer(open_index(gen_dir))
     batch = _Batch(writer, config, cache)
     batch.files = dict(manifest.file_map)
     batch.skipped = {s.path: s for s in manifest.skipped}

@@ -33,8 +33,9 @@ from .reader import ContentReader
 from .repo_map import overview_order, render
 from .schema import SCHEMA_VERSION
 from .sources import deny_exclude_patterns, take_snapshot
-from .storage import StorageCorrupt, open_index, remove_generations, settle, verify
+from .storage import StorageCorrupt, new_writer, open_index, remove_generations, settle, verify
 from .symbols import Symbol
+from .writer_session import WriterSession
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,8 @@ class CodeIndex:
         self.manifest_path = self.dir / "manifest.json"
         self._write_lock = FileLock(str(self.dir / "write.lock"), thread_local=False)
         self._writing = threading.Lock()
+        self._session: WriterSession | None = None  # a writer kept open between updates
+        self._session_lock = threading.Lock()
         self._mutex = threading.RLock()
         self._open: _Open | None = None
         self._fresh: tuple[float, bool] | None = None  # (checked at, fresh) for query()
@@ -120,11 +123,9 @@ class CodeIndex:
 
     def _wait_for_writers(self) -> bool:
         """True if a writer was in flight (and has now finished)."""
-        busy = not self._writing.acquire(blocking=False)
+        busy = self._writing.locked() or self._session is not None
         if busy:
             self.wait_idle(self.lock_timeout)
-        else:
-            self._writing.release()
         probe = FileLock(str(self.dir / "write.lock"), thread_local=False)
         try:
             probe.acquire(timeout=0)
@@ -195,23 +196,51 @@ class CodeIndex:
 
     # ---- writing -------------------------------------------------------------------------
     #
-    # One writer at a time: `_writing` (in this process) then `write.lock` (across
-    # processes). Both can be released by another thread than the one that took
-    # them, because an update hands them to a background thread that waits for
-    # tantivy's segment merges and records their result (see `_settle`).
+    # One writer at a time: `_writing` (in this process, for the length of one
+    # build or update) then `write.lock` (across processes). Updates keep their
+    # tantivy writer open in a `WriterSession`, which holds `write.lock` until it
+    # closes itself shortly after the last save (see writer_session.py); a build,
+    # `wait_idle` or an update that cannot reuse it closes it first.
 
-    def _begin_write(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        if not self._writing.acquire(timeout=self.lock_timeout):
-            raise IndexBusy(f"this process has been writing the index for over {self.lock_timeout:.0f}s")
+    def _lock_file(self) -> None:
         try:
             self._write_lock.acquire(timeout=self.lock_timeout)
         except Timeout:
-            self._writing.release()
             raise IndexBusy(
                 f"another process has been writing the index for over {self.lock_timeout:.0f}s "
                 f"({self.dir / 'write.lock'})"
             ) from None
+
+    def _take_writing(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if not self._writing.acquire(timeout=self.lock_timeout):
+            raise IndexBusy(f"this process has been writing the index for over {self.lock_timeout:.0f}s")
+
+    def _claim_session(self) -> WriterSession | None:
+        """With `_writing` held: the open session for one more update, else None
+        (after waiting for a closing one to let go of the lock)."""
+        with self._session_lock:
+            session = self._session
+        if session is None or session.claim():
+            return session
+        if not session.close(self.lock_timeout):
+            raise IndexBusy(f"the index writer has been closing for over {self.lock_timeout:.0f}s")
+        return None
+
+    def _begin_write(self) -> None:
+        self._take_writing()
+        try:
+            if not self._close_current_session():
+                raise IndexBusy(f"the index writer has been closing for over {self.lock_timeout:.0f}s")
+            self._lock_file()
+        except BaseException:
+            self._writing.release()
+            raise
+
+    def _close_current_session(self) -> bool:
+        with self._session_lock:
+            session = self._session
+        return session is None or session.close(self.lock_timeout)
 
     def _end_write(self) -> None:
         self._write_lock.release()
@@ -227,12 +256,17 @@ class CodeIndex:
             self._end_write()
 
     def wait_idle(self, timeout: float | None = None) -> bool:
-        """Wait until no write of this instance is in flight (background merges
-        included). True when idle. Call before exiting to leave a tidy index."""
+        """Wait until no write of this instance is in flight, closing the kept-open
+        writer (its background merges included). True when idle. Call before
+        exiting to leave a tidy index."""
         if not self._writing.acquire(timeout=-1 if timeout is None else timeout):
             return False
-        self._writing.release()
-        return True
+        try:
+            with self._session_lock:
+                session = self._session
+            return session is None or session.close(timeout)
+        finally:
+            self._writing.release()
 
     def build(self, progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> BuildReport:
         """Index the whole workspace from scratch (a new generation). Cancellable."""
@@ -251,8 +285,8 @@ class CodeIndex:
         """Re-index what changed: everything (`paths=None`) or just `paths` (on save).
 
         Returns once the change is committed and searchable; tantivy's segment
-        merges finish in a background thread (the next write waits for them).
-        A missing or corrupt index is rebuilt in full instead.
+        merges go on in the background in the writer kept open for the next
+        save. A missing or corrupt index is rebuilt in full instead.
         """
         try:
             self._opened()
@@ -262,47 +296,78 @@ class CodeIndex:
         rels = None if paths is None else self._relative(paths)
         if rels is not None and any((self.root / r).is_dir() for r in rels):
             rels = None  # a directory event: look at everything
-        self._begin_write()
-        handed_off = False
+        self._take_writing()
         try:
-            current = self._opened(wait_for_writers=False)
-            cache = self._filestate()
-            manifest, report, writer = incremental_update(
-                self.dir, self.root, current.manifest, self.config, cache, paths=rels
-            )
-            if manifest is not current.manifest:
-                # After looking at the whole workspace the index is fresh; after some
-                # paths only, freshness is unknown until the next check.
-                self._adopt(manifest, current.index, fresh=True if rels is None else None)
-            elif rels is None:
-                self._fresh = (time.monotonic(), True)
-            cache.save()
-            if writer is not None:
-                threading.Thread(
-                    target=self._settle, args=(writer, manifest), name="deepseek-index-merge", daemon=False
-                ).start()
-                handed_off = True
-            return report
-        finally:
-            if not handed_off:
-                self._end_write()
+            session = self._claim_session()
+            if session is None:
+                self._lock_file()
+            committed: Manifest | None = None
+            broken = True
 
-    def _settle(self, writer: tantivy.IndexWriter, manifest: Manifest) -> None:
-        """Background: wait for the update's merges, record the files they left, release the locks."""
+            def writer_for(gen_dir: Path) -> tantivy.IndexWriter:
+                nonlocal session
+                if session is None:
+                    session = self._open_session(gen_dir)
+                return session.writer
+
+            try:
+                current = self._opened(wait_for_writers=False)
+                cache = self._filestate()
+                manifest, report, writer = incremental_update(
+                    self.dir, self.root, current.manifest, self.config, cache, paths=rels, writer_for=writer_for
+                )
+                if writer is not None:
+                    committed = manifest
+                if manifest is not current.manifest:
+                    # After looking at the whole workspace the index is fresh; after some
+                    # paths only, freshness is unknown until the next check.
+                    self._adopt(manifest, current.index, fresh=True if rels is None else None)
+                elif rels is None:
+                    self._fresh = (time.monotonic(), True)
+                cache.save()
+                broken = False
+                return report
+            finally:
+                if session is None:
+                    self._write_lock.release()
+                else:
+                    session.release(committed, broken=broken)
+        finally:
+            self._writing.release()
+
+    def _open_session(self, gen_dir: Path) -> WriterSession:
+        session = WriterSession(new_writer(open_index(gen_dir)), gen_dir.name, self._close_session)
+        with self._session_lock:
+            self._session = session
+        return session
+
+    def _close_session(self, session: WriterSession) -> None:
+        """In the session's thread: wait for the merges, record the files they left, release the lock."""
         try:
-            storage = settle(writer, self.dir / manifest.storage.generation, manifest.storage)
-            if storage != manifest.storage:
-                current = self._open
+            writer = session.writer
+            if session.broken:
+                writer.rollback()  # drop a failed update's uncommitted changes
+            if session.manifest is None:
+                writer.wait_merging_threads()
+                return
+            current = self._open
+            base = session.manifest
+            if current is not None and current.manifest.storage.generation == session.generation:
+                base = current.manifest  # may be newer (an update that changed nothing but the baseline)
+            storage = settle(writer, self.dir / session.generation, base.storage)
+            if storage != base.storage:
                 self._adopt(
-                    manifest.model_copy(update={"storage": storage}),
+                    base.model_copy(update={"storage": storage}),
                     current.index if current is not None else None,
                     fresh=self._fresh,
                 )
         except Exception:  # noqa: BLE001 - the next open sees the mismatch and rebuilds
-            log.exception("finishing index merges failed")
+            log.exception("closing the index writer failed")
         finally:
-            del writer
-            self._end_write()
+            with self._session_lock:
+                if self._session is session:
+                    self._session = None
+            self._write_lock.release()
 
     def _relative(self, paths: list[str | Path]) -> list[str]:
         out = []

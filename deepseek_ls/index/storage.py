@@ -96,7 +96,22 @@ def _digest(path: Path) -> str:
 def describe(directory: Path, opstamp: int, previous: Storage | None = None) -> Storage:
     """Sizes and digests of the live files. Segment files are write-once in
     tantivy, so digests of files `previous` already described are reused; only
-    new segments (and meta.json) are hashed, which keeps updates cheap."""
+    new segments (and meta.json) are hashed, which keeps updates cheap.
+
+    A writer kept open between commits may finish a merge (new meta.json, old
+    segment files removed) while we look: look again until meta.json held still."""
+    for _ in range(20):
+        before = (directory / "meta.json").read_bytes()
+        try:
+            storage = _describe_once(directory, opstamp, previous)
+        except FileNotFoundError:
+            continue
+        if (directory / "meta.json").read_bytes() == before:
+            return storage
+    return _describe_once(directory, opstamp, previous)
+
+
+def _describe_once(directory: Path, opstamp: int, previous: Storage | None) -> Storage:
     meta, files = _live_files(directory)
     known = previous.files if previous and previous.generation == directory.name else {}
     num_docs = sum(int(s["max_doc"]) - int((s.get("deletes") or {}).get("num_deleted_docs", 0))
