@@ -324,7 +324,9 @@ class CodeIndex:
                     self._adopt(manifest, current.index, fresh=True if rels is None else None)
                 elif rels is None:
                     self._fresh = (time.monotonic(), True)
-                cache.save()
+                if session is None or rels is None:
+                    cache.save()  # else when the session closes: a saved file's entry is "racily
+                    # clean" for a while anyway, so writing the cache on every save buys nothing
                 broken = False
                 return report
             finally:
@@ -364,6 +366,10 @@ class CodeIndex:
         except Exception:  # noqa: BLE001 - the next open sees the mismatch and rebuilds
             log.exception("closing the index writer failed")
         finally:
+            try:
+                self._filestate().save()
+            except OSError as exc:
+                log.warning("index file-state cache not saved: %s", exc)
             with self._session_lock:
                 if self._session is session:
                     self._session = None

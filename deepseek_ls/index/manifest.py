@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -72,9 +72,15 @@ class ManifestError(ValueError):
     """The manifest is missing fields, unreadable or not ours: the index is corrupt."""
 
 
+@lru_cache(maxsize=1 << 18)
+def _leaf(path: str, sha256: str) -> bytes:
+    # Cached: an update changes a few leaves and recomputes the root on every save.
+    return hashlib.sha256(f"{path}\0{sha256}".encode()).digest()
+
+
 def merkle_root(files: list[tuple[str, str]]) -> str:
     """Root of a binary sha256 merkle tree over `(path, sha256)` leaves in path order."""
-    level = [hashlib.sha256(f"{p}\0{h}".encode()).digest() for p, h in files]
+    level = [_leaf(p, h) for p, h in files]
     if not level:
         return hashlib.sha256(b"").hexdigest()
     while len(level) > 1:
