@@ -38,3 +38,7 @@ NOTIFY_STREAM = "deepseek/stream"
 NOTIFY_STATUS = "deepseek/status"
 NOTIFY_HUNKS_CHANGED = "deepseek/hunksChanged"
 NOTIFY_QUESTION = "deepseek/question"
+
+# Keys a client sets in `capabilities.experimental` (value `true`).
+# Handles `deepseek/question`: the server then skips its showMessage fallback.
+EXPERIMENTAL_QUESTIONS = "deepseekQuestions"

@@ -3,10 +3,11 @@
 LSP has no free-text prompt, so a question without choices is sent as the
 notification `deepseek/question`; the client asks the person (an input box)
 and answers with the command `deepseek.answer` (`answer: null` cancels).
-A `window/showMessage` says the same for clients that do not handle the
-notification: the question stays answerable by the command, and
-`deepseek/pendingQuestions` lists what is waiting. `deepseek.cancel` of the
-session cancels its question.
+A `window/showMessage` says the same for clients that do not declare (the
+experimental capability `deepseekQuestions`) that they handle the
+notification; either way the question stays answerable by the command,
+`deepseek/pendingQuestions` lists what is waiting, and `deepseek.cancel` of
+the session cancels its question.
 """
 
 from __future__ import annotations
@@ -100,16 +101,23 @@ def _session_id(ls: DeepSeekServer) -> str | None:
     return getattr(session, "session_id", None) or ls.active_session
 
 
+def handles_questions(ls: DeepSeekServer) -> bool:
+    """The client said (`capabilities.experimental`) it answers `deepseek/question` itself."""
+    experimental = getattr(ls.client_capabilities, "experimental", None)
+    return isinstance(experimental, dict) and experimental.get(names.EXPERIMENTAL_QUESTIONS) is True
+
+
 async def ask_in_editor(ls: DeepSeekServer, question: str, choices: list[str] | None = None) -> str | None:
     """Send `deepseek/question` and wait for `deepseek.answer` (None = cancelled)."""
     pending = ls.questions.open(_session_id(ls), question, choices)
     log.info("question asked: %s (%s)", question, pending.question_id)
     ls.notify(names.NOTIFY_QUESTION, pending.to_json())
-    ls.show_message(
-        f"deepseek-ls asks: {question} — answer with the command {names.CMD_ANSWER} "
-        f'{{"question_id": "{pending.question_id}", "answer": "..."}} (answer null cancels).',
-        types.MessageType.Info,
-    )
+    if not handles_questions(ls):
+        ls.show_message(
+            f"deepseek-ls asks: {question} — answer with the command {names.CMD_ANSWER} "
+            f'{{"question_id": "{pending.question_id}", "answer": "..."}} (answer null cancels).',
+            types.MessageType.Info,
+        )
     try:
         return await pending.future
     finally:

@@ -58,6 +58,7 @@ H.run({
         end, "a Step 1 lens on app.py")
       end
       H.eq(#inputs, 1, "asked once")
+      H.ok(not H.notified("deepseek-ls asks"), "no showMessage fallback: the plugin declares it answers questions")
     end,
   },
 })

@@ -7,10 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_harness import run, wait_until
+import pytest_asyncio
+from lsp_harness import SERVER_COMMAND, EditorState, install_editor_handlers, run, wait_until
+from lsprotocol import types
+from pygls.uris import from_fs_path
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from deepseek_ls.lsp import names
 
@@ -33,6 +41,32 @@ def record_questions(client) -> list[Any]:
 
     client.feature(names.NOTIFY_QUESTION)(on_question)
     return received
+
+
+@pytest_asyncio.fixture
+async def declaring_editor(fake_deepseek, app_workspace: Path, client_name: str, server_env) -> AsyncIterator[LanguageClient]:
+    """An editor whose capabilities say it answers `deepseek/question` itself."""
+    env = {
+        **server_env,
+        "DEEPSEEK_BASE_URL": fake_deepseek.base_url,
+        "PATH": os.path.dirname(sys.executable) + os.pathsep + server_env.get("PATH", ""),
+    }
+    client = await ClientServerConfig(server_command=SERVER_COMMAND, server_env=env).start()
+    install_editor_handlers(client, EditorState())
+    capabilities = client_capabilities(client_name)
+    capabilities.experimental = {names.EXPERIMENTAL_QUESTIONS: True}
+    uri = from_fs_path(str(app_workspace))
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities,
+            root_uri=uri,
+            workspace_folders=[types.WorkspaceFolder(uri=uri, name=app_workspace.name)],
+            initialization_options={"index": {"enabled": False}, "llm": {"max_retries": 0}},
+        )
+    )
+    yield client
+    await client.shutdown_session()
+    await client.stop()
 
 
 def planner_messages(request) -> str:
@@ -107,3 +141,18 @@ async def test_answer_needs_a_question_id(agent_editor) -> None:
     client, _ = agent_editor
     with pytest.raises(Exception, match="question_id"):
         await run(client, names.CMD_ANSWER, {"answer": "x"})
+
+
+async def test_a_client_that_declares_it_handles_questions_gets_no_fallback_message(declaring_editor, fake_deepseek) -> None:
+    client = declaring_editor
+    fake_deepseek.add({"match": {"role": "planner", "contains": "The user answered: formal"},
+                       "content": "```json\n" + json.dumps(PLAN) + "\n```"})
+    fake_deepseek.add({"match": {"role": "planner"}, "content": f"ASK_USER|{QUESTION}"})
+    questions = record_questions(client)
+
+    planning = asyncio.ensure_future(run(client, names.CMD_PLAN, {"prompt": "Change the greeting"}))
+    (question,) = await wait_until(lambda: questions)
+    await run(client, names.CMD_ANSWER, {"question_id": question.question_id, "answer": "formal"})
+    planned = await asyncio.wait_for(planning, 15)
+    assert [s["title"] for s in planned["plan"]["steps"]] == ["Make greet formal"]
+    assert [m.message for m in client.messages if QUESTION in m.message] == []

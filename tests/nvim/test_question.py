@@ -3,8 +3,12 @@ through vim.ui.input and `deepseek.answer`; the planner's next request carries
 the answer. <Esc> cancels: the planner is not asked again."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
+
+from deepseek_ls.lsp import names
 
 pytestmark = [pytest.mark.nvim, pytest.mark.slow]
 
@@ -36,3 +40,11 @@ def test_question_round_trip_through_vim_ui_input(nvim, workspace, fake_deepseek
         assert "You asked: Which greeting style?" in planner[1] and "The user answered: formal" in planner[1]
     else:
         assert len(planner) == 1, planner
+
+
+def test_lua_experimental_capabilities_match_the_server():
+    lua = (Path(__file__).resolve().parents[2] / "nvim" / "lua" / "deepseek" / "protocol.lua").read_text()
+    body = re.search(r"^M\.experimental = \{\n(.*?)^\}", lua, re.S | re.M)
+    assert body, "M.experimental not found in protocol.lua"
+    declared = set(re.findall(r'^\s+\w+ = "([^"]+)",', body.group(1), re.M))
+    assert declared == {v for k, v in vars(names).items() if k.startswith("EXPERIMENTAL_")}

@@ -45,6 +45,12 @@ export const Notifications = {
   question: "deepseek/question",
 } as const;
 
+/** Keys set to `true` in `capabilities.experimental` (mirrors `EXPERIMENTAL_*` in names.py). */
+export const Experimental = {
+  /** We answer `deepseek/question` ourselves: the server skips its showMessage fallback. */
+  questions: "deepseekQuestions",
+} as const;
+
 export interface LspPosition { line: number; character: number }
 export interface LspRange { start: LspPosition; end: LspPosition }
 

@@ -3,7 +3,7 @@
  * input box (or a quick pick when the question has choices) and answer with
  * `deepseek.answer`. Escape answers `null`, which cancels the question.
  */
-import { Commands, type Question, type ServerApi } from "./protocol";
+import { Commands, Experimental, type Question, type ServerApi } from "./protocol";
 
 export interface QuestionUI {
   /** A free-text answer; undefined when dismissed. */
@@ -14,6 +14,13 @@ export interface QuestionUI {
 }
 
 export const QUESTION_TITLE = "DeepSeek asks";
+
+/** Declare in the client capabilities that `deepseek/question` is handled here. */
+export function declareQuestions(capabilities: { experimental?: unknown }): void {
+  const current = capabilities.experimental;
+  const base = current && typeof current === "object" ? (current as Record<string, unknown>) : {};
+  capabilities.experimental = { ...base, [Experimental.questions]: true };
+}
 
 /** Ask the person and send the answer; returns what was sent (null = cancelled). */
 export async function answerQuestion(api: ServerApi, ui: QuestionUI, q: Question): Promise<string | null> {

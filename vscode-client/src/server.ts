@@ -15,6 +15,7 @@ import {
   type ServerOptions,
 } from "vscode-languageclient/node";
 import type { ServerApi } from "./protocol";
+import { declareQuestions } from "./questions";
 import { findApiKey, serverEnvironment, type SecretStore } from "./secrets";
 import { missingCommandMessage, notFoundMessage, resolveServerCommand, startFailedMessage, type ServerCommand } from "./serverCommand";
 import { SECTION, initializationOptions, readSettings, type Settings } from "./settings";
@@ -98,6 +99,13 @@ export class ServerManager implements ServerApi, vscode.Disposable {
     this.output.appendLine(`DeepSeek: starting ${[cmd.command, ...cmd.args].join(" ")} (from ${cmd.source})`);
     this.stateChanged.fire("starting");
     const client = new LanguageClient("deepseek-ls", "DeepSeek", serverOptions, clientOptions);
+    // extension.ts answers deepseek/question with an input box: say so in the capabilities.
+    client.registerFeature({
+      fillClientCapabilities: (capabilities) => declareQuestions(capabilities),
+      initialize: () => undefined,
+      getState: () => ({ kind: "static" }),
+      clear: () => undefined,
+    });
     this.client = client;
     try {
       await client.start();

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { test } from "node:test";
-import type { Question, ServerApi } from "../src/protocol";
-import { answerQuestion, QUESTION_TITLE, type QuestionUI } from "../src/questions";
+import { Experimental, type Question, type ServerApi } from "../src/protocol";
+import { answerQuestion, declareQuestions, QUESTION_TITLE, type QuestionUI } from "../src/questions";
 
 const free: Question = { session_id: "s1", question_id: "q1", question: "Which greeting style?", choices: null };
 
@@ -63,4 +65,20 @@ test("a failed answer (question already cancelled) is reported, not thrown", asy
   await answerQuestion(api, ui, free);
   assert.equal(errors.length, 1);
   assert.match(errors[0], /not delivered: No pending question/);
+});
+
+test("the client capabilities declare that questions are answered here", () => {
+  const caps: { experimental?: unknown } = {};
+  declareQuestions(caps);
+  assert.deepEqual(caps.experimental, { deepseekQuestions: true });
+  const other: { experimental?: unknown } = { experimental: { somethingElse: 1 } };
+  declareQuestions(other);
+  assert.deepEqual(other.experimental, { somethingElse: 1, deepseekQuestions: true });
+});
+
+test("experimental capability keys match deepseek_ls/lsp/names.py", () => {
+  // Compiled to out/unit/test/, so the repository root is four levels up.
+  const text = fs.readFileSync(path.resolve(__dirname, "../../../../deepseek_ls/lsp/names.py"), "utf8");
+  const python = [...text.matchAll(/^EXPERIMENTAL_[A-Z_]+ = "([^"]+)"/gm)].map((m) => m[1]).sort();
+  assert.deepEqual(Object.values(Experimental).sort(), python);
 });

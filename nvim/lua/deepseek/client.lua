@@ -51,6 +51,8 @@ function M.capabilities()
   caps.window = caps.window or {}
   caps.window.workDoneProgress = true
   caps.window.showDocument = { support = true }
+  -- deepseek.handlers answers deepseek/question with vim.ui.input.
+  caps.experimental = vim.tbl_extend("force", caps.experimental or {}, { [protocol.experimental.questions] = true })
   return caps
 end
 

@@ -44,6 +44,12 @@ M.notify = {
   question = "deepseek/question",
 }
 
+--- Keys set to true in capabilities.experimental: we answer deepseek/question
+--- ourselves (vim.ui.input), so the server skips its showMessage fallback.
+M.experimental = {
+  questions = "deepseekQuestions",
+}
+
 --- Name of the LSP client (and of `lsp/deepseek_ls.lua`).
 M.client_name = "deepseek_ls"
 
