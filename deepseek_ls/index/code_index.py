@@ -35,7 +35,7 @@ from .schema import SCHEMA_VERSION
 from .sources import deny_exclude_patterns, take_snapshot
 from .storage import StorageCorrupt, new_writer, open_index, remove_generations, settle, verify
 from .symbols import Symbol
-from .writer_session import WriterSession
+from .writer_session import WRITER_LINGER_SECONDS, WRITER_MAX_HOLD_SECONDS, WriterSession
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +95,8 @@ class CodeIndex:
         self._fresh: tuple[float, bool] | None = None  # (checked at, fresh) for query()
         self._glob_cache: dict[tuple[str, str], list[str]] = {}
         self.lock_timeout = LOCK_TIMEOUT_SECONDS
+        self.writer_linger = WRITER_LINGER_SECONDS  # keep the writer this long after a save
+        self.writer_max_hold = WRITER_MAX_HOLD_SECONDS  # and never longer than this in all
         self._cache: FileStateCache | None = None
         self._verified: set[tuple[str, int, str]] = set()  # index files this process has hashed
 
@@ -338,15 +340,18 @@ class CodeIndex:
             self._writing.release()
 
     def _open_session(self, gen_dir: Path) -> WriterSession:
-        session = WriterSession(new_writer(open_index(gen_dir)), gen_dir.name, self._close_session)
+        session = WriterSession(
+            new_writer(open_index(gen_dir)), gen_dir.name, self._close_session,
+            linger=self.writer_linger, max_hold=self.writer_max_hold,
+        )
         with self._session_lock:
             self._session = session
         return session
 
     def _close_session(self, session: WriterSession) -> None:
         """In the session's thread: wait for the merges, record the files they left, release the lock."""
+        writer = session.writer
         try:
-            writer = session.writer
             if session.broken:
                 writer.rollback()  # drop a failed update's uncommitted changes
             if session.manifest is None:
@@ -366,6 +371,8 @@ class CodeIndex:
         except Exception:  # noqa: BLE001 - the next open sees the mismatch and rebuilds
             log.exception("closing the index writer failed")
         finally:
+            # Drop the writer (and tantivy's own lock) before another process may take write.lock.
+            session.writer = writer = None  # type: ignore[assignment]
             try:
                 self._filestate().save()
             except OSError as exc:
