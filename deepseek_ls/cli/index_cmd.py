@@ -105,7 +105,9 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _update(args: argparse.Namespace) -> int:
-    _print_report(_open(args).update(args.paths or None), args.json)
+    index = _open(args)
+    _print_report(index.update(args.paths or None), args.json)
+    index.wait_idle()  # close the writer kept for further saves now, not after its linger
     return 0
 
 
@@ -133,6 +135,7 @@ def _query(args: argparse.Namespace) -> int:
     try:
         if args.update:
             index.update()
+            index.wait_idle()  # close the writer kept for further saves now, not after its linger
         result = index.query(args.query, top_k=args.top_k, path_glob=args.path_glob, lang=args.lang)
     except IndexUnavailable as exc:
         print(f"deepseek-ls: the index is {exc.status.state} ({exc.status.reason}); building it", file=sys.stderr)
