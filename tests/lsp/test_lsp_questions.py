@@ -156,3 +156,55 @@ async def test_a_client_that_declares_it_handles_questions_gets_no_fallback_mess
     planned = await asyncio.wait_for(planning, 15)
     assert [s["title"] for s in planned["plan"]["steps"]] == ["Make greet formal"]
     assert [m.message for m in client.messages if QUESTION in m.message] == []
+
+
+FIX = """```diff
+--- a/app.py
++++ b/app.py
+@@ -5,2 +5,2 @@
+ def add(a, b):
+-    return a - b
++    return a + b
+```"""
+
+
+async def plan_one_step(client, fake_deepseek) -> tuple[str, str]:
+    fake_deepseek.add({"match": {"role": "planner"}, "content": "```json\n" + json.dumps(PLAN) + "\n```"})
+    planned = await run(client, names.CMD_PLAN, {"prompt": "Change the greeting"})
+    return planned["session_id"], planned["plan"]["steps"][0]["step_id"]
+
+
+async def test_the_executor_asks_while_running_a_step(agent_editor, fake_deepseek) -> None:
+    client, _ = agent_editor
+    session_id, step_id = await plan_one_step(client, fake_deepseek)
+    fake_deepseek.add({"match": {"role": "executor", "contains": "The user answered: keep it"}, "content": FIX})
+    fake_deepseek.add({"match": {"role": "executor"}, "content": "ASK_USER|Keep the name add?"})
+    questions = record_questions(client)
+
+    running = asyncio.ensure_future(run(client, names.CMD_RUN_STEP, {"session_id": session_id, "step_id": step_id}))
+    (question,) = await wait_until(lambda: questions)
+    assert question.question == "Keep the name add?" and question.session_id == session_id
+    await run(client, names.CMD_ANSWER, {"question_id": question.question_id, "answer": "keep it"})
+    outcome = await asyncio.wait_for(running, 15)
+    assert outcome["status"] == "staged" and len(outcome["patch_ids"]) == 1
+    executor = [r for r in fake_deepseek.requests if r.role == "executor"]
+    assert len(executor) == 2 and "The user answered: keep it" in planner_messages(executor[1])
+
+
+async def test_cancel_while_a_step_waits_on_a_question(agent_editor, fake_deepseek) -> None:
+    client, _ = agent_editor
+    session_id, step_id = await plan_one_step(client, fake_deepseek)
+    fake_deepseek.add({"match": {"role": "executor"}, "content": "ASK_USER|Keep the name add?"})
+    questions = record_questions(client)
+
+    running = asyncio.ensure_future(run(client, names.CMD_RUN_STEP, {"session_id": session_id, "step_id": step_id}))
+    (question,) = await wait_until(lambda: questions)
+    assert (await run(client, names.CMD_CANCEL, {"session_id": session_id}))["cancelled"] is True
+    with pytest.raises(Exception):
+        await asyncio.wait_for(running, 15)
+    assert (await client.protocol.send_request_async(names.REQ_PENDING_QUESTIONS, {})).questions == []
+    with pytest.raises(Exception, match="No pending question"):
+        await run(client, names.CMD_ANSWER, {"question_id": question.question_id, "answer": "late"})
+    assert len([r for r in fake_deepseek.requests if r.role == "executor"]) == 1
+    view = await client.protocol.send_request_async(names.REQ_PLAN, {"session_id": session_id})
+    assert view.state == "Paused"  # resumable: the step can be run again
