@@ -157,6 +157,16 @@ async def run(client, command: str, args: dict) -> object:
     )
 
 
+# The executor's answer that fixes APP's `add`.
+ADD_FIX = """```diff
+--- a/app.py
++++ b/app.py
+@@ -5,2 +5,2 @@
+ def add(a, b):
+-    return a - b
++    return a + b
+```"""
+
 UNVERSIONED = "unversioned"
 
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from lsp_harness import APP, file_uri, open_doc, run, wait_until
+from lsp_harness import ADD_FIX, APP, file_uri, open_doc, run, wait_until
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
@@ -19,14 +19,6 @@ PLAN = {
     "verification": ["python -m pytest -q"],
     "confidence": 0.9,
 }
-ADD_FIX = """```diff
---- a/app.py
-+++ b/app.py
-@@ -5,2 +5,2 @@
- def add(a, b):
--    return a - b
-+    return a + b
-```"""
 
 
 async def _hover(client, uri: str, line: int) -> types.Hover | None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from lsp_harness import SERVER_COMMAND, EditorState, install_editor_handlers, run, wait_until
+from lsp_harness import ADD_FIX, SERVER_COMMAND, EditorState, install_editor_handlers, run, wait_until
 from lsprotocol import types
 from pygls.uris import from_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
@@ -158,14 +158,6 @@ async def test_a_client_that_declares_it_handles_questions_gets_no_fallback_mess
     assert [m.message for m in client.messages if QUESTION in m.message] == []
 
 
-FIX = """```diff
---- a/app.py
-+++ b/app.py
-@@ -5,2 +5,2 @@
- def add(a, b):
--    return a - b
-+    return a + b
-```"""
 
 
 async def plan_one_step(client, fake_deepseek) -> tuple[str, str]:
@@ -177,7 +169,7 @@ async def plan_one_step(client, fake_deepseek) -> tuple[str, str]:
 async def test_the_executor_asks_while_running_a_step(agent_editor, fake_deepseek) -> None:
     client, _ = agent_editor
     session_id, step_id = await plan_one_step(client, fake_deepseek)
-    fake_deepseek.add({"match": {"role": "executor", "contains": "The user answered: keep it"}, "content": FIX})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "The user answered: keep it"}, "content": ADD_FIX})
     fake_deepseek.add({"match": {"role": "executor"}, "content": "ASK_USER|Keep the name add?"})
     questions = record_questions(client)
 
