@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
+from deepseek_ls.config import deep_merge
 from deepseek_ls.config_models import Config
 
 log = logging.getLogger(__name__)
@@ -49,16 +50,6 @@ def _unwrap(options: Any) -> dict[str, Any]:
     return dict(inner) if isinstance(inner, Mapping) else dict(options)
 
 
-def _deep_merge(base: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in overrides.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
-            merged[key] = _deep_merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-
-
 def _describe(error: ValidationError) -> str:
     parts = []
     for item in error.errors():
@@ -79,9 +70,9 @@ class Settings:
         """Layer new editor settings; raises `SettingsError` (and keeps the previous
         effective config) when they do not validate."""
         overrides = _unwrap(options)
-        candidate = _deep_merge(self.overrides, overrides)
+        candidate = deep_merge(self.overrides, overrides)
         try:
-            config = Config.model_validate(_deep_merge(self.base.model_dump(), candidate))
+            config = Config.model_validate(deep_merge(self.base.model_dump(), candidate))
         except ValidationError as error:
             raise SettingsError(
                 f"deepseek-ls: invalid setting ({_describe(error)}); the previous value is kept."
