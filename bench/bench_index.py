@@ -29,18 +29,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from benchstats import report as ratio_report
+from benchstats import pct, report as ratio_report
 from deepseek_ls.config_models import IndexConfig
 from deepseek_ls.index import CodeIndex
 from deepseek_ls.index.analyse import analyse
 from deepseek_ls.index.document import to_document
 from deepseek_ls.index.storage import new_writer, open_index
-
-
-def percentile(values: list[float], pct: float) -> float:
-    ordered = sorted(values)
-    k = max(0, min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1))))
-    return ordered[k]
 
 
 def ms(seconds: float) -> str:
@@ -122,9 +116,9 @@ def main() -> int:
             timings.append(time.perf_counter() - t0)
             cpu.append(time.thread_time() - c0)
             hits += bool(result.hits)
-        p50, p95 = statistics.median(timings), percentile(timings, 95)
+        p50, p95 = statistics.median(timings), pct(timings, 0.95)
         print(f"query (Python API, top 10 + line hits), {len(queries)} queries: wall p50 {ms(p50)}, p95 {ms(p95)}, "
-              f"max {ms(max(timings))}; CPU p50 {ms(statistics.median(cpu))}, p95 {ms(percentile(cpu, 95))}; "
+              f"max {ms(max(timings))}; CPU p50 {ms(statistics.median(cpu))}, p95 {ms(pct(cpu, 0.95))}; "
               f"{hits}/{len(queries)} with hits  [target p95 < 5 ms]")
 
         if rg:
@@ -133,7 +127,7 @@ def main() -> int:
                 t0 = time.perf_counter()
                 subprocess.run([rg, "-w", "-l", "-F", "--", q, "."], cwd=root, capture_output=True)
                 rg_times.append(time.perf_counter() - t0)
-            r50, r95 = statistics.median(rg_times), percentile(rg_times, 95)
+            r50, r95 = statistics.median(rg_times), pct(rg_times, 0.95)
             print(f"rg -w -l (subprocess), same queries: p50 {ms(r50)}, p95 {ms(r95)}; "
                   f"index is {r50 / p50:.0f}x faster at p50, {r95 / p95:.0f}x at p95")
         else:
@@ -145,7 +139,7 @@ def main() -> int:
             index.repo_map(q, token_budget=2000)
             map_times.append(time.perf_counter() - t0)
         print(f"repo map (2000 tokens, ranked for a query), 50 runs: p50 {ms(statistics.median(map_times))}, "
-              f"p95 {ms(percentile(map_times, 95))}")
+              f"p95 {ms(pct(map_times, 0.95))}")
 
         victims = [f for f in files if f.stat().st_size > 2000][: args.updates]
         update_times, update_cpu = [], []
@@ -161,7 +155,7 @@ def main() -> int:
         index.wait_idle()
         settle = time.perf_counter() - t0
         print(f"incremental update of one file (on save, back to back), {len(update_times)} runs: "
-              f"p50 {ms(statistics.median(update_times))}, p95 {ms(percentile(update_times, 95))}, "
+              f"p50 {ms(statistics.median(update_times))}, p95 {ms(pct(update_times, 0.95))}, "
               f"max {ms(max(update_times))}; our thread's CPU p50 {ms(statistics.median(update_cpu))} (the rest is "
               f"tantivy's commit: fsyncs, and merges running beside it)  [target p50 < 100 ms]")
         print(f"writer closed and background merges settled {ms(settle)} after the last update returned")

@@ -25,13 +25,10 @@ from deepseek_ls.config_models import LLMConfig
 from deepseek_ls.llm import LLMClient
 from deepseek_ls.testkit.process import FakeDeepSeekProcess
 
+from benchstats import pct
+
 USER = [{"role": "user", "content": "bench"}]
 HEADERS = {"Authorization": "Bearer bench", "X-DeepSeek-LS-Role": "bench"}
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def body(stream: bool = True) -> dict:
@@ -95,8 +92,8 @@ async def run_throughput(fake: FakeDeepSeekProcess, llm: LLMClient, chunks: int,
 
 
 def report(name: str, values: list[float], baseline: list[float], unit: str) -> None:
-    p50, p95 = statistics.median(values), percentile(values, 0.95)
-    b50, b95 = statistics.median(baseline), percentile(baseline, 0.95)
+    p50, p95 = statistics.median(values), pct(values, 0.95)
+    b50, b95 = statistics.median(baseline), pct(baseline, 0.95)
     print(f"{name}: client p50 {p50:.3f} {unit}, p95 {p95:.3f} {unit} | "
           f"baseline p50 {b50:.3f} {unit}, p95 {b95:.3f} {unit} | ratio p50 {p50 / b50:.2f}x")
 
@@ -119,7 +116,7 @@ async def main() -> None:
             report(f"first-content latency over {args.requests} requests", client_ms, base_ms, "ms")
             added = [c - b for c, b in zip(sorted(client_ms), sorted(base_ms))]
             print(f"client-added latency (client - baseline, by rank): p50 {statistics.median(added):.3f} ms, "
-                  f"p95 {percentile(added, 0.95):.3f} ms (target p95 < 5 ms)")
+                  f"p95 {pct(added, 0.95):.3f} ms (target p95 < 5 ms)")
             rates, base_rates = await run_throughput(fake, llm, args.chunks, args.runs)
             print(f"throughput on a {args.chunks}-chunk stream ({args.runs} runs): client median "
                   f"{statistics.median(rates):,.0f} chunks/s | baseline (lines + json only) median "

@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchstats import pct
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -45,11 +47,6 @@ def timed(argv: list[str]) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=20)
@@ -70,9 +67,9 @@ def main() -> None:
             plugin_ms.append(timed(plugin))
     b, p = statistics.median(base_ms), statistics.median(plugin_ms)
     print(f"nvim startup, {args.runs} runs each ({nvim})")
-    print(f"  bare nvim         median {b:7.1f} ms   p95 {p95(base_ms):7.1f} ms")
-    print(f"  + vim.lsp loaded  median {statistics.median(lsp_ms):7.1f} ms   p95 {p95(lsp_ms):7.1f} ms   (any LSP client)")
-    print(f"  + deepseek.nvim   median {p:7.1f} ms   p95 {p95(plugin_ms):7.1f} ms")
+    print(f"  bare nvim         median {b:7.1f} ms   p95 {pct(base_ms, 0.95):7.1f} ms")
+    print(f"  + vim.lsp loaded  median {statistics.median(lsp_ms):7.1f} ms   p95 {pct(lsp_ms, 0.95):7.1f} ms   (any LSP client)")
+    print(f"  + deepseek.nvim   median {p:7.1f} ms   p95 {pct(plugin_ms, 0.95):7.1f} ms")
     print(f"  ratio (median)    {p / b:5.2f}x   added {p - b:+.1f} ms")
 
 

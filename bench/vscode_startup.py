@@ -28,10 +28,7 @@ sys.path.insert(0, str(REPO / "tests" / "vscode"))
 
 from vscode_harness import CHROMIUM_CANDIDATES, CLIENT, CODE_SERVER, CodeServer, Tools, drive  # noqa: E402
 
-
-def p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+from benchstats import pct
 
 
 def main() -> int:
@@ -69,7 +66,7 @@ def main() -> int:
     print(f"VS Code startup with deepseek-ls ({len(runs)} windows, code-server 4.100.3, headless Chromium)")
     for name, values in (("workbench (baseline)", workbench), ("activated", activated),
                          ("ready (server running)", ready), ("server (ready - activated)", server)):
-        print(f"  {name:30s} median {statistics.median(values):7.0f} ms   p95 {p95(values):7.0f} ms")
+        print(f"  {name:30s} median {statistics.median(values):7.0f} ms   p95 {pct(values, 0.95):7.0f} ms")
     print(f"  ratio ready / workbench        median {statistics.median(ready) / statistics.median(workbench):.2f}x")
     return 0
 
