@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +24,7 @@ from deepseek_ls.policy import PathPolicy, PolicyViolation
 from deepseek_ls.policy.commands import CommandPolicy
 from deepseek_ls.store.sink import EventSink
 from deepseek_ls.tools import shell
+from deepseek_ls.tools.fs import workspace_files
 from deepseek_ls.tools.overlay import DocumentOverlay
 
 log = logging.getLogger("deepseek_ls.agent")
@@ -108,7 +107,8 @@ class World:
                 return self.index.repo_map(query=query, token_budget=budget)
             except Exception as exc:  # noqa: BLE001 - the plan can still be made without the map
                 log.warning("repo map unavailable (%s); using a file listing", exc)
-        return _file_listing(self.root, budget * 4)
+        # No index: the workspace's files (gitignore honoured), cut to the map's budget.
+        return "\n".join(workspace_files(self.root))[: budget * 4]
 
     async def index_hits(self, query: str, top_k: int = 8) -> tuple[str, int]:
         """Index hits for the request as prompt text, and how many top-level areas they span."""
@@ -194,20 +194,3 @@ class World:
             output += f"\n[timed out after {timeout:.0f} s]"
         return CommandResult(command, result.exit_code, output, round(result.duration_ms, 1))
 
-
-def _file_listing(root: Path, max_chars: int) -> str:
-    """Sorted tracked (or walked) files, for repos without an index."""
-    try:
-        out = subprocess.run(
-            ["git", "ls-files"], cwd=root, capture_output=True, text=True, timeout=10, check=True
-        ).stdout.split()
-    except (OSError, subprocess.SubprocessError):
-        out = []
-    if not out:
-        skip = {".git", ".deepseek", "node_modules", ".venv", "__pycache__"}
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if d not in skip)
-            rel = Path(dirpath).relative_to(root)
-            out.extend((rel / f).as_posix() for f in sorted(filenames))
-    text = "\n".join(sorted(out))
-    return text[:max_chars]
