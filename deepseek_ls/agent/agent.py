@@ -89,8 +89,9 @@ class Agent:
         if rt is None:
             session = Session.restore(sid, self.store.open(sid))
             rt = self._make_runtime(session)
-            rt.router.restore(session.past_events())
-            rt.classifier.restore(session.past_events())
+            past = session.past_events()  # one more read of the log, shared by both
+            rt.router.restore(past)
+            rt.classifier.restore(past)
             self._runtimes[sid] = rt
             self._reconcile(rt)
         return rt
