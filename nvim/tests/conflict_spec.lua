@@ -36,18 +36,7 @@ H.run({
       vim.api.nvim_buf_set_lines(buf, 2, 3, false, { "    return 'hi ' + name  # mine" })
       vim.api.nvim_win_set_cursor(0, { 3, 0 })
       H.ok(diff.hunk_at(buf, 2), "a hunk is under the cursor")
-      local done
-      vim.api.nvim_create_autocmd("User", {
-        pattern = "DeepSeekDone",
-        once = true,
-        callback = function(args)
-          done = args.data
-        end,
-      })
-      vim.cmd("DeepSeekAccept")
-      H.wait(20000, function()
-        return done
-      end, "the accept command to finish")
+      H.run_until_done("DeepSeekAccept", 20000)
       local told = vim.tbl_filter(function(n)
         return n.msg:find("changed since the hunk was staged", 1, true) ~= nil
       end, H.notifications)

@@ -217,18 +217,7 @@ H.run({
     ":DeepSeekUndo explains, once, that editor edits are undone in the editor",
     function()
       H.expect_error("nothing to undo")
-      local done
-      vim.api.nvim_create_autocmd("User", {
-        pattern = "DeepSeekDone",
-        once = true,
-        callback = function(args)
-          done = args.data
-        end,
-      })
-      vim.cmd("DeepSeekUndo")
-      H.wait(10000, function()
-        return done
-      end, "the undo command to finish")
+      local done = H.run_until_done("DeepSeekUndo", 10000)
       H.eq(done, { command = "deepseek.undo", ok = false }, "User DeepSeekDone data")
       local n = H.ok(H.notified("nothing to undo"), "the server's reason reaches the user")
       H.eq(n.level, vim.log.levels.ERROR, "as an error")

@@ -90,6 +90,23 @@ function H.wait(ms, cond, what)
   return value
 end
 
+--- Run the Ex command `cmd` and wait (up to `ms`) for the `User DeepSeekDone`
+--- it fires; returns that event's data { command, ok }.
+function H.run_until_done(cmd, ms)
+  local done
+  vim.api.nvim_create_autocmd("User", {
+    pattern = "DeepSeekDone",
+    once = true,
+    callback = function(args)
+      done = args.data
+    end,
+  })
+  vim.cmd(cmd)
+  return H.wait(ms, function()
+    return done
+  end, ("the %s command to finish"):format(cmd))
+end
+
 --- The notification messages seen so far, at `level` or above.
 function H.messages(level)
   local out = {}
