@@ -19,7 +19,7 @@ from deepseek_ls.agent import operations as ops
 from deepseek_ls.agent.loop import StepOutcome
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.routing_sink import RoutingSink, bound
-from deepseek_ls.agent.runtime import AgentFailure, SessionCancelled, SessionRuntime, build_runtime
+from deepseek_ls.agent.runtime import AgentFailure, SessionCancelled, SessionRuntime, build_runtime, mode_config
 from deepseek_ls.agent.session import Session
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config
@@ -118,12 +118,7 @@ class Agent:
                                                          "reason": "outside this session", "external": True})
 
     def _make_runtime(self, session: Session) -> SessionRuntime:
-        cfg = self.config
-        if session.mode == "yolo":
-            cfg = cfg.model_copy(deep=True)
-            cfg.policy.approval_mode = "auto"
-            cfg.policy.approve_edits = "auto"
-            cfg.policy.approve_bash = "auto"
+        cfg = mode_config(self.config, session.mode)
         tools = ToolHost(
             self.root, cfg, sink=session, ui=self.ui, overlay=self.overlay, patches=self.patches,
             index=self.index, session_id=session.session_id, read_only=session.mode == "plan",

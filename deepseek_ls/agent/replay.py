@@ -25,7 +25,7 @@ from typing import Any
 
 from deepseek_ls.agent import operations as ops
 from deepseek_ls.agent.routing_sink import bound
-from deepseek_ls.agent.runtime import build_runtime
+from deepseek_ls.agent.runtime import build_runtime, mode_config
 from deepseek_ls.agent.session import Session
 from deepseek_ls.agent.world import CommandResult, World
 from deepseek_ls.config_models import Config
@@ -308,9 +308,7 @@ async def replay_session(root: Path, state_dir: Path, config: Config, session_id
     session = Session(sid, log)
     session.emit("SessionCreated@v1", created)
     mode = created.get("mode") or "agent"
-    cfg = config.model_copy(deep=True)
-    if mode == "yolo":
-        cfg.policy.approval_mode = cfg.policy.approve_edits = cfg.policy.approve_bash = "auto"  # type: ignore[assignment]
+    cfg = mode_config(config, mode)
     world = ReplayWorld(root, cfg, sink=session, rec=rec, read_only=mode == "plan")
     ui = ReplayUI(rec)
     rt = build_runtime(session, world, cfg, ReplayLLM(rec, cfg, session), ui)

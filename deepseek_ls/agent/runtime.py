@@ -29,6 +29,15 @@ class AgentFailure(Exception):
     """An unrecoverable failure; the message is what the person reads."""
 
 
+def mode_config(config: Config, mode: str) -> Config:
+    """The config a session of `mode` runs with: yolo approves patches and allowlisted commands itself."""
+    if mode != "yolo":
+        return config
+    cfg = config.model_copy(deep=True)
+    cfg.policy.approval_mode = cfg.policy.approve_edits = cfg.policy.approve_bash = "auto"  # type: ignore[assignment]
+    return cfg
+
+
 @dataclass
 class SessionRuntime:
     session: Session
