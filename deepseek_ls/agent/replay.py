@@ -30,7 +30,7 @@ from deepseek_ls.agent.session import Session
 from deepseek_ls.agent.world import CommandResult, World
 from deepseek_ls.config_models import Config
 from deepseek_ls.llm.client import LLMClient, request_hash
-from deepseek_ls.llm.errors import LLMError
+from deepseek_ls.llm.errors import error_from_record
 from deepseek_ls.llm.types import Completion
 from deepseek_ls.patch import ApplyResult, Hunk, PatchError, PatchSet
 from deepseek_ls.policy import PolicyViolation
@@ -151,7 +151,7 @@ class ReplayLLM:
             raise ReplayDivergence(f"LLM call {self.calls} (event {event.seq_no}, {role}): the request differs from the recorded one")
         self.sink.emit("LLMCall@v1", p)
         if p.get("error"):
-            raise LLMError(p["error"])
+            raise error_from_record(p)  # the same typed error the live call raised
         return Completion.model_validate(p["response"])
 
 
