@@ -19,6 +19,7 @@ import { declareQuestions } from "./questions";
 import { findApiKey, serverEnvironment, type SecretStore } from "./secrets";
 import { missingCommandMessage, notFoundMessage, resolveServerCommand, startFailedMessage, type ServerCommand } from "./serverCommand";
 import { SECTION, initializationOptions, readSettings, type Settings } from "./settings";
+import type { ServerState } from "./statusBar";
 
 function isExecutable(file: string): boolean {
   try {
@@ -51,7 +52,7 @@ export class CommandFailed extends Error {}
 export class ServerManager implements ServerApi, vscode.Disposable {
   private client: LanguageClient | undefined;
   private readonly started = new vscode.EventEmitter<LanguageClient>();
-  private readonly stateChanged = new vscode.EventEmitter<"starting" | "running" | "stopped" | "failed">();
+  private readonly stateChanged = new vscode.EventEmitter<ServerState>();
   readonly onStarted = this.started.event;
   readonly onStateChanged = this.stateChanged.event;
   lastCommand: ServerCommand | undefined;
