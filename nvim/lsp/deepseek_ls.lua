@@ -4,11 +4,13 @@
 --- uses it as is; `require("deepseek").setup()` layers your options on top
 --- (and starts it by hand on Neovim 0.10).
 local handlers = require("deepseek.handlers")
+-- The same defaults as setup() (deepseek.config), written once.
+local defaults = require("deepseek.config").defaults
 
 ---@type vim.lsp.Config
 return {
-  cmd = { "deepseek-ls", "serve", "--stdio" },
-  root_markers = { ".deepseek", ".git" },
+  cmd = vim.deepcopy(defaults.cmd),
+  root_markers = vim.deepcopy(defaults.root_markers),
   capabilities = require("deepseek.client").capabilities(),
   handlers = handlers.handlers,
   commands = handlers.commands,
