@@ -43,14 +43,7 @@ class HunkView:
     @property
     def anchor_line(self) -> int:
         """The line where the hunk's lenses go: its first changed line."""
-        base = self.start if self.start is not None else self.expected_start
-        offset = 0
-        for line in self.lines:
-            if line[:1] in "+-":
-                break
-            if line[:1] == " ":
-                offset += 1
-        return base + offset
+        return self.removed_at()
 
     def added_lines(self) -> list[int]:
         """0-based lines (in the text after accepting) that this hunk adds."""
@@ -66,6 +59,7 @@ class HunkView:
         return out
 
     def removed_at(self) -> int:
+        """0-based line of the hunk's first changed line (context lines skipped)."""
         base = self.start if self.start is not None else self.expected_start
         row = base
         for line in self.lines:
