@@ -109,7 +109,7 @@ def code_lens(ls: DeepSeekServer, params: types.CodeLensParams) -> list[types.Co
     if cached is not None and cached[0] == key:
         return cached[1]
     lenses = _compute(ls, uri, rel)
-    ls.lens_cache[uri] = (_cache_key(ls, uri), lenses)
+    ls.lens_cache[uri] = (key, lenses)
     return lenses
 
 
