@@ -10,6 +10,7 @@ from lsprotocol import types
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.sessions import agent, driving, refresh_session
 from deepseek_ls.lsp.uris import open_document, relpath_to_uri, uri_to_relpath
+from deepseek_ls.tools.overlay import read_disk_text
 
 
 
@@ -42,10 +43,8 @@ def unsaved(ls: DeepSeekServer, files: list[str]) -> list[str]:
         doc = open_document(ls, uri)
         if doc is None:
             continue
-        path = ls.root / rel
         try:
-            with open(path, encoding="utf-8", newline="") as fh:
-                on_disk = fh.read()
+            on_disk = read_disk_text(ls.root / rel)
         except OSError:
             on_disk = None
         if on_disk != doc.source:
@@ -59,15 +58,20 @@ def _verify_when_saved(ls: DeepSeekServer, session_id: str) -> None:
     if waiting:
         ls.show_message(f"deepseek-ls: save {', '.join(waiting)} to verify the step.")
         return
+    _start_verification(ls, session_id, step_id)
+
+
+def _start_verification(ls: DeepSeekServer, session_id: str, step_id: str) -> None:
     del ls.pending_verification[session_id]
     ls.tasks.spawn(_complete_step(ls, session_id, step_id), f"verify step {step_id}")
 
 
 def on_saved(ls: DeepSeekServer, uri: str) -> None:
     rel = uri_to_relpath(ls.root, uri) if ls.root else None
-    for session_id, (_, files) in list(ls.pending_verification.items()):
+    for session_id, (step_id, files) in list(ls.pending_verification.items()):
+        # unsaved() reads every file of the step from disk: once per save, not twice.
         if rel in files and not unsaved(ls, files):
-            _verify_when_saved(ls, session_id)
+            _start_verification(ls, session_id, step_id)
 
 
 async def _complete_step(ls: DeepSeekServer, session_id: str, step_id: str) -> None:
