@@ -184,16 +184,18 @@ class _Handler(BaseHTTPRequestHandler):
             envelope = {"id": uuid.uuid4().hex, "created": int(time.time()), "model": record.body["model"]}
             usage = fake.cache.usage(record.body, reply)
             id_prefix = f"call_{fake._next_id()}"
+            # Build only the shape that is sent: the stream's chunks or the whole body.
+            streaming = record.body.get("stream") and not reply.ignore_stream
             if record.endpoint == "fim":
-                chunks = responses.fim_chunks(reply, envelope=envelope, usage=usage)
-                whole = responses.fim_body(reply, envelope=envelope, usage=usage)
+                make = responses.fim_chunks if streaming else responses.fim_body
+                answer = make(reply, envelope=envelope, usage=usage)
             else:
-                chunks = responses.chat_chunks(reply, envelope=envelope, usage=usage, id_prefix=id_prefix)
-                whole = responses.chat_body(reply, envelope=envelope, usage=usage, id_prefix=id_prefix)
-            if record.body.get("stream") and not reply.ignore_stream:
-                self._stream(record, reply, chunks)
+                make = responses.chat_chunks if streaming else responses.chat_body
+                answer = make(reply, envelope=envelope, usage=usage, id_prefix=id_prefix)
+            if streaming:
+                self._stream(record, reply, answer)
             else:
-                self._whole(record, reply, whole)
+                self._whole(record, reply, answer)
         except (_ClientGone, BrokenPipeError, ConnectionResetError):
             record.disconnected = True
             self.close_connection = True
