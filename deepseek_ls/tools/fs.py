@@ -33,7 +33,8 @@ class FsListArgs(BaseModel):
 async def fs_read(ctx: ToolContext, args: FsReadArgs) -> dict:
     rel = ctx.paths.relative(args.path)
     target = ctx.paths.resolve(rel)
-    if ctx.overlay.get(rel) is None:
+    doc = ctx.overlay.get(rel)
+    if doc is None:
         if target.is_dir():
             raise ValueError(f"{rel} is a directory; use fs.list to see its files")
         if not target.is_file():
@@ -41,13 +42,17 @@ async def fs_read(ctx: ToolContext, args: FsReadArgs) -> dict:
         # A file over max_file_bytes can still be read by line range, but one ten times
         # larger is not loaded at all (generated data, logs, vendored bundles).
         size_cap = ctx.config.agent_loop.max_file_bytes
-        if target.stat().st_size > size_cap * 10:
-            raise ValueError(f"{rel} is {target.stat().st_size} bytes; too large to read (agent_loop.max_file_bytes={size_cap})")
-    try:
-        text = await asyncio.to_thread(ctx.overlay.read_text, rel, root=ctx.root)
-    except UnicodeDecodeError:
-        raise ValueError(f"{rel} is not UTF-8 text (binary file?)") from None
-    doc = ctx.overlay.get(rel)
+        size = target.stat().st_size
+        if size > size_cap * 10:
+            raise ValueError(f"{rel} is {size} bytes; too large to read (agent_loop.max_file_bytes={size_cap})")
+    # The buffer looked up once above gives both the text and its source/version.
+    if doc is not None:
+        text = doc[0]
+    else:
+        try:
+            text = await asyncio.to_thread(ctx.overlay.read_text, rel, root=ctx.root)
+        except UnicodeDecodeError:
+            raise ValueError(f"{rel} is not UTF-8 text (binary file?)") from None
     lines = split_lines(text)
     start = args.start_line or 1
     end = min(args.end_line or len(lines), len(lines))
