@@ -201,6 +201,9 @@ class AgentLoopConfig(_Section):
     max_context_requests_per_iteration: int = Field(default=3, ge=0)
     max_context_range_lines: int = Field(default=400, gt=0)
     max_ask_user_cycles: int = Field(default=2, ge=0)
+    # Answers that end with finish_reason "length" / "insufficient_system_resource" (agent/finish.py).
+    max_continuations: int = Field(default=2, ge=0)
+    resource_retries: int = Field(default=2, ge=0)
     mode: Literal["plan", "agent", "yolo"] = "agent"
     apply_strategy: Literal["auto", "three_way"] = "auto"
     failure_classifier: FailureClassifierConfig = Field(default_factory=FailureClassifierConfig)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deepseek_ls.agent.failures import FailureClassifier
+from deepseek_ls.agent.finish import AnswerIncomplete, complete_whole
 from deepseek_ls.agent.session import Session
 from deepseek_ls.agent.verify import Verifier
 from deepseek_ls.agent.world import World
@@ -72,10 +73,22 @@ class SessionRuntime:
         token = f"deepseek-{sid}-{role}"
         label = "max-think" if decision.profile == "max_think" else "fast"
         self.ui.progress(token, f"{role}: asking {decision.model} ({label})")
+        async def call(msgs: list[dict[str, Any]]):
+            return await self.llm.complete(msgs, role=role, profile=decision.profile, tools=tools or None, on_delta=on_delta)
+
+        def notice(action: str, payload: dict[str, Any]) -> None:
+            self.session.emit("FinishReasonHandled@v1", {**payload, "action": action})
+            self.ui.stream("status", f"{role}: finish_reason={payload['finish_reason']}: {payload['detail']}", session_id=sid)
+
+        loop_cfg = self.config.agent_loop
         try:
-            completion = await self.llm.complete(
-                messages, role=role, profile=decision.profile, tools=tools or None, on_delta=on_delta
+            completion = await complete_whole(
+                call, messages, role=role, notice=notice,
+                max_continuations=loop_cfg.max_continuations, resource_retries=loop_cfg.resource_retries,
+                backoff_seconds=self.config.llm.retry_base_seconds,
             )
+        except AnswerIncomplete as exc:
+            raise AgentFailure(str(exc)) from exc
         finally:
             self.ui.progress(token, f"{role}: done", done=True)
         self.router.record_usage(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class Usage(BaseModel):
@@ -19,6 +19,17 @@ class Usage(BaseModel):
     prompt_cache_hit_tokens: int = 0
     prompt_cache_miss_tokens: int = 0
     completion_tokens_details: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator(
+        "prompt_tokens", "completion_tokens", "total_tokens", "prompt_cache_hit_tokens",
+        "prompt_cache_miss_tokens", "completion_tokens_details", mode="before",
+    )
+    @classmethod
+    def _null_is_absent(cls, value: Any, info: Any) -> Any:
+        # Several OpenAI-compatible servers send `"completion_tokens_details": null` (or null counts).
+        if value is None:
+            return {} if info.field_name == "completion_tokens_details" else 0
+        return value
 
     @property
     def reasoning_tokens(self) -> int:

@@ -183,6 +183,17 @@ class FailureClassified(Payload):
     detail: str = ""
 
 
+class FinishReasonHandled(Payload):
+    """An answer that did not end with stop/tool_calls, and what the agent did about it (agent/finish.py)."""
+
+    role: str
+    finish_reason: str
+    action: Literal["continue", "retry", "stop"]
+    attempt: int = 0
+    partial_chars: int = 0
+    detail: str = ""
+
+
 class ApprovalRequested(Payload):
     request_id: str
     kind: str
@@ -235,6 +246,7 @@ KINDS: dict[str, type[Payload]] = {
         CheckpointRestored,
         VerificationRun,
         FailureClassified,
+        FinishReasonHandled,
         ApprovalRequested,
         ApprovalResolved,
         UserQuestionAsked,
