@@ -9,7 +9,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from deepseek_ls.lsp import documents, names
+from deepseek_ls.lsp import documents, names, text_sync
 from deepseek_ls.lsp.approvals import ApprovalBroker, LspUI
 from deepseek_ls.lsp.logging import detach_client_logs, forward_logs_to_client
 from deepseek_ls.lsp.server import DeepSeekServer
@@ -36,6 +36,7 @@ def initialize(ls: DeepSeekServer, params: types.InitializeParams) -> None:
     """Only what the response needs: the root. Config, settings and services are
     set up in `initialized`, after the response (pydantic and the config files
     are not on the start-up path)."""
+    text_sync.install(ls)  # positions in the negotiated encoding, LSP's line breaks
     ls.root = workspace_root(params)
     ls.initialization_options = params.initialization_options
     log.info("workspace root %s", ls.root)

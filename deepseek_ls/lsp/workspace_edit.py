@@ -15,7 +15,8 @@ from typing import Any
 from lsprotocol import types
 
 from deepseek_ls.lsp.server import DeepSeekServer
-from deepseek_ls.lsp.textedits import minimal_edits
+from deepseek_ls.lsp.positions import negotiated
+from deepseek_ls.lsp.textedits import apply_edits, minimal_edits
 from deepseek_ls.lsp.uris import open_document, relpath_to_uri
 
 
@@ -45,7 +46,11 @@ def _resource_ops(ls: DeepSeekServer) -> set[str]:
     return {getattr(op, "value", op) for op in ops}
 
 
-def _text_edits(old: str, new: str) -> list[types.TextEdit]:
+def _text_edits(old: str, new: str, encoding: str) -> list[types.TextEdit]:
+    """The line edits turning `old` into `new`, positions in the negotiated `encoding`."""
+    edits = minimal_edits(old, new, encoding)
+    if apply_edits(old, edits, encoding) != new:  # never send an edit that would not give `new`
+        raise UnsupportedEdit("the edit could not be expressed exactly in LSP positions; apply it with `deepseek-ls apply`")
     return [
         types.TextEdit(
             range=types.Range(
@@ -54,7 +59,7 @@ def _text_edits(old: str, new: str) -> list[types.TextEdit]:
             ),
             new_text=e.new_text,
         )
-        for e in minimal_edits(old, new)
+        for e in edits
     ]
 
 
@@ -67,7 +72,7 @@ def build(
 ) -> types.WorkspaceEdit:
     """The edit turning `old` (the text of `target.source`, at `version`) into `new`."""
     uri = relpath_to_uri(ls.root, target.file)
-    edits = _text_edits(old, new)
+    edits = _text_edits(old, new, negotiated(ls))
     versioned = ls.client_supports("workspace", "workspace_edit", "document_changes")
     ops = _resource_ops(ls)
     renaming = target.kind == "rename" and target.source != target.file and not _exists(ls, target.file)

@@ -12,7 +12,6 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from deepseek_ls.lsp.textedits import LineEdit, apply_edits
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 CLIENTS = ["neovim", "visual-studio-code"]
@@ -84,6 +83,7 @@ async def start_client(
     env: dict[str, str],
     initialization_options: Any = None,
     command: list[str] | None = None,
+    capabilities: types.ClientCapabilities | None = None,
 ) -> tuple[LanguageClient, EditorState, types.InitializeResult]:
     client = await ClientServerConfig(server_command=command or SERVER_COMMAND, server_env=env).start()
     state = EditorState()
@@ -91,7 +91,7 @@ async def start_client(
     uri = from_fs_path(str(root))
     result = await client.initialize_session(
         types.InitializeParams(
-            capabilities=client_capabilities(client_name),
+            capabilities=capabilities or client_capabilities(client_name),
             root_uri=uri,
             workspace_folders=[types.WorkspaceFolder(uri=uri, name=root.name)],
             initialization_options=initialization_options,
@@ -170,10 +170,42 @@ ADD_FIX = """```diff
 UNVERSIONED = "unversioned"
 
 
-def edited_text(before: str, edit_params: types.ApplyWorkspaceEditParams) -> tuple[str, object]:
+# Python codec and bytes per code unit of each LSP position encoding.
+_CODECS = {"utf-8": ("utf-8", 1), "utf-16": ("utf-16-le", 2), "utf-32": ("utf-32-le", 4)}
+
+
+def editor_apply(text: str, edits: list[types.TextEdit], encoding: str = "utf-16") -> str:
+    """Apply `edits` the way an editor does, written apart from the server's own
+    position code: a column is found by encoding the line and cutting its bytes;
+    a line past the end is the end of the text. Lines end at \n (test texts
+    have no lone \r)."""
+    codec, width = _CODECS[encoding]
+    lines = text.split("\n")
+
+    def offset(pos: types.Position) -> int:
+        if pos.line >= len(lines):
+            return len(text)
+        data = lines[pos.line].encode(codec)
+        assert pos.character * width <= len(data), f"column {pos.character} is past the end of line {pos.line}"
+        column = len(data[: pos.character * width].decode(codec))  # a cut inside a character raises
+        return sum(len(x) + 1 for x in lines[: pos.line]) + column
+
+    out, at = [], 0
+    for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character)):
+        start, end = offset(e.range.start), offset(e.range.end)
+        assert start >= at, "overlapping edits"
+        out += [text[at:start], e.new_text]
+        at = end
+    return "".join(out) + text[at:]
+
+
+def edited_text(
+    before: str, edit_params: types.ApplyWorkspaceEditParams, encoding: str = "utf-16"
+) -> tuple[str, object]:
     """What the editor's buffer becomes, and the version the edit was made for:
     a versioned TextDocumentEdit when the client supports `documentChanges`
-    (VS Code), else plain `changes` (Neovim's advertised capabilities)."""
+    (VS Code), else plain `changes` (Neovim's advertised capabilities).
+    Columns are in `encoding`, the one negotiated at initialize."""
     edit = edit_params.edit
     if edit.document_changes is not None:
         assert len(edit.document_changes) == 1
@@ -183,11 +215,7 @@ def edited_text(before: str, edit_params: types.ApplyWorkspaceEditParams) -> tup
         assert edit.changes is not None and len(edit.changes) == 1
         (text_edits,) = edit.changes.values()
         version = UNVERSIONED
-    edits = [
-        LineEdit(e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character, e.new_text)
-        for e in text_edits
-    ]
-    return apply_edits(before, edits), version
+    return editor_apply(before, list(text_edits), encoding), version
 
 
 def expected_version(client_name: str, version: int | None) -> object:

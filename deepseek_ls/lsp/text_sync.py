@@ -1,0 +1,85 @@
+"""Document sync in the negotiated position encoding, with LSP's line breaks.
+
+pygls 2.x applies incremental `didChange` events itself (its `TextDocument`
+and `PositionCodec`). Two of its choices corrupt buffers, so they are
+overridden here, once, at `initialize`:
+
+* `TextDocument.lines` splits with `str.splitlines`, which also breaks at
+  form feed, U+001C..U+001E, U+0085 and U+2028/9; the client does not, so every
+  change below such a character lands on the wrong line. `LspTextDocument`
+  splits only at "\\n", "\\r\\n" and "\\r" (`positions.lsp_lines`).
+* `PositionCodec.position_from_client_units` moves a column past the end of a
+  line to one unit *before* its end, and for a line past the end returns a
+  column in client units where code points are meant. `EncodingCodec` reads
+  positions with `positions.from_units`.
+
+The negotiation itself (`general.positionEncodings`, client's first choice
+among utf-8/utf-16/utf-32, else utf-16) is pygls's and is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.workspace import TextDocument
+from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
+
+from deepseek_ls.lsp.positions import ENCODINGS, UTF16, from_units, lsp_lines, negotiated, to_units, units
+
+
+class EncodingCodec(PositionCodec):
+    """pygls's codec with every conversion done by `positions`."""
+
+    @property
+    def encoding_name(self) -> str:
+        value = getattr(self.encoding, "value", self.encoding)
+        return value if value in ENCODINGS else UTF16
+
+    def client_num_units(self, string: str) -> int:
+        return units(string, self.encoding_name)
+
+    def position_from_client_units(self, lines: Sequence[str], position: types.Position) -> ServerTextPosition:
+        if not lines:
+            return ServerTextPosition(0, 0)
+        if position.line >= len(lines):
+            last = lines[-1]
+            if last.endswith(("\n", "\r")):
+                return ServerTextPosition(len(lines), 0)  # the empty line after the last line break
+            return ServerTextPosition(len(lines) - 1, len(last))
+        line = max(position.line, 0)
+        return ServerTextPosition(line, from_units(lines[line], position.character, self.encoding_name))
+
+    def position_to_client_units(self, lines: Sequence[str], position: Any) -> types.Position:
+        if position.line >= len(lines):
+            return types.Position(line=len(lines), character=0)
+        return types.Position(
+            line=position.line, character=to_units(lines[position.line], position.character, self.encoding_name)
+        )
+
+
+class LspTextDocument(TextDocument):
+    """A pygls document whose lines are the client's lines."""
+
+    @property
+    def lines(self) -> Sequence[str]:
+        return tuple(lsp_lines(self.source))
+
+
+def install(ls: LanguageServer) -> None:
+    """Use `EncodingCodec` and `LspTextDocument` for every document of this
+    connection. Called in `initialize` (after pygls negotiated the encoding,
+    before any document is opened)."""
+    workspace = ls.workspace
+    codec = EncodingCodec(encoding=negotiated(ls))
+    sync_kind = workspace._sync_kind  # noqa: SLF001 - pygls 2.x has no public hook for the document class
+
+    def create(doc_uri: str, source: str | None = None, version: int | None = None,
+               language_id: str | None = None) -> TextDocument:
+        return LspTextDocument(doc_uri, source=source, version=version, language_id=language_id,
+                               sync_kind=sync_kind, position_codec=codec)
+
+    workspace._position_codec = codec  # noqa: SLF001
+    workspace._create_text_document = create  # type: ignore[method-assign]  # noqa: SLF001
