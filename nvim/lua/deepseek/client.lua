@@ -99,15 +99,25 @@ function M.exec(command, args, callback, bufnr)
   return M.request("workspace/executeCommand", { command = command, arguments = { arg } }, callback, bufnr)
 end
 
---- LSP position helpers use UTF-16 columns; this plugin works in whole lines,
---- so `character = 0` is exact for the ranges it sends.
+--- The position encoding negotiated with the server (LSP 3.17
+--- `positionEncoding`; Neovim offers utf-8, utf-16 and utf-32). Every column
+--- this plugin sends or reads is in it.
+---@param bufnr integer|nil
+---@return "utf-8"|"utf-16"|"utf-32"
+function M.offset_encoding(bufnr)
+  local c = M.get(bufnr)
+  return c and c.offset_encoding or "utf-16"
+end
+
+--- The LSP range of whole lines `first`..`last` of `bufnr`; the end column is
+--- the last line's length in the negotiated encoding.
 ---@param bufnr integer
 ---@param first integer 1-based first line
 ---@param last integer 1-based last line (inclusive)
 ---@return lsp.Range
 function M.line_range(bufnr, first, last)
   local last_text = vim.api.nvim_buf_get_lines(bufnr, last - 1, last, false)[1] or ""
-  local end_char = vim.lsp.util.character_offset(bufnr, last - 1, #last_text, "utf-16")
+  local end_char = vim.lsp.util.character_offset(bufnr, last - 1, #last_text, M.offset_encoding(bufnr))
   return {
     start = { line = first - 1, character = 0 },
     ["end"] = { line = last - 1, character = end_char },
