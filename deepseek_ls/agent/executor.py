@@ -10,6 +10,7 @@ step does not declare are refused before staging. Nothing is applied here.
 from __future__ import annotations
 
 import json
+import posixpath
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,7 +28,7 @@ STAGE_TOOL = "patch_stage"
 
 @dataclass
 class StepResult:
-    kind: Literal["patches", "no_change", "need_file", "patch_mismatch"]
+    kind: Literal["patches", "no_change", "need_file", "missing_path", "patch_mismatch"]
     patch_ids: list[str] = field(default_factory=list)
     need_files: list[tuple[str, str]] = field(default_factory=list)
     reason: str = ""
@@ -113,6 +114,9 @@ class Executor:
                         ps = await world.stage(answer.diff, session_id=rt.session_id, allowed_files=step.files)
                         return StepResult("patches", patch_ids=[ps.patch_id], decision=decision)
                     except PatchError as exc:
+                        if exc.missing_paths:  # a wrong path: the planner must fix the step, not the executor
+                            return StepResult("missing_path", need_files=[(p, str(exc)) for p in exc.missing_paths],
+                                              reason=str(exc), decision=decision)
                         problem = rt.classifier.patch_mismatch(f"the diff could not be staged: {exc}").detail
                         classified = True
                         rt.check_failure_budget()
@@ -163,10 +167,10 @@ def _outside_files(diff: str, declared: list[str]) -> list[str]:
         parsed = parse_diff(diff)
     except Exception:  # noqa: BLE001 - staging reports the parse error in full
         return []
-    allowed = set(declared)
+    allowed = {posixpath.normpath(p) for p in declared}
     touched = []
     for f in parsed:
         for p in (f.new_path, f.old_path):
-            if p and p not in allowed and p not in touched:
+            if p and posixpath.normpath(p) not in allowed and p not in touched:
                 touched.append(p)
     return touched

@@ -112,6 +112,17 @@ class AgentLoop:
                 step_id = self._same_step(new, step).step_id
                 feedback = failure.detail
                 continue
+            if result.kind == "missing_path":
+                missing = [f for f, _ in result.need_files]
+                failure = rt.classifier.patch_mismatch(f"step '{step.title}' edits files that do not exist: {', '.join(missing)}")
+                rt.check_failure_budget()
+                hints = "; ".join([f"{m} (existing files with similar names: {', '.join(await rt.world.similar_paths(m)) or 'none'})"
+                                   for m in missing])
+                new = await self.revise(rt, f"The step '{step.title}' edits files that do not exist: {hints}. "
+                                        "Use the real paths, or make the step create the file.", step.step_id)
+                step_id = self._same_step(new, step).step_id
+                feedback = failure.detail
+                continue
             # patch_mismatch: back to the executor with the error, within the failure budget.
             feedback = result.reason if result.classified else rt.classifier.patch_mismatch(result.reason).detail
 
@@ -201,6 +212,8 @@ class AgentLoop:
             records = session.step_patches(step.step_id) if step.status == "running" else []
             if not records:
                 outcome = await self.execute_step(rt, step.step_id)
+                # A revision (wrong path, undeclared file) may have replaced the step: go on with the new one.
+                step = self._plan(rt).step(outcome.step_id)
                 if outcome.status != "staged":
                     if outcome.status == "done" and not self._plan(rt).next_pending():
                         await self.verify(rt, step)

@@ -205,6 +205,9 @@ class ReplayWorld(World):
         v = self._take("agent.index_hits").payload["value"]
         return v["text"], v["files"]
 
+    async def similar_paths(self, rel: str) -> list[str]:
+        return self._take("agent.similar_paths").payload["value"]["paths"]
+
     def allow_files(self, files: list[str]) -> None:
         return None
 
@@ -236,7 +239,8 @@ class ReplayWorld(World):
         event = self.rec.take("tool:patch.stage")
         if not event.payload["ok"]:
             self.sink.emit("ToolResult@v1", event.payload)
-            raise PatchError(event.payload.get("error") or "staging failed", (event.payload.get("value") or {}).get("problems"))
+            value = event.payload.get("value") or {}
+            raise PatchError(event.payload.get("error") or "staging failed", value.get("problems"), value.get("missing_paths"))
         ps = self._staged(event)
         self.sink.emit("ToolResult@v1", event.payload)
         if ps.diff != diff:

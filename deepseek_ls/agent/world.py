@@ -11,6 +11,8 @@ event loop.
 from __future__ import annotations
 
 import asyncio
+import difflib
+import posixpath
 import logging
 import time
 from dataclasses import dataclass
@@ -134,6 +136,17 @@ class World:
         areas = {hit.path.split("/", 1)[0] if "/" in hit.path else "." for hit in result.hits}
         return stale + "\n".join(lines), len(areas)
 
+    async def similar_paths(self, rel: str) -> list[str]:
+        """Workspace files whose paths look like `rel` (a plan or diff naming a file that does not exist)."""
+        found = await asyncio.to_thread(self._similar_paths, rel)
+        self._record("agent.similar_paths", True, {"path": rel, "paths": found})
+        return found
+
+    def _similar_paths(self, rel: str, limit: int = 3) -> list[str]:
+        files = workspace_files(self.root)
+        by_name = [f for f in files if posixpath.basename(f) == posixpath.basename(rel)]
+        return (by_name + [f for f in difflib.get_close_matches(rel, files, n=limit, cutoff=0.5) if f not in by_name])[:limit]
+
     # -- tools (the ToolHost records its own calls) --------------------------------
 
     def tool_schemas(self, read_only: bool) -> list[dict[str, Any]]:
@@ -160,7 +173,7 @@ class World:
                 self.patches.stage, diff, session_id=session_id, allowed_files=allowed_files
             )
         except PatchError as exc:
-            self._record("patch.stage", False, {"problems": exc.problems}, str(exc))
+            self._record("patch.stage", False, {"problems": exc.problems, "missing_paths": exc.missing_paths}, str(exc))
             raise
         self._record("patch.stage", True, {"patch_id": ps.patch_id})
         return ps

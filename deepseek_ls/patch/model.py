@@ -22,9 +22,18 @@ Located = Literal["exact", "offset", "eol", "whitespace", "redacted"]
 class PatchError(ValueError):
     """A diff that cannot be staged or applied; `problems` lists each reason."""
 
-    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+    def __init__(self, message: str, problems: list[str] | None = None, missing_paths: list[str] | None = None) -> None:
         self.problems = problems or [message]
+        self.missing_paths = missing_paths or []  # files the diff edits that do not exist
         super().__init__(message)
+
+
+class MissingPathError(PatchError):
+    """The diff edits a file that does not exist (a wrong path in the plan or the diff)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path} does not exist in the workspace", missing_paths=[path])
+        self.path = path
 
 
 class Hunk(BaseModel):

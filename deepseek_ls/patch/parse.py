@@ -87,7 +87,7 @@ def _unidiff(text: str) -> unidiff.PatchSet:
 def _strip_prefix(path: str | None, prefix: str, other: str | None, other_prefix: str) -> str | None:
     if path is None or path == "/dev/null":
         return None
-    path = path.split("\t", 1)[0]
+    path = path.split("\t", 1)[0].rstrip("\r")  # a diff written with CRLF line endings
     if path.startswith(prefix) and (other is None or other == "/dev/null" or other.startswith(other_prefix)):
         return path[len(prefix):]
     return path

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from deepseek_ls.patch.hunks import apply_hunks, split_lines
 from deepseek_ls.patch.locate import locate_hunk
-from deepseek_ls.patch.model import FileChange, Hunk, PatchError, hunk_id_for, sha256_text
+from deepseek_ls.patch.model import FileChange, Hunk, MissingPathError, PatchError, hunk_id_for, sha256_text
 from deepseek_ls.patch.parse import ParsedFile
 from deepseek_ls.policy.paths import PathPolicy
 from deepseek_ls.tools.overlay import DocumentOverlay
@@ -30,15 +30,21 @@ def locate_file_change(
 
     path = policy.normalize(f.path)
     old_path = policy.normalize(f.old_path) if f.old_path else None
-    if f.kind == "add":
+    kind = f.kind
+    if kind == "modify" and old_path is not None and not exists(old_path) and _creates(f):
+        # "--- a/new.py" with only added lines: the model meant to create the file.
+        kind, old_path = "add", None
+    if kind in ("add", "rename"):
+        _check_free(path, root)
+    if kind == "add":
         if exists(path) and overlay.read_text(path, root=root):
             raise PatchError("the diff creates this file but it already exists; diff against its current content")
         base_text = ""
     else:
         assert old_path is not None
         if not exists(old_path):
-            raise PatchError(f"{old_path} does not exist in the workspace")
-        if f.kind == "rename" and exists(path):
+            raise MissingPathError(old_path)
+        if kind == "rename" and exists(path):
             raise PatchError(f"cannot rename {old_path} to {path}: the target already exists")
         try:
             base_text = overlay.read_text(old_path, root=root)
@@ -84,17 +90,32 @@ def locate_file_change(
     if problems:
         raise PatchError("; ".join(problems), problems)
     if not hunks:  # pure rename, empty new file, deletion of an empty file
-        marker = f"{f.kind} {old_path or ''} -> {path}"
+        marker = f"{kind} {old_path or ''} -> {path}"
         hid = hunk_id_for(path, marker, "", taken)
         hunks.append(Hunk(hunk_id=hid, file=path, old_start=0, old_lines=0, new_start=0, new_lines=0, section=marker))
-    if f.kind == "delete" and apply_hunks(base_text, hunks):
+    if kind == "delete" and apply_hunks(base_text, hunks):
         raise PatchError("the diff deletes the file but its hunks do not remove all of its content")
     change = FileChange(
         path=path,
-        old_path=old_path if f.kind != "add" else None,
-        kind=f.kind,
-        base_sha256=sha256_text(base_text) if f.kind != "add" else None,
+        old_path=old_path if kind != "add" else None,
+        kind=kind,
+        base_sha256=sha256_text(base_text) if kind != "add" else None,
         base_text=base_text,
         hunk_ids=[h.hunk_id for h in hunks],
     )
     return change, hunks
+
+
+def _creates(f: ParsedFile) -> bool:
+    """Every hunk only adds lines, from the top: the diff writes a new file."""
+    return bool(f.hunks) and all(not h.old_seq for h in f.hunks) and f.hunks[0].old_start <= 1
+
+
+def _check_free(path: str, root: Path) -> None:
+    """A file can be created at `path`: no directory there, no file where a parent directory must be."""
+    target = root / path
+    if target.is_dir():
+        raise PatchError(f"{path} is a directory; a file cannot be written there")
+    for parent in Path(path).parents:
+        if str(parent) != "." and (root / parent).exists() and not (root / parent).is_dir():
+            raise PatchError(f"cannot create {path}: {parent} is a file, not a directory")

@@ -85,6 +85,7 @@ class PatchStore:
             raise PatchError(_problem_message(problems), problems)
         changes: dict[str, FileChange] = {}
         hunks: list[Hunk] = []
+        missing: list[str] = []
         for f in parsed:
             try:
                 change, file_hunks = locate_file_change(
@@ -92,11 +93,12 @@ class PatchStore:
                 )
             except PatchError as exc:
                 problems.extend(f"{f.path}: {p}" for p in exc.problems)
+                missing.extend(exc.missing_paths)
                 continue
             changes[change.path] = change
             hunks.extend(file_hunks)
         if problems:
-            raise PatchError(_problem_message(problems), problems)
+            raise PatchError(_problem_message(problems), problems, missing)
         files = list(changes)
         ps = PatchSet(
             patch_id=f"{int(time.time() * 1000):x}-{secrets.token_hex(3)}",
