@@ -9,7 +9,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-_FENCE = re.compile(r"```(?:diff|patch|udiff)?[ \t]*\n(.*?)```", re.DOTALL)
+# A fence is 3+ backticks or tildes; it closes with the same character, at least as many, on a
+# line of its own (CommonMark). Models use ```` or ~~~ when the diff itself contains ``` lines.
+_FENCE = re.compile(
+    r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)\n(?P<body>.*?)^[ \t]{0,3}(?P=fence)(?P=fence)?[`~]*[ \t]*$",
+    re.DOTALL | re.MULTILINE,
+)
 _NEED_CONTEXT = re.compile(r"^NEED_CONTEXT\|([^:\s|]+)(?::(\d+)-(\d+))?\s*$")
 
 
@@ -65,7 +70,7 @@ def parse_executor_answer(text: str) -> ExecutorAnswer:
 
 def extract_diff(text: str) -> str:
     """The diff in fenced ```diff blocks (all of them, joined) or the bare diff starting at its first header."""
-    blocks = [b for b in _FENCE.findall(text) if _looks_like_diff(b)]
+    blocks = [b for b in fenced_blocks(text) if _looks_like_diff(b)]
     if blocks:
         return "".join(b if b.endswith("\n") else b + "\n" for b in blocks)
     lines = text.splitlines(keepends=True)
@@ -76,6 +81,16 @@ def extract_diff(text: str) -> str:
             body = "".join(lines[i:])
             return body if body.endswith("\n") else body + "\n"
     return ""
+
+
+def fenced_blocks(text: str, *, info: str | None = None) -> list[str]:
+    """The bodies of the fenced code blocks in `text` (any fence length, backticks or tildes),
+    optionally only those whose info string starts with `info`."""
+    out = []
+    for m in _FENCE.finditer(text):
+        if info is None or m.group("info").strip().startswith(info):
+            out.append(m.group("body"))
+    return out
 
 
 def _looks_like_diff(block: str) -> bool:

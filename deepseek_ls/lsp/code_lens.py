@@ -76,6 +76,17 @@ def plan_lenses(ls: DeepSeekServer, uri: str, rel: str) -> list[types.CodeLens]:
     return out
 
 
+def match_note(located: str, recounted: bool) -> str:
+    """How a hunk was matched when not byte for byte ("" when exact), for hover; lens titles show
+    only content-level matches (an offset or a recounted header changes no text)."""
+    from deepseek_ls.patch.model import LOCATED_LABELS
+
+    parts = [LOCATED_LABELS.get(located, located)] if located != "exact" else []
+    if recounted:
+        parts.append("@@ counts recounted")
+    return "matched " + ", ".join(parts) if parts else ""
+
+
 def hunk_lenses(ls: DeepSeekServer, uri: str) -> list[types.CodeLens]:
     out: list[types.CodeLens] = []
     patches_here: dict[str, int] = {}
@@ -83,6 +94,9 @@ def hunk_lenses(ls: DeepSeekServer, uri: str) -> list[types.CodeLens]:
         ids = {"patch_id": view.patch_id, "hunk_id": view.hunk_id}
         line = view.anchor_line
         suffix = " (rebase)" if view.start is None else ""
+        how = match_note(view.located, False) if view.located not in ("exact", "offset") else ""
+        if how:
+            suffix += f" ({how})"  # the model's hunk did not match byte for byte: say how it was placed
         out.append(_lens(line, f"Accept{suffix}", names.CMD_ACCEPT_HUNK, ids))
         out.append(_lens(line, "Reject", names.CMD_REJECT_HUNK, ids))
         patches_here[view.patch_id] = patches_here.get(view.patch_id, 0) + 1

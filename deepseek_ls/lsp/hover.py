@@ -8,7 +8,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from deepseek_ls.lsp.code_lens import step_line, plan_doc_relpath
+from deepseek_ls.lsp.code_lens import match_note, step_line, plan_doc_relpath
 from deepseek_ls.lsp.edits import views_for_uri
 from deepseek_ls.lsp.plan_doc import step_heading_lines
 from deepseek_ls.lsp.routing import explanation, find_decision, markdown
@@ -63,11 +63,24 @@ def hover(ls: DeepSeekServer, params: types.HoverParams) -> types.Hover | None:
         found = _step_at(ls, uri, rel, line)
         if found is not None:
             decision = find_decision(found[0], step_id=found[1])
-    if decision is None:
+    note = _hunk_match_note(ls, uri, line)
+    if decision is None and not note:
         return None
-    return types.Hover(
-        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown(explanation(decision)))
-    )
+    parts = ([markdown(explanation(decision))] if decision is not None else []) + ([note] if note else [])
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n".join(parts)))
+
+
+def _hunk_match_note(ls: DeepSeekServer, uri: str, line: int) -> str:
+    """For a hunk the model's diff did not match byte for byte: how it was placed."""
+    for hunk in views_for_uri(ls, uri):
+        start = hunk.start if hunk.start is not None else hunk.expected_start
+        end = max(hunk.end if hunk.end is not None else start, hunk.anchor_line + 1)
+        if start <= line < end:
+            note = match_note(hunk.located, hunk.recounted)
+            if note:
+                return (f"**Hunk {hunk.hunk_id}**: the model's diff did not match the file byte for byte; "
+                        f"it was {note}. Check the change before accepting it.")
+    return ""
 
 
 def register(server: DeepSeekServer) -> None:

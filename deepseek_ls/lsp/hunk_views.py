@@ -39,6 +39,8 @@ class HunkView:
     start: int | None
     end: int | None
     expected_start: int
+    located: str = "exact"  # how staging matched the model's hunk (patch.model.LOCATED_LABELS)
+    recounted: bool = False
 
     @property
     def anchor_line(self) -> int:
@@ -71,17 +73,10 @@ class HunkView:
 
 
 def locate(lines: list[str], old: list[str], expected: int) -> int | None:
-    """Index where `old` occurs in `lines`, nearest `expected` first."""
-    n, m = len(lines), len(old)
-    if m == 0:
-        return min(max(expected, 0), n)
-    first = old[0]
-    limit = n - m
-    for distance in range(0, max(expected, limit - expected) + 1):
-        for i in (expected - distance, expected + distance) if distance else (expected,):
-            if 0 <= i <= limit and lines[i] == first and lines[i : i + m] == old:
-                return i
-    return None
+    """Index where `old` occurs in `lines`, nearest `expected` first (`patch.hunks.find_block`)."""
+    from deepseek_ls.patch.hunks import find_block
+
+    return find_block(lines, old, expected)
 
 
 class HunkViews:
@@ -161,6 +156,8 @@ class HunkViews:
                     start=start,
                     end=None if start is None else start + len(old),
                     expected_start=min(hunk.start_index, len(lines)),
+                    located=hunk.located,
+                    recounted=hunk.recounted,
                 )
             )
         return views

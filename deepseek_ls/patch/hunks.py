@@ -14,6 +14,22 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+def find_block(lines: list[str], old: list[str], expected: int) -> int | None:
+    """Index where `old` occurs exactly in `lines`, the occurrence nearest `expected` first (the
+    earlier one on a tie); None when it does not occur. The one hunk locator for buffers that moved
+    since staging (the patch store, the editor's lenses and hover)."""
+    n, m = len(lines), len(old)
+    if m == 0:
+        return min(max(expected, 0), n)
+    first = old[0]
+    limit = n - m
+    for distance in range(0, max(expected, limit - expected) + 1):
+        for i in (expected - distance, expected + distance) if distance else (expected,):
+            if 0 <= i <= limit and lines[i] == first and lines[i : i + m] == old:
+                return i
+    return None
+
+
 def apply_hunks(base_text: str, hunks: list[Hunk]) -> str:
     """`base_text` with `hunks` (located against it) applied; raises `PatchError` if one does not fit."""
     base = split_lines(base_text)

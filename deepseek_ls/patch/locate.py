@@ -49,25 +49,48 @@ def _eol(line: str) -> str:
     return line.rstrip("\r\n")
 
 
+def _trailing(line: str) -> str:
+    return line.rstrip()
+
+
 def _ws(line: str) -> str:
     return " ".join(line.split())
 
 
-_PASSES: list[tuple[Located, Callable[[str], str]]] = [
+# Typographic punctuation models write for ASCII (as Codex's seek_sequence normalises it).
+_PUNCT = str.maketrans({
+    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+    **dict.fromkeys("\u2018\u2019\u201a\u201b", "'"),
+    **dict.fromkeys("\u201c\u201d\u201e\u201f", '"'),
+    **dict.fromkeys("\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000", " "),
+})
+
+
+def _unicode(line: str) -> str:
+    return _ws(line.translate(_PUNCT))
+
+
+# The ladder, strictest first: a hunk is placed by the first pass that finds it.
+PASSES: list[tuple[Located, Callable[[str], str]]] = [
     ("exact", lambda s: s),
     ("eol", _eol),
+    ("trailing_ws", _trailing),
     ("whitespace", _ws),
+    ("unicode", _unicode),
 ]
 
 
 def locate_hunk(base: list[str], hunk: ParsedHunk, *, hint: int, floor: int) -> Placement:
-    """Place `hunk` in `base` at or after index `floor`, nearest to `hint`."""
+    """Place `hunk` in `base` at or after index `floor`, nearest to `hint`.
+
+    Several places matching equally well are ambiguous and refused: two equally near the
+    claimed line, or any two when the hunk header carried no line numbers."""
     old = hunk.old_seq
     if not old:
         # Pure insertion: only the position can be trusted.
         start = min(max(hint, floor), len(base))
         return Placement(start, "exact", [], _rebuild(hunk, [], base, _Secrets()))
-    for mode, norm in _PASSES:
+    for mode, norm in PASSES:
         want = [norm(x) for x in old]
         have = [norm(x) for x in base]
         starts = [
@@ -76,7 +99,7 @@ def locate_hunk(base: list[str], hunk: ParsedHunk, *, hint: int, floor: int) -> 
             if have[i] == want[0] and have[i : i + len(want)] == want
         ]
         if starts:
-            start = min(starts, key=lambda i: (abs(i - hint), i))
+            start = _unambiguous(starts, hint, hunk)
             located: Located = mode if mode != "exact" or start == hint else "offset"
             matched = base[start : start + len(old)]
             return Placement(start, located, matched, _rebuild(hunk, matched, base, _Secrets()))
@@ -85,6 +108,18 @@ def locate_hunk(base: list[str], hunk: ParsedHunk, *, hint: int, floor: int) -> 
         if placed is not None:
             return placed
     raise PatchError(_not_found_message(base, hunk, hint, floor))
+
+
+def _unambiguous(starts: list[int], hint: int, hunk: ParsedHunk) -> int:
+    ranked = sorted(starts, key=lambda i: (abs(i - hint), i))
+    if len(ranked) == 1 or (hunk.numbered and abs(ranked[0] - hint) < abs(ranked[1] - hint)):
+        return ranked[0]
+    where = ", ".join(str(i + 1) for i in ranked[:5])
+    why = "the hunk header has no line numbers" if not hunk.numbered else f"lines {ranked[0] + 1} and {ranked[1] + 1} are equally near the claimed line {hint + 1}"
+    raise PatchError(
+        f"hunk @@ -{hunk.old_start},{hunk.old_lines} @@ is ambiguous: its old lines occur at lines {where} and {why}; "
+        "add context lines that occur only once, or give the right line numbers"
+    )
 
 
 def _locate_redacted(base: list[str], hunk: ParsedHunk, *, hint: int, floor: int) -> Placement | None:

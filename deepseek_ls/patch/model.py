@@ -16,7 +16,18 @@ from pydantic import BaseModel, Field
 
 HunkStatus = Literal["pending", "accepted", "rejected"]
 ChangeKind = Literal["modify", "add", "delete", "rename"]
-Located = Literal["exact", "offset", "eol", "whitespace", "redacted"]
+Located = Literal["exact", "offset", "eol", "trailing_ws", "whitespace", "unicode", "redacted"]
+
+# How each `Hunk.located` reads for a person (lens titles, hover, CLI).
+LOCATED_LABELS: dict[str, str] = {
+    "exact": "",
+    "offset": "at other line numbers than the diff said",
+    "eol": "ignoring line endings",
+    "trailing_ws": "ignoring trailing whitespace",
+    "whitespace": "ignoring whitespace",
+    "unicode": "ignoring whitespace and typographic punctuation",
+    "redacted": "reading redaction placeholders as the secrets they hid",
+}
 
 
 class PatchError(ValueError):
@@ -50,6 +61,7 @@ class Hunk(BaseModel):
     section: str = ""
     located: Located = "exact"
     offset: int = 0
+    recounted: bool = False  # the diff's @@ counts were wrong and were recounted from its body
 
     @property
     def start_index(self) -> int:

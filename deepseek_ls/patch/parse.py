@@ -27,6 +27,8 @@ class ParsedHunk:
     new_lines: int
     section: str
     body: list[tuple[str, str]]  # (" " | "-" | "+", line text with its ending)
+    numbered: bool = True  # False for "@@ ... @@": its position must come from its context alone
+    recounted: bool = False  # the header's counts did not match the body
 
     @property
     def old_seq(self) -> list[str]:
@@ -73,6 +75,11 @@ def parse_diff(diff_text: str) -> list[ParsedFile]:
     files = [_convert(f) for f in patch]
     if not files:
         raise PatchError("no file changes found: expected '--- a/path' / '+++ b/path' headers and '@@' hunks")
+    for header, hunk in zip(headers, (h for f in files for h in f.hunks)):
+        match = _HEADER.match(header.rstrip("\r"))
+        hunk.numbered = match is not None
+        claimed = (int(match.group(2) or 1), int(match.group(4) or 1)) if match else None
+        hunk.recounted = claimed != (len(hunk.old_seq), len(hunk.new_seq))
     return files
 
 

@@ -82,7 +82,8 @@ def locate_file_change(
                 new_text=new_text,
                 section=ph.section,
                 located=place.located,
-                offset=place.start - claimed,
+                offset=place.start - claimed if ph.numbered else 0,
+                recounted=ph.recounted,
             )
         )
         line_delta += new_n - old_n

@@ -19,7 +19,7 @@ from filelock import FileLock
 
 from deepseek_ls.patch.checkpoint import CheckpointStore
 from deepseek_ls.patch.gate import SafetyGate
-from deepseek_ls.patch.hunks import apply_hunks, split_lines
+from deepseek_ls.patch.hunks import apply_hunks, find_block, split_lines
 from deepseek_ls.patch.merge import merge_three_way
 from deepseek_ls.patch.model import (
     ApplyResult,
@@ -166,15 +166,9 @@ class PatchStore:
         """0-based [start, end) lines of the hunk's old text in `current_text`, nearest its base
         position; None when the text no longer contains it (the hunk would need a 3-way merge)."""
         hunk = self.get(patch_id).hunk(hunk_id)
-        lines = split_lines(current_text)
         old = split_lines(hunk.old_text)
-        if not old:
-            return (min(hunk.start_index, len(lines)),) * 2
-        starts = [i for i in range(len(lines) - len(old) + 1) if lines[i : i + len(old)] == old]
-        if not starts:
-            return None
-        start = min(starts, key=lambda i: abs(i - hunk.start_index))
-        return start, start + len(old)
+        start = find_block(split_lines(current_text), old, hunk.start_index)
+        return None if start is None else (start, start + len(old))
 
     # -- merging and applying ---------------------------------------------
 
