@@ -13,6 +13,7 @@ import sys
 
 from deepseek_ls.cli.common import add_command, exit_with, print_json, resolve_context
 from deepseek_ls.patch import PatchError, PatchSet, PatchStore, SafetyGate
+from deepseek_ls.patch.model import LOCATED_LABELS
 from deepseek_ls.policy.paths import PathPolicy
 
 
@@ -97,6 +98,10 @@ def _print_patch(ps: PatchSet, *, full: bool) -> None:
         for hunk in ps.hunks_of(change.path):
             header = f"@@ -{hunk.old_start},{hunk.old_lines} +{hunk.new_start},{hunk.new_lines} @@ {hunk.section}"
             print(f"    {hunk.hunk_id}  [{hunk.status}]  {header}".rstrip())
+            how = [LOCATED_LABELS[hunk.located]] if hunk.located != "exact" else []
+            how += ["@@ counts recounted"] if hunk.recounted else []
+            if how:
+                print(f"      (not an exact match: {', '.join(how)})")
             if full:
                 for line in hunk.lines:
                     print(f"      {line}")
@@ -107,7 +112,10 @@ def _print_patch(ps: PatchSet, *, full: bool) -> None:
 def _apply(args: argparse.Namespace) -> int:
     store = _store(args)
     if args.undo:
-        restored = store.undo()
+        try:
+            restored = store.undo()
+        except PatchError as exc:  # edits made after the apply would be lost: nothing was changed
+            exit_with(str(exc), code=1)
         if not restored:
             exit_with("nothing to undo: no apply has been made since the last undo")
         if args.json:

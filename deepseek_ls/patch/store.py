@@ -17,7 +17,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from deepseek_ls.patch.checkpoint import CheckpointStore
+from deepseek_ls.patch.checkpoint import CheckpointStore, UndoRefused, remove_empty_parents
 from deepseek_ls.patch.gate import SafetyGate
 from deepseek_ls.patch.hunks import apply_hunks, find_block, split_lines
 from deepseek_ls.patch.merge import merge_three_way
@@ -263,6 +263,7 @@ class PatchStore:
                     hunk.status = "accepted"
             for file, text in writes.items():
                 self._write_file(ps, file, text)
+            self.checkpoints.record_after(checkpoint_id, touched)
             self._save(ps)
         self.sink.emit(
             "PatchApplied@v1",
@@ -305,6 +306,7 @@ class PatchStore:
         all_done = all(h.status == "accepted" for h in ps.hunks_of(file))
         if change.kind == "delete" and all_done and not text:
             target.unlink(missing_ok=True)
+            remove_empty_parents(target, self.root)
             return
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.dsls-tmp")
@@ -315,6 +317,7 @@ class PatchStore:
         os.replace(tmp, target)
         if change.kind == "rename" and source is not None and source != target:
             source.unlink(missing_ok=True)
+            remove_empty_parents(source, self.root)
 
     def mark_applied(self, patch_id: str, hunk_ids: list[str], via: str = "workspace/applyEdit") -> PatchSet:
         """Record hunks as accepted after someone else (the editor) applied them."""
@@ -343,9 +346,13 @@ class PatchStore:
         return ps
 
     def undo(self) -> list[str]:
-        """Restore the files of the latest apply from its checkpoint; its hunks become pending."""
+        """Restore the files of the latest apply from its checkpoint; its hunks become pending.
+        Edits made after the apply are merged in, or the undo is refused (`PatchError` naming the files)."""
         with self._lock:
-            restored = self.checkpoints.restore_latest()
+            try:
+                restored = self.checkpoints.restore_latest()
+            except UndoRefused as exc:
+                raise PatchError(str(exc), [str(exc)]) from exc
             if restored is None:
                 return []
             checkpoint_id, files, meta = restored

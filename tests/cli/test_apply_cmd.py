@@ -156,3 +156,42 @@ def test_on_a_terminal_apply_asks_first(workspace: Path, answer: str, applied: b
     assert "Apply 2 hunk(s) to a.txt, b.txt? [y/N]" in proc.stderr
     assert (proc.returncode == 0) is applied
     assert ((workspace / "a.txt").read_text() == "one\nTWO\nthree\n") is applied
+
+
+def test_never_clobber_an_edit_made_after_the_apply_undo_merges_it(workspace: Path) -> None:
+    assert run(workspace, "apply", "--diff", "change.diff", "--yes").returncode == 0
+    with (workspace / "a.txt").open("a") as f:
+        f.write("four, typed by hand\n")
+    proc = run(workspace, "apply", "--undo")
+    assert proc.returncode == 0, proc.stderr
+    assert (workspace / "a.txt").read_text() == "one\ntwo\nthree\nfour, typed by hand\n"  # undone, the line kept
+    assert (workspace / "b.txt").read_text() == "alpha\nbeta\n"
+
+
+def test_never_clobber_an_overlapping_edit_undo_is_refused_naming_the_file(workspace: Path) -> None:
+    assert run(workspace, "apply", "--diff", "change.diff", "--yes").returncode == 0
+    (workspace / "a.txt").write_text("one\nTWO, edited again by hand\nthree\n")
+    proc = run(workspace, "apply", "--undo")
+    assert proc.returncode == 1
+    assert "undo refused" in proc.stderr and "a.txt" in proc.stderr and "Traceback" not in proc.stderr
+    assert (workspace / "a.txt").read_text() == "one\nTWO, edited again by hand\nthree\n"
+    assert (workspace / "b.txt").read_text() == "alpha\ninserted\nbeta\n"  # nothing restored at all
+
+
+def test_never_clobber_a_file_deleted_after_the_apply(workspace: Path) -> None:
+    assert run(workspace, "apply", "--diff", "change.diff", "--yes").returncode == 0
+    (workspace / "b.txt").unlink()
+    proc = run(workspace, "apply", "--undo")
+    assert proc.returncode == 1 and "b.txt: it was deleted after the apply" in proc.stderr
+    assert not (workspace / "b.txt").exists() and (workspace / "a.txt").read_text() == "one\nTWO\nthree\n"
+
+
+def test_deleting_the_last_file_of_a_directory_removes_it_and_undo_brings_both_back(workspace: Path) -> None:
+    (workspace / "pkg" / "sub").mkdir(parents=True)
+    (workspace / "pkg" / "sub" / "only.py").write_text("x = 1\n")
+    (workspace / "gone.diff").write_text("--- a/pkg/sub/only.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x = 1\n")
+    proc = run(workspace, "apply", "--diff", "gone.diff", "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert not (workspace / "pkg").exists()  # pkg/sub and pkg were left empty: removed, as git apply does
+    assert run(workspace, "apply", "--undo").returncode == 0
+    assert (workspace / "pkg" / "sub" / "only.py").read_text() == "x = 1\n"
