@@ -210,6 +210,54 @@ class AgentLoopConfig(_Section):
     safety_gate: SafetyGateConfig = Field(default_factory=SafetyGateConfig)
 
 
+McpTransport = Literal["stdio", "http", "sse"]
+
+
+class McpServerConfig(_Section):
+    """One MCP server: a program spoken to over stdio, or a streamable-HTTP (or SSE) endpoint.
+
+    The keys are those of the ecosystem's `mcpServers` JSON (`.mcp.json`), so one definition
+    can be copied between agents. `${VAR}` and `${VAR:-default}` in `command`, `args`, `env`,
+    `url` and `headers` are expanded from the environment when the server starts.
+    """
+
+    type: McpTransport = "stdio"
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    enabled: bool = True
+    # One tool call (and the start-up handshake) may take this long before it is abandoned.
+    timeout_seconds: float = Field(default=60.0, gt=0, le=3600)
+    startup_timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    # Tool names (as the server names them) offered to the model: all when `allow_tools` is
+    # unset; `deny_tools` always wins.
+    allow_tools: list[str] | None = None
+    deny_tools: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _transport_fields(self) -> "McpServerConfig":
+        if self.type == "stdio" and not self.command:
+            raise ValueError("a stdio MCP server needs `command`")
+        if self.type in ("http", "sse") and not self.url:
+            raise ValueError(f"an MCP server of type {self.type!r} needs `url`")
+        return self
+
+
+class McpConfig(_Section):
+    enabled: bool = True
+    servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    # Read `.mcp.json` at the workspace root (its servers still need approval once).
+    read_workspace_json: bool = True
+    # Cap on one tool result sent to the model (text after redaction), in bytes.
+    max_result_bytes: int = Field(default=32_000, gt=0)
+    # Restarts after a crash, with exponential backoff from `restart_backoff_seconds`.
+    max_restarts: int = Field(default=3, ge=0, le=20)
+    restart_backoff_seconds: float = Field(default=1.0, ge=0, le=60)
+
+
 class Config(_Section):
     """The whole effective configuration."""
 
@@ -218,3 +266,4 @@ class Config(_Section):
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     index: IndexConfig = Field(default_factory=IndexConfig)
     agent_loop: AgentLoopConfig = Field(default_factory=AgentLoopConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)

@@ -13,7 +13,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-ApprovalKind = Literal["patch.apply", "bash.run", "plan.execute", "scope.grow"]
+ApprovalKind = Literal["patch.apply", "bash.run", "plan.execute", "scope.grow", "mcp.call"]
 ApprovalAnswer = Literal["allow_once", "always_allow", "deny"]
 
 

@@ -49,6 +49,7 @@ class Agent:
         index: Any = None,
         patches: PatchStore | None = None,
         state_dir: Path | None = None,
+        mcp: Any = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.config = config
@@ -74,6 +75,13 @@ class Agent:
             llm.sink = self.sink
         self._runtimes: dict[str, SessionRuntime] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        # The person's MCP servers (`tools.mcp.McpManager`), started when a session first needs tools.
+        self.mcp = mcp
+
+    async def aclose(self) -> None:
+        """Stop what the agent started (MCP servers); the LLM client is its owner's to close."""
+        if self.mcp is not None:
+            await self.mcp.aclose()
 
     # -- sessions -------------------------------------------------------------
 
@@ -121,7 +129,7 @@ class Agent:
         cfg = mode_config(self.config, session.mode)
         tools = ToolHost(
             self.root, cfg, sink=session, ui=self.ui, overlay=self.overlay, patches=self.patches,
-            index=self.index, session_id=session.session_id, read_only=session.mode == "plan",
+            index=self.index, session_id=session.session_id, read_only=session.mode == "plan", mcp=self.mcp,
         )
         world = World(self.root, cfg, sink=session, overlay=self.overlay, patches=self.patches,
                       index=self.index, tools=tools)
@@ -145,6 +153,8 @@ class Agent:
             with bound(rt.session):
                 ops.record(rt, op, **args)
                 try:
+                    if op in ops.TOOL_OPS:
+                        await rt.world.prepare_tools()
                     yield rt
                 except BaseException as exc:
                     if not isinstance(exc, (AgentFailure, SessionCancelled, asyncio.CancelledError)) and (

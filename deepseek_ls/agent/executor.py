@@ -62,7 +62,7 @@ class Executor:
             {"role": "user", "content": prompts.files_message(contents)},
             {"role": "user", "content": prompts.step_message(step.model_dump(), feedback)},
         ]
-        tools = [*world.tool_schemas(read_only=True), *_stage_schema(world)]
+        tools = [*world.tool_schemas(read_only=True), *world.mcp_action_schemas(), *_stage_schema(world)]
         world.allow_files(step.files)
         retries = 0
         escalated = False

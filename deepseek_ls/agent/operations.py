@@ -25,6 +25,11 @@ LIVE_STATES = ("Planning", "ExecutingStep", "AwaitingApproval", "AwaitingUserInp
 loop = AgentLoop()
 
 
+# Requests whose model calls are offered tools: MCP servers are started (and their tools listed,
+# `McpToolsListed@v1`) before these run, live and in replay alike.
+TOOL_OPS = frozenset({"plan", "run", "run_step", "revise_plan"})
+
+
 def record(rt: SessionRuntime, op: str, **args: Any) -> None:
     rt.session.emit("AgentRequest@v1", {"op": op, "args": {k: v for k, v in args.items() if v is not None}})
 

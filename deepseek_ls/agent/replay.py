@@ -38,6 +38,7 @@ from deepseek_ls.policy.approvals import Approvals
 from deepseek_ls.store.events import Event, validate_payload
 from deepseek_ls.store.sessions import SessionStore
 from deepseek_ls.tools.host import ALL_TOOLS, ToolHost
+from deepseek_ls.tools.registry import Tool
 from deepseek_ls.tools.overlay import DocumentOverlay
 from deepseek_ls.ui_port import ApprovalDecision, ApprovalRequest
 
@@ -110,7 +111,8 @@ class Recording:
         for e in events:
             if e.kind == "ToolResult@v1":
                 self.queues[f"tool:{e.payload['tool']}"].append(e)
-            elif e.kind in ("LLMCall@v1", "VerificationRun@v1", "ApprovalResolved@v1", "UserQuestionAnswered@v1"):
+            elif e.kind in ("LLMCall@v1", "VerificationRun@v1", "ApprovalResolved@v1", "UserQuestionAnswered@v1",
+                            "McpToolsListed@v1"):
                 self.queues[e.kind].append(e)
         self.limit = len(events) + 1  # seq_no bound of the current segment
 
@@ -118,6 +120,13 @@ class Recording:
         queue = self.queues[key]
         if not queue or queue[0].seq_no > self.limit:
             raise _EndOfRecording(key)
+        return queue.popleft()
+
+    def take_optional(self, key: str) -> Event | None:
+        """As `take`, but None when the recording has no such event here (e.g. no MCP servers)."""
+        queue = self.queues[key]
+        if not queue or queue[0].seq_no > self.limit:
+            return None
         return queue.popleft()
 
     def find(self, kind: str, after: int, **match: Any) -> Event | None:
@@ -184,6 +193,17 @@ class ReplayWorld(World):
         self.rec = rec
         self.tools = ToolHost(self.root, config, overlay=DocumentOverlay(self.root), read_only=read_only)
         self._patches: dict[str, PatchSet] = {}
+        self.approvals: Approvals | None = None  # the tool host's approvals, answered by ReplayUI
+
+    async def prepare_tools(self) -> None:
+        """Offer the MCP tools the recording offered (their calls are served from the log)."""
+        event = self.rec.take_optional("McpToolsListed@v1")
+        if event is None:
+            return
+        self.sink.emit("McpToolsListed@v1", event.payload)
+        listed = event.payload.get("tools", [])
+        self.tools.set_mcp_tools([_recorded_tool(t) for t in listed])
+        self._mcp_listed = {t["name"]: t for t in listed}
 
     def _take(self, tool: str) -> Event:
         event = self.rec.take(f"tool:{tool}")
@@ -213,12 +233,29 @@ class ReplayWorld(World):
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         tool = _WIRE_TO_TOOL.get(name, name)
+        listed = getattr(self, "_mcp_listed", {}).get(tool)
+        if listed and listed.get("effect") != "read":
+            await self._approve_mcp(listed, arguments)
         event = self.rec.take(f"tool:{tool}")
         if tool == "patch.stage" and event.payload["ok"]:
             self._staged(event)
         self.sink.emit("ToolResult@v1", event.payload)
         p = event.payload
         return {"ok": p["ok"], "value": p.get("value"), "error": p.get("error")}
+
+    async def _approve_mcp(self, listed: dict[str, Any], arguments: dict[str, Any]) -> None:
+        """An acting MCP tool asked before it ran: ask again, answered from the recording (same events)."""
+        from deepseek_ls.tools.mcp.provider import approve_call
+        from deepseek_ls.tools.registry import ToolDenied
+
+        if self.approvals is None:
+            raise ReplayDivergence("replay has no approvals for an MCP tool call")
+        ctx = self.tools._context("")
+        ctx.approvals, ctx.sink = self.approvals, self.sink
+        try:
+            await approve_call(ctx, listed.get("server", ""), listed.get("tool", ""), listed["name"], arguments)
+        except ToolDenied:
+            pass  # the recorded result carries the refusal
 
     def _staged(self, result: Event) -> PatchSet:
         patch_id = result.payload["value"]["patch_id"]
@@ -317,6 +354,7 @@ async def replay_session(root: Path, state_dir: Path, config: Config, session_id
     ui = ReplayUI(rec)
     rt = build_runtime(session, world, cfg, ReplayLLM(rec, cfg, session), ui)
     approvals = Approvals(cfg.policy, ui, sink=session)
+    world.approvals = Approvals(cfg.policy, ui, sink=session)  # a tool host's own, as live
     requests = [e for e in recorded if e.kind == "AgentRequest@v1"]
     bounds = [e.seq_no for e in requests[1:]] + [len(recorded) + 1]
     externals = deque(e for e in recorded if e.payload.get("external"))
@@ -373,8 +411,21 @@ def _translate_ids(payload: dict[str, Any], recorded: list[Event], before: int, 
     return swap(payload)
 
 
+def _recorded_tool(listed: dict[str, Any]) -> Tool:
+    """A recorded MCP tool offer; its handler never runs (replay serves results from the log)."""
+    function = listed.get("schema", {}).get("function", {})
+
+    async def not_replayed(ctx: Any, args: Any) -> Any:
+        raise ReplayDivergence(f"replay tried to run MCP tool {listed.get('name')!r}")
+
+    return Tool(listed["name"], function.get("description", ""), None, not_replayed,  # type: ignore[arg-type]
+                effect=listed.get("effect", "exec"), json_schema=function.get("parameters") or {"type": "object"})
+
+
 async def _reissue(rt, op: str, args: dict[str, Any], approvals: Approvals) -> None:
     rt.override = args.get("profile")
+    if op in ops.TOOL_OPS:
+        await rt.world.prepare_tools()
     if op == "run":
         rt.latency_mode = args.get("latency_mode") or rt.latency_mode
         await ops.run(rt, approvals)

@@ -149,6 +149,17 @@ class World:
 
     # -- tools (the ToolHost records its own calls) --------------------------------
 
+    async def prepare_tools(self) -> None:
+        """Start the MCP servers if there are any (first time) and add their tools to the offer."""
+        if self.tools is not None:
+            await self.tools.load_mcp_tools()
+
+    def mcp_action_schemas(self) -> list[dict[str, Any]]:
+        """MCP tools that act (not annotated read-only): offered to the executor, each call approved."""
+        if self.tools is None or self.tools.read_only:
+            return []
+        return [t.schema() for t in self.tools.mcp_tools if t.effect != "read"]
+
     def tool_schemas(self, read_only: bool) -> list[dict[str, Any]]:
         if self.tools is None:
             return []

@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "sessions": "sessions_cmd",
     "replay": "sessions_cmd",
     "config": "config_cmd",
+    "mcp": "mcp_cmd",
 }
 # Global options that take a value (so the value is not mistaken for the command).
 _VALUE_OPTIONS = {"--workspace", "--config", "--profile"}

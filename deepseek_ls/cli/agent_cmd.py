@@ -86,7 +86,15 @@ def _agent(ctx: CliContext, args: argparse.Namespace, ui: Any = None):
         except Exception as exc:  # noqa: BLE001 - planning works without the index, slower
             print(f"deepseek-ls: index unavailable ({exc}); planning without it", file=sys.stderr)
     ui = ui or TerminalUI(show_stream=getattr(args, "stream", False))
-    return Agent(ctx.root, ctx.config, llm=LLMClient(ctx.config.llm), ui=ui, index=index)
+    from deepseek_ls.tools.mcp import McpManager
+
+    mcp = McpManager.for_workspace(ctx.root, ctx.loaded_config, ctx.state_dir)
+    for warning in mcp.servers.warnings:
+        print(f"deepseek-ls: {warning}", file=sys.stderr)
+    for spec in mcp.servers.pending_approval():
+        print(f"deepseek-ls: MCP server {spec.name!r} ({spec.source}) is not approved; "
+              "`deepseek-ls mcp approve` to use it", file=sys.stderr)
+    return Agent(ctx.root, ctx.config, llm=LLMClient(ctx.config.llm), ui=ui, index=index, mcp=mcp)
 
 
 def _drive(coro_factory) -> Any:
@@ -120,6 +128,7 @@ def _plan(args: argparse.Namespace) -> int:
             sid, plan = await agent.plan(prompt, mode="plan", profile=args.force)
             return sid, plan, agent.explain_routing(sid)
         finally:
+            await agent.aclose()
             await agent.llm.aclose()
 
     result = _drive(go)
@@ -181,6 +190,7 @@ def _loop(ctx: CliContext, args: argparse.Namespace, *, prompt: str | None, sess
                 sid = session_id or agent.store.list()[0].session_id
                 return {**agent.session_view(sid), "timed_out": True}
         finally:
+            await agent.aclose()
             await agent.llm.aclose()
 
     view = _drive(go)
@@ -251,6 +261,7 @@ def _chat(args: argparse.Namespace) -> int:
                 except (AgentFailure, SessionCancelled, LLMError) as exc:
                     print(f"deepseek-ls: {getattr(exc, 'user_message', None) or exc}", file=sys.stderr)
         finally:
+            await agent.aclose()
             await agent.llm.aclose()
 
     asyncio.run(go())

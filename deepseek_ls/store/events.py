@@ -223,6 +223,13 @@ class AgentRequest(Payload):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
+class McpToolsListed(Payload):
+    """The MCP tools offered to the model (name, effect, JSON Schema) and servers that were unavailable."""
+
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)
+
+
 KINDS: dict[str, type[Payload]] = {
     f"{model.__name__}@v1": model
     for model in (
@@ -252,6 +259,7 @@ KINDS: dict[str, type[Payload]] = {
         UserQuestionAsked,
         UserQuestionAnswered,
         AgentRequest,
+        McpToolsListed,
     )
 }
 

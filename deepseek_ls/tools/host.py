@@ -69,6 +69,7 @@ class ToolHost:
         session_id: str | None = None,
         read_only: bool = False,
         approvals: Approvals | None = None,
+        mcp: Any = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.config = config or Config()
@@ -83,12 +84,36 @@ class ToolHost:
         self.session_id = session_id
         self.read_only = read_only
         self.allowed_files: list[str] | None = None
+        self.mcp = mcp
+        self.mcp_tools: list[Tool] = []
         self._tools = {t.name: t for t in ALL_TOOLS}
         self._tools.update({t.wire_name: t for t in ALL_TOOLS})
 
     def tools(self, read_only: bool | None = None) -> list[Tool]:
         ro = self.read_only if read_only is None else read_only
-        return [t for t in ALL_TOOLS if not ro or t.effect == "read"]
+        return [t for t in [*ALL_TOOLS, *self.mcp_tools] if not ro or t.effect == "read"]
+
+    async def load_mcp_tools(self) -> list[dict[str, Any]]:
+        """Start the MCP servers (first time only) and offer their tools; returns what was offered
+        as `McpToolsListed@v1` records it, so replay offers the same schemas."""
+        if self.mcp is None or not self.mcp.active:
+            return []
+        from deepseek_ls.tools.mcp.provider import listing, mcp_tools
+
+        infos, problems = await self.mcp.list_tools()
+        offered = mcp_tools(self.mcp, infos)
+        self.set_mcp_tools([tool for tool, _ in offered])
+        listed = [listing(tool, info) for tool, info in offered]
+        self.sink.emit("McpToolsListed@v1", {"tools": listed, "problems": problems})
+        for problem in problems:
+            self.ui.stream("status", f"MCP: {problem}\n", session_id=self.session_id)
+        return listed
+
+    def set_mcp_tools(self, tools: list[Tool]) -> None:
+        for old in self.mcp_tools:
+            self._tools.pop(old.name, None)
+        self.mcp_tools = list(tools)
+        self._tools.update({t.name: t for t in self.mcp_tools})
 
     def schemas(self, read_only: bool = False) -> list[dict[str, Any]]:
         """OpenAI-style function definitions. Names use `_` for `.` (`fs_read`); `call` accepts both."""
@@ -135,6 +160,9 @@ class ToolHost:
             return f"unknown tool {name!r}; available: {', '.join(t.name for t in self.tools())}", None
         if self.read_only and tool.effect != "read":
             return f"{tool.name} is not available in read-only (plan) mode", None
+        if tool.args is None:
+            problem = _schema_problem(tool.json_schema or {}, args)
+            return (f"invalid arguments for {tool.name}: {problem}", None) if problem else (None, args)
         try:
             return None, tool.args.model_validate(args)
         except ValidationError as exc:
@@ -157,6 +185,9 @@ class ToolHost:
         )
 
     def _finish(self, call_id: str, tool: str, outcome: ToolOutcome) -> ToolOutcome:
+        if tool.startswith("mcp_") and any(t.name == tool for t in self.mcp_tools):
+            said = "ok" if outcome.ok else f"error: {(outcome.error or '')[:200]}"
+            self.ui.stream("status", f"MCP tool {tool}: {said}\n", session_id=self.session_id)
         self.sink.emit(
             "ToolResult@v1",
             {"call_id": call_id, "tool": tool, "ok": outcome.ok, "value": redact_obj(outcome.value), "error": outcome.error},
@@ -176,6 +207,21 @@ def _parse_arguments(arguments: dict[str, Any] | str | None) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ValueError("the tool arguments must be a JSON object")
     return value
+
+
+def _schema_problem(schema: dict[str, Any], args: dict[str, Any]) -> str | None:
+    """The first few JSON Schema violations of `args`, or None (a broken schema is not the model's fault)."""
+    import jsonschema
+
+    try:
+        validator_cls = jsonschema.validators.validator_for(schema)
+        validator_cls.check_schema(schema)
+    except jsonschema.SchemaError:
+        return None
+    errors = sorted(validator_cls(schema).iter_errors(args), key=lambda e: list(e.path))[:3]
+    if not errors:
+        return None
+    return "; ".join(f"{'.'.join(map(str, e.path)) or '(arguments)'}: {e.message[:200]}" for e in errors)
 
 
 def _validation_message(exc: ValidationError) -> str:

@@ -62,9 +62,10 @@ Handler = Callable[[ToolContext, Any], Awaitable[Any]]
 class Tool:
     name: str  # dotted, e.g. "fs.read"
     description: str
-    args: type[BaseModel]
+    args: type[BaseModel] | None  # None: arguments are checked against `json_schema` (MCP tools)
     handler: Handler
     effect: Effect = "read"
+    json_schema: dict[str, Any] | None = None
 
     @property
     def wire_name(self) -> str:
@@ -72,7 +73,11 @@ class Tool:
         return self.name.replace(".", "_")
 
     def schema(self) -> dict[str, Any]:
-        params = self.args.model_json_schema()
+        if self.json_schema is not None:
+            params = dict(self.json_schema)
+        else:
+            assert self.args is not None
+            params = self.args.model_json_schema()
         params.pop("title", None)
         return {
             "type": "function",

@@ -1,0 +1,145 @@
+"""`McpManager`: the workspace's MCP servers as one tool provider.
+
+It owns one `McpConnection` per startable server, starts them lazily (the first time
+the agent needs the tool list, all at once), answers `status()` for `deepseek-ls mcp
+list`, the editors and health checks, and stops every server on `aclose()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+from deepseek_ls.config_models import Config, McpConfig
+from deepseek_ls.tools.mcp.client import McpCallError, McpConnection, McpToolInfo, McpUnavailable
+from deepseek_ls.tools.mcp.servers import McpApprovals, McpServerSet, approvals_path, load_servers
+
+
+class McpManager:
+    def __init__(
+        self,
+        root: Path,
+        servers: McpServerSet,
+        config: McpConfig,
+        *,
+        env: Mapping[str, str] | None = None,
+        log_dir: Path | None = None,
+    ) -> None:
+        self.root = Path(root).resolve()
+        self.servers = servers
+        self.config = config
+        self.env = dict(os.environ if env is None else env)
+        self.connections: dict[str, McpConnection] = {
+            name: McpConnection(
+                spec,
+                env=self.env,
+                cwd=self.root,
+                log_dir=log_dir,
+                max_restarts=config.max_restarts,
+                backoff_seconds=config.restart_backoff_seconds,
+            )
+            for name, spec in servers.servers.items()
+            if spec.startable
+        }
+        self._listed = False
+
+    @classmethod
+    def from_config(
+        cls,
+        root: Path,
+        config: Config,
+        sources: Mapping[str, str] | None = None,
+        *,
+        workspace_config: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        log_dir: Path | None = None,
+    ) -> "McpManager":
+        """Servers of `config` (and `.mcp.json`); `sources`/`workspace_config` tell which came with the repo."""
+        approvals = McpApprovals(approvals_path(env))
+        servers = (
+            load_servers(
+                root,
+                config.mcp.servers,
+                sources or {},
+                workspace_config=workspace_config,
+                read_workspace_json=config.mcp.read_workspace_json,
+                approvals=approvals,
+            )
+            if config.mcp.enabled
+            else McpServerSet()
+        )
+        return cls(root, servers, config.mcp, env=env, log_dir=log_dir)
+
+    @classmethod
+    def for_workspace(cls, root: Path, loaded: Any, state_dir: Path | None, *, env: Mapping[str, str] | None = None) -> "McpManager":
+        """From a `LoadedConfig` (which knows each value's layer); server logs under `<state>/mcp/`."""
+        return cls.from_config(
+            root,
+            loaded.config,
+            loaded.sources,
+            workspace_config=loaded.workspace_path,
+            env=env,
+            log_dir=(state_dir / "mcp") if state_dir else None,
+        )
+
+    @property
+    def active(self) -> bool:
+        return bool(self.connections)
+
+    async def list_tools(self) -> tuple[list[McpToolInfo], list[str]]:
+        """Start every startable server that is not running and collect its tools.
+
+        Returns (the tools offered, one problem sentence per server that is unavailable)."""
+        problems: list[str] = []
+
+        async def one(conn: McpConnection) -> list[McpToolInfo]:
+            try:
+                await conn.ensure_started()
+            except McpUnavailable as exc:
+                problems.append(str(exc))
+                return []
+            return [t for t in conn.tools if self._offered(conn, t.name)]
+
+        results = await asyncio.gather(*(one(c) for c in self.connections.values()))
+        self._listed = True
+        return [t for tools in results for t in tools], problems
+
+    def _offered(self, conn: McpConnection, tool: str) -> bool:
+        cfg = conn.config
+        if tool in cfg.deny_tools:
+            return False
+        return cfg.allow_tools is None or tool in cfg.allow_tools
+
+    async def call(self, server: str, tool: str, arguments: dict[str, Any]) -> Any:
+        conn = self.connections.get(server)
+        if conn is None:
+            raise McpUnavailable(f"MCP server {server!r} is not configured, approved and enabled here")
+        if not self._offered(conn, tool):
+            raise McpCallError(f"MCP tool {tool!r} of {server!r} is not allowed by this server's allow/deny lists")
+        return await conn.call(tool, arguments)
+
+    def status(self) -> list[dict[str, Any]]:
+        """One row per known server: what `mcp list`, health checks and the editors show."""
+        rows = []
+        for name, spec in sorted(self.servers.servers.items()):
+            conn = self.connections.get(name)
+            rows.append(
+                {
+                    "name": name,
+                    "type": spec.config.type,
+                    "source": spec.source,
+                    "approved": spec.approved,
+                    "enabled": spec.config.enabled,
+                    "state": conn.state if conn else ("invalid" if spec.problem else "not started"),
+                    "hint": None if conn else spec.state_hint,
+                    "error": conn.error if conn else spec.problem,
+                    "tools": [t.name for t in conn.tools] if conn else [],
+                    "read_only_tools": [t.name for t in conn.tools if t.read_only] if conn else [],
+                }
+            )
+        return rows
+
+    async def aclose(self) -> None:
+        await asyncio.gather(*(c.stop() for c in self.connections.values()), return_exceptions=True)

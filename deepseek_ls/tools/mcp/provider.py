@@ -1,0 +1,125 @@
+"""MCP tools as `Tool`s of the `ToolHost`: `mcp_<server>_<tool>`, same policy path as built-ins.
+
+A tool the server annotates `readOnlyHint` is a read tool: offered while planning and
+run without a prompt in `suggest` mode. Every other tool is an exec tool: offered to
+the executor only, and run only after an approval (`mcp.call`) — `never` refuses it,
+`auto`/`yolo` allow it, "always allow" covers that one tool of that server. Results are
+flattened to text (images and audio become a note, resources their text or a link),
+redacted, and capped at `mcp.max_result_bytes`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from deepseek_ls.policy.redact import redact_obj
+from deepseek_ls.store.ids import new_id
+from deepseek_ls.tools.mcp.client import McpToolInfo
+from deepseek_ls.tools.mcp.manager import McpManager
+from deepseek_ls.tools.mcp.servers import safe_name
+from deepseek_ls.tools.registry import Tool, ToolContext
+from deepseek_ls.ui_port import ApprovalRequest
+
+MAX_NAME = 64  # OpenAI-compatible function names: ^[a-zA-Z0-9_-]{1,64}$
+
+
+def tool_name(server: str, tool: str) -> str:
+    return f"mcp_{safe_name(server)}_{safe_name(tool)}"[:MAX_NAME]
+
+
+def mcp_tools(manager: McpManager, infos: list[McpToolInfo]) -> list[tuple[Tool, McpToolInfo]]:
+    """One `Tool` per MCP tool; a name clash after shortening keeps the first and drops the rest."""
+    out: dict[str, tuple[Tool, McpToolInfo]] = {}
+    for info in infos:
+        name = tool_name(info.server, info.name)
+        if name not in out:
+            out[name] = (_tool(manager, info, name), info)
+    return list(out.values())
+
+
+def _tool(manager: McpManager, info: McpToolInfo, name: str) -> Tool:
+    cap = manager.config.max_result_bytes
+
+    async def handler(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+        if not info.read_only:
+            await approve_call(ctx, info.server, info.name, name, args)
+        result = await manager.call(info.server, info.name, args)
+        rendered = render_result(result, cap)
+        if rendered["is_error"]:
+            raise RuntimeError(f"MCP tool {info.server}/{info.name} reported an error: {rendered['text'][:1000]}")
+        return rendered
+
+    description = f"[MCP server {info.server!r}] {info.description}".strip()
+    return Tool(
+        name,
+        description,
+        args=None,  # type: ignore[arg-type] - validated against json_schema instead
+        handler=handler,
+        effect="read" if info.read_only else "exec",
+        json_schema=_object_schema(info.input_schema),
+    )
+
+
+async def approve_call(ctx: ToolContext, server: str, tool: str, name: str, args: dict[str, Any]) -> None:
+    """Ask before an MCP tool that acts runs (live, and in replay where the recording answers).
+    Raises `ToolDenied` when the person or the policy says no."""
+    shown = json.dumps(redact_obj(args), ensure_ascii=False)
+    request = ApprovalRequest(
+        request_id=new_id(),
+        kind="mcp.call",
+        title=f"Run MCP tool {server}/{tool}",
+        detail=(shown if len(shown) <= 2000 else shown[:2000] + " …"),
+        command=f"mcp {server} {tool}",
+    )
+    await ctx.approve(request, tool=name)
+
+
+def listing(tool: Tool, info: McpToolInfo) -> dict[str, Any]:
+    """How an offered MCP tool is recorded in `McpToolsListed@v1` (enough for replay to offer and ask alike)."""
+    return {"name": tool.name, "server": info.server, "tool": info.name, "effect": tool.effect, "schema": tool.schema()}
+
+
+def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Function parameters must be an object schema; some servers omit `type` or `properties`."""
+    out = dict(schema or {})
+    out.setdefault("type", "object")
+    if out.get("type") == "object":
+        out.setdefault("properties", {})
+    return out
+
+
+def render_result(result: Any, cap: int) -> dict[str, Any]:
+    """`CallToolResult` -> {"text", "is_error", "truncated", "structured"?}: what the model is given."""
+    parts: list[str] = []
+    for block in getattr(result, "content", None) or []:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        elif kind in ("image", "audio"):
+            mime = getattr(block, "mime_type", None) or "unknown type"
+            size = len(getattr(block, "data", "") or "") * 3 // 4
+            parts.append(f"[{kind} ({mime}, about {size} bytes) returned by the tool; not shown to the model]")
+        elif kind == "resource":
+            res = block.resource
+            text = getattr(res, "text", None)
+            uri = str(getattr(res, "uri", ""))
+            parts.append(f"[resource {uri}]\n{text}" if text is not None else f"[binary resource {uri}; not shown]")
+        elif kind == "resource_link":
+            parts.append(f"[resource link: {getattr(block, 'uri', '')} {getattr(block, 'name', '') or ''}]".strip())
+        else:
+            parts.append(f"[{kind or 'unknown'} content; not shown]")
+    structured = getattr(result, "structured_content", None)
+    if not parts and structured is not None:
+        parts.append(json.dumps(structured, ensure_ascii=False))
+    text = redact_obj("\n".join(parts))
+    raw = text.encode("utf-8")
+    truncated = len(raw) > cap
+    if truncated:
+        half = cap // 2
+        text = (
+            raw[:half].decode("utf-8", "ignore")
+            + f"\n... [{len(raw) - 2 * half} bytes cut: the result exceeded {cap} bytes] ...\n"
+            + raw[-half:].decode("utf-8", "ignore")
+        )
+    return {"text": text, "is_error": bool(getattr(result, "is_error", False)), "truncated": truncated}
