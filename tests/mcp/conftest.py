@@ -87,19 +87,3 @@ def everything_http(everything_js: str, tmp_path: Path) -> Iterator[str]:
             proc.kill()
             proc.wait(5)
         log.close()
-
-
-def children_running(marker: str) -> list[int]:
-    """PIDs of live processes whose command line contains `marker` (to find or check a server)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            status = (entry / "stat").read_text().split()[2]
-        except OSError:
-            continue
-        if marker in cmdline and status != "Z":
-            found.append(int(entry.name))
-    return found

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import children_running
+from mcp_kit import children_running
 from deepseek_ls.agent import Agent
 from deepseek_ls.agent.replay import replay_session
 from deepseek_ls.config_models import McpServerConfig

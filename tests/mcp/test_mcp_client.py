@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import children_running
+from mcp_kit import children_running
 from deepseek_ls.config_models import McpConfig, McpServerConfig
 from deepseek_ls.tools.mcp import McpManager
 from deepseek_ls.tools.mcp.client import McpCallError, McpUnavailable
