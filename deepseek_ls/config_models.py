@@ -204,6 +204,11 @@ class AgentLoopConfig(_Section):
     # Answers that end with finish_reason "length" / "insufficient_system_resource" (agent/finish.py).
     max_continuations: int = Field(default=2, ge=0)
     resource_retries: int = Field(default=2, ge=0)
+    # How the executor is asked for edits (patch/editblock_prompts.py); any format is accepted back.
+    edit_format: Literal["udiff", "editblock", "whole"] = "udiff"
+    edit_format_by_model: dict[str, Literal["udiff", "editblock", "whole"]] = Field(default_factory=dict)
+    edit_format_fallback_after: int = Field(default=2, ge=1)  # unified diffs failing this often -> editblock
+    whole_file_max_lines: int = Field(default=400, gt=0)  # whole-file answers only for files this small
     mode: Literal["plan", "agent", "yolo"] = "agent"
     apply_strategy: Literal["auto", "three_way"] = "auto"
     failure_classifier: FailureClassifierConfig = Field(default_factory=FailureClassifierConfig)

@@ -15,11 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from deepseek_ls.agent import executor_prompts as prompts
-from deepseek_ls.agent.executor_parse import ExecutorParseError, parse_executor_answer
+from deepseek_ls.agent.executor_parse import ExecutorAnswer, ExecutorParseError, parse_executor_answer
 from deepseek_ls.agent.plan import Plan, Step
 from deepseek_ls.agent.runtime import MAX_TOOL_ROUNDS, SessionRuntime
 from deepseek_ls.patch import PatchError
+from deepseek_ls.patch import editblock_prompts as edit_formats
+from deepseek_ls.patch.editblock import edit_blocks_to_diff
 from deepseek_ls.patch.parse import parse_diff
+from deepseek_ls.patch.wholefile import whole_file_blocks, whole_file_diff
 from deepseek_ls.policy import PolicyViolation
 from deepseek_ls.router import RouterDecision, RouterSignals
 
@@ -55,8 +58,9 @@ class Executor:
             ),
             unit=f"executor:{step.step_id}",
         )
+        edit_format = loop_cfg.edit_format_by_model.get(decision.model, loop_cfg.edit_format)
         messages: list[dict[str, Any]] = [
-            {"role": "system", "content": prompts.SYSTEM},
+            {"role": "system", "content": prompts.system(edit_format)},
             {"role": "user", "content": prompts.REPO_MAP.format(repo_map=repo_map or "(empty)")},
             {"role": "user", "content": prompts.plan_message(plan.to_json())},
             {"role": "user", "content": prompts.files_message(contents)},
@@ -69,6 +73,7 @@ class Executor:
         context_rounds = 0
         tool_rounds = 0
         questions = 0
+        diff_failures = 0
         while True:
             completion = await rt.complete(messages, decision, role="executor", tools=tools)
             staged = [c for c in completion.tool_calls if c.function.name == STAGE_TOOL]
@@ -85,7 +90,8 @@ class Executor:
                 answer = parse_executor_answer(text)
             except ExecutorParseError as exc:
                 problem = str(exc)
-            else:
+                answer = _whole_file_answer(text, contents, loop_cfg.whole_file_max_lines)
+            if answer is not None:
                 if answer.kind == "no_change":
                     return StepResult("no_change", reason=answer.reason, decision=decision)
                 if answer.kind == "need_file":
@@ -102,6 +108,14 @@ class Executor:
                     messages += [{"role": "assistant", "content": text},
                                  {"role": "user", "content": prompts.context_message(blocks)}]
                     continue
+                if answer.kind == "edit_blocks":
+                    try:
+                        # A file outside the step is assumed to exist: the scope check below catches it.
+                        answer.diff = edit_blocks_to_diff(
+                            answer.edit_blocks, lambda p: contents[p] is not None if p in contents else True)
+                        answer.kind = "diff"
+                    except PatchError as exc:
+                        answer.kind, problem = "invalid", str(exc)
                 if answer.kind == "diff":
                     outside = _outside_files(answer.diff, step.files)
                     if outside:
@@ -120,9 +134,17 @@ class Executor:
                         problem = rt.classifier.patch_mismatch(f"the diff could not be staged: {exc}").detail
                         classified = True
                         rt.check_failure_budget()
-                else:
+                        diff_failures += 1
+                elif answer.kind != "invalid":
                     problem = f"{answer.kind} is not allowed any more in this step"
-            messages += [{"role": "assistant", "content": text}, {"role": "user", "content": prompts.reask_message(problem)}]
+            reask = prompts.reask_message(problem)
+            if edit_format == "udiff" and diff_failures >= loop_cfg.edit_format_fallback_after:
+                # Unified diffs keep failing: ask for SEARCH/REPLACE blocks (placed by their text alone).
+                edit_format = "editblock"
+                reask += "\n\n" + edit_formats.fallback_message(diff_failures)
+                rt.ui.stream("status", f"executor: unified diffs failed {diff_failures} times; "
+                                       "asking for SEARCH/REPLACE blocks instead", session_id=rt.session_id)
+            messages += [{"role": "assistant", "content": text}, {"role": "user", "content": reask}]
             retries += 1
             if retries > loop_cfg.editor_parse_retries:
                 up = None if escalated else rt.router.escalate(decision, "EXECUTOR_INVALID_OUTPUT")
@@ -143,6 +165,16 @@ class Executor:
         hi = min(len(lines), end or len(lines), lo + limit - 1)
         body = "\n".join(lines[lo - 1 : hi])
         return f"{path} lines {lo}-{hi}:\n```\n{body}\n```"
+
+
+def _whole_file_answer(text: str, contents: dict[str, str | None], max_lines: int) -> ExecutorAnswer | None:
+    """An answer that is the whole new content of step files (small models do this) as a diff."""
+    diffs = []
+    for path, new in whole_file_blocks(text, contents).items():
+        diff = whole_file_diff(path, contents.get(path), new, max_lines=max_lines)
+        if diff:
+            diffs.append(diff)
+    return ExecutorAnswer("diff", diff="".join(diffs)) if diffs else None
 
 
 def _stage_schema(world) -> list[dict[str, Any]]:

@@ -9,6 +9,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from deepseek_ls.patch.editblock import EditBlock, has_edit_blocks, parse_edit_blocks
+from deepseek_ls.patch.model import PatchError
+
 # A fence is 3+ backticks or tildes; it closes with the same character, at least as many, on a
 # line of its own (CommonMark). Models use ```` or ~~~ when the diff itself contains ``` lines.
 _FENCE = re.compile(
@@ -31,8 +34,9 @@ class ContextRequest:
 
 @dataclass
 class ExecutorAnswer:
-    kind: Literal["diff", "need_context", "need_file", "no_change", "ask_user"]
+    kind: Literal["diff", "edit_blocks", "need_context", "need_file", "no_change", "ask_user"]
     diff: str = ""
+    edit_blocks: list[EditBlock] = field(default_factory=list)
     context: list[ContextRequest] = field(default_factory=list)
     need_files: list[tuple[str, str]] = field(default_factory=list)
     reason: str = ""
@@ -54,6 +58,12 @@ def parse_executor_answer(text: str) -> ExecutorAnswer:
     diff = extract_diff(text)
     if diff:
         return ExecutorAnswer("diff", diff=diff)
+    if has_edit_blocks(text):
+        try:
+            blocks = parse_edit_blocks(text)
+        except PatchError as exc:
+            raise ExecutorParseError(str(exc)) from None
+        return ExecutorAnswer("edit_blocks", edit_blocks=blocks)
     requests = []
     for ln in lines:
         m = _NEED_CONTEXT.match(ln)
@@ -65,7 +75,7 @@ def parse_executor_answer(text: str) -> ExecutorAnswer:
     for ln in lines:
         if ln.startswith("NO_CHANGE"):
             return ExecutorAnswer("no_change", reason=ln.partition("|")[2].strip() or "no change needed")
-    raise ExecutorParseError("no unified diff, NEED_CONTEXT|, NEED_FILE| or NO_CHANGE| line found")
+    raise ExecutorParseError("no unified diff, SEARCH/REPLACE block, NEED_CONTEXT|, NEED_FILE| or NO_CHANGE| line found")
 
 
 def extract_diff(text: str) -> str:

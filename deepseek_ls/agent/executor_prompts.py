@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 
-SYSTEM = """\
+from deepseek_ls.patch import editblock_prompts as edit_formats
+
+_SYSTEM = """\
 You are the executor of deepseek-ls, a coding agent. You carry out ONE step of a plan.
 
-Answer with edits as a unified diff (```diff fenced, or bare), with `--- a/<path>` and
-`+++ b/<path>` headers and correct @@ hunk headers, against the exact file contents you were
-given. Edit only the files the step declares. Nothing is written until the user accepts it.
+{format}
+Edit only the files the step declares. Nothing is written until the user accepts it.
 
 If you need to see more of a file first, answer only with lines
 NEED_CONTEXT|<path>[:<start>-<end>]
@@ -22,6 +23,14 @@ and you will get the content. If the step needs a file it does not declare, answ
 NEED_FILE|<path>|<why> and the plan will be revised.
 If the step needs no change, answer NO_CHANGE|<reason>.
 """
+
+
+def system(edit_format: str = "udiff") -> str:
+    """The system prompt asking for `edit_format` (stable per model: part of the cached prefix)."""
+    return _SYSTEM.format(format=edit_formats.instructions(edit_format))
+
+
+SYSTEM = system("udiff")
 
 
 REPO_MAP = "Repository map (files and their top-level symbols):\n{repo_map}"
@@ -63,5 +72,6 @@ def context_message(blocks: list[str]) -> str:
 def reask_message(error: str) -> str:
     return (
         f"Your answer could not be used: {error}.\n"
-        "Answer with a unified diff of the step's files, NEED_CONTEXT| lines, NEED_FILE| or NO_CHANGE|."
+        "Answer with the edits of the step's files (in the format asked for), NEED_CONTEXT| lines, "
+        "NEED_FILE| or NO_CHANGE|."
     )

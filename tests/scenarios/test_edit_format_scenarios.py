@@ -1,0 +1,61 @@
+"""The second edit format end to end: SEARCH/REPLACE blocks (asked for per model, or as the
+automatic fallback after unified diffs failed twice) and whole-file answers become one PatchSet."""
+
+from __future__ import annotations
+
+from scenario_kit import APP, diff, plan_json, scenario_config
+
+PLAN = plan_json(("Fix add", ["app.py"]), verification=["python -m pytest -q -k add"])
+BLOCK = "app.py\n```python\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```\n"
+WRONG_DIFF = diff("app.py", ["    return a * b"], ["    return a + b"], start=6)
+
+
+async def test_editblock_format_is_asked_for_per_model_and_applied(make_agent, fake_deepseek, workspace):
+    fake_deepseek.add({"match": {"role": "planner"}, "content": PLAN})
+    fake_deepseek.add({"match": {"role": "executor"}, "content": BLOCK})
+    cfg = scenario_config()
+    cfg.agent_loop.edit_format_by_model = {"deepseek-v4-flash": "editblock"}
+    agent = make_agent(config=cfg)
+    view = await agent.run("Fix add")
+    assert view["state"] == "Completed", view["last_error"]
+    assert (workspace / "app.py").read_text() == APP.replace("a - b", "a + b")
+    system = [r for r in fake_deepseek.requests if r.role == "executor"][0].body["messages"][0]["content"]
+    assert "<<<<<<< SEARCH" in system and "unified diff" not in system
+
+
+async def test_unified_diff_failing_twice_falls_back_to_editblocks(make_agent, fake_deepseek, workspace):
+    fake_deepseek.add({"match": {"role": "planner"}, "content": PLAN})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Switch format now"}, "content": BLOCK})
+    fake_deepseek.add({"match": {"role": "executor"}, "content": WRONG_DIFF, "repeat": True})
+    agent = make_agent()
+    view = await agent.run("Fix add")
+    assert view["state"] == "Completed", view["last_error"]
+    assert (workspace / "app.py").read_text() == APP.replace("a - b", "a + b")
+    executor = [r for r in fake_deepseek.requests if r.role == "executor"]
+    assert len(executor) == 3
+    assert "SEARCH/REPLACE" not in executor[1].body["messages"][-1]["content"]
+    assert "<<<<<<< SEARCH" in executor[2].body["messages"][-1]["content"]
+
+
+async def test_never_apply_a_search_text_that_is_not_unique(make_agent, fake_deepseek, workspace):
+    (workspace / "app.py").write_text(APP + "\n\ndef sub(a, b):\n    return a - b\n")
+    fake_deepseek.add({"match": {"role": "planner"}, "content": PLAN})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "ambiguous"},
+                       "content": BLOCK.replace("    return a - b\n=", "def add(a, b):\n    return a - b\n=")
+                                       .replace("=======\n    return a + b", "=======\ndef add(a, b):\n    return a + b")})
+    fake_deepseek.add({"match": {"role": "executor"}, "content": BLOCK})
+    agent = make_agent()
+    view = await agent.run("Fix add")
+    assert view["state"] == "Completed", view["last_error"]
+    text = (workspace / "app.py").read_text()
+    assert "def add(a, b):\n    return a + b" in text and "def sub(a, b):\n    return a - b" in text
+
+
+async def test_whole_file_answer_is_staged_as_a_diff(make_agent, fake_deepseek, workspace):
+    fake_deepseek.add({"match": {"role": "planner"}, "content": PLAN})
+    fixed = APP.replace("a - b", "a + b")
+    fake_deepseek.add({"match": {"role": "executor"}, "content": f"Here is the corrected file.\n\napp.py\n```python\n{fixed}```\n"})
+    agent = make_agent()
+    view = await agent.run("Fix add")
+    assert view["state"] == "Completed", view["last_error"]
+    assert (workspace / "app.py").read_text() == fixed
