@@ -91,9 +91,6 @@ def _agent(ctx: CliContext, args: argparse.Namespace, ui: Any = None):
     mcp = McpManager.for_workspace(ctx.root, ctx.loaded_config, ctx.state_dir)
     for warning in mcp.servers.warnings:
         print(f"deepseek-ls: {warning}", file=sys.stderr)
-    for spec in mcp.servers.pending_approval():
-        print(f"deepseek-ls: MCP server {spec.name!r} ({spec.source}) is not approved; "
-              "`deepseek-ls mcp approve` to use it", file=sys.stderr)
     return Agent(ctx.root, ctx.config, llm=LLMClient(ctx.config.llm), ui=ui, index=index, mcp=mcp)
 
 

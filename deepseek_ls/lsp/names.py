@@ -23,6 +23,8 @@ CMD_RESUME = "deepseek.resume"
 CMD_CANCEL = "deepseek.cancel"
 CMD_UNDO = "deepseek.undo"
 CMD_ANSWER = "deepseek.answer"
+CMD_MCP_STATUS = "deepseek.mcpStatus"
+CMD_MCP_APPROVE = "deepseek.mcpApprove"
 
 ALL_COMMANDS = [v for k, v in dict(globals()).items() if k.startswith("CMD_")]
 

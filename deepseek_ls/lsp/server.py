@@ -42,6 +42,7 @@ FEATURE_MODULES = (
     "deepseek_ls.lsp.commands",
     "deepseek_ls.lsp.verification",
     "deepseek_ls.lsp.sessions",
+    "deepseek_ls.lsp.mcp",
 )
 
 

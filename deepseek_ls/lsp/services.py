@@ -66,14 +66,15 @@ class Services:
         """New settings: services that hold config are rebuilt on next use. Returns
         the replaced LLM client(s), for the caller to close."""
         self.config = config
-        dropped = [self._built.pop(name, None) for name in ("llm", "agent", "index", "patch store")]
-        llm = dropped[0]
-        return [llm] if llm is not None else []
+        dropped = [self._built.pop(name, None) for name in ("llm", "mcp", "agent", "index", "patch store")]
+        # The LLM client and the MCP servers of the old config are closed by the caller.
+        return [d for d in dropped[:2] if d is not None]
 
     async def aclose(self) -> None:
-        llm = self._built.get("llm")
-        if llm is not None:
-            await llm.aclose()
+        for name in ("llm", "mcp"):
+            service = self._built.get(name)
+            if service is not None:
+                await service.aclose()
 
     # -- the services -----------------------------------------------------
     @property
@@ -91,6 +92,10 @@ class Services:
     @property
     def agent(self) -> Any:
         return self._get("agent", self._make_agent)
+
+    @property
+    def mcp(self) -> Any:
+        return self._get("mcp", self._make_mcp)
 
     def index_if_built(self) -> Any | None:
         """The index when enabled and already built on disk; None otherwise (a save
@@ -128,6 +133,28 @@ class Services:
         # The client's default hook is the policy layer's redact_obj (every request body).
         return LLMClient(self.config.llm)
 
+    def _make_mcp(self) -> Any:
+        from deepseek_ls.tools.mcp import McpManager
+
+        return McpManager(self.root, self.mcp_servers(), self.config.mcp, log_dir=self.root / ".deepseek" / "mcp")
+
+    def mcp_servers(self) -> Any:
+        """The MCP server definitions as of now (files re-read, approvals re-checked)."""
+        from deepseek_ls.config import load_config, workspace_config_path
+        from deepseek_ls.tools.mcp.servers import McpServerSet, load_servers
+
+        if not self.config.mcp.enabled:
+            return McpServerSet()
+        # Which layer defined each server decides whether it needs approval; editor settings
+        # are the person's own (trusted), the workspace file and .mcp.json are the repository's.
+        try:
+            sources = load_config(self.root).sources
+        except Exception:  # noqa: BLE001 - a broken file: its servers are not used at all
+            sources = {}
+        return load_servers(self.root, self.config.mcp.servers, sources,
+                            workspace_config=workspace_config_path(self.root),
+                            read_workspace_json=self.config.mcp.read_workspace_json)
+
     def _make_agent(self) -> Any:
         from deepseek_ls.agent import Agent
 
@@ -140,4 +167,5 @@ class Services:
             overlay=self.overlay,
             index=index,
             state_dir=self.state_dir,
+            mcp=self._try("mcp", self._make_mcp),
         )

@@ -96,7 +96,11 @@ class ToolHost:
     async def load_mcp_tools(self) -> list[dict[str, Any]]:
         """Start the MCP servers (first time only) and offer their tools; returns what was offered
         as `McpToolsListed@v1` records it, so replay offers the same schemas."""
-        if self.mcp is None or not self.mcp.active:
+        if self.mcp is None:
+            return []
+        for notice in self.mcp.take_notices():
+            self.ui.stream("status", f"MCP: {notice}\n", session_id=self.session_id)
+        if not self.mcp.active:
             return []
         from deepseek_ls.tools.mcp.provider import listing, mcp_tools
 

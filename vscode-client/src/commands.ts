@@ -8,6 +8,7 @@ import { approve, deny, type ApprovalUI, type PickItem } from "./approvals";
 import { findEventLog } from "./eventLog";
 import { hunkAtLine } from "./hunks";
 import type { InlineDiff } from "./inlineDiff";
+import { mcpItems, type McpStatus } from "./mcp";
 import { Commands, type Plan, type RoutingExplanation, type ServerApi, type SessionSummary } from "./protocol";
 import { SECRET_KEY } from "./secrets";
 import type { ServerManager } from "./server";
@@ -189,6 +190,23 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       stream.show();
       void vscode.window.showInformationMessage(`DeepSeek routing: ${d.text}`);
       return d;
+    }),
+    reg("mcpServers", "MCP Servers", async () => {
+      const status = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Window, title: "DeepSeek: starting MCP servers…" },
+        () => server.command<McpStatus>(Commands.mcpStatus, { start: true }),
+      );
+      for (const warning of status.warnings) stream.line(`MCP: ${warning}`);
+      const items = mcpItems(status);
+      if (!items.length) return void vscode.window.showInformationMessage("DeepSeek: no MCP servers configured ([mcp.servers.NAME] or .mcp.json).");
+      const picked = await vscode.window.showQuickPick(items, { placeHolder: "DeepSeek MCP servers", matchOnDescription: true, matchOnDetail: true });
+      return picked?.approve ? server.command(Commands.mcpApprove, {}) : status;
+    }),
+    reg("approveMcpServers", "Approve MCP Servers", async () => {
+      // The server asks (window/showMessageRequest) with exactly what each server would run.
+      const result = await server.command<{ approved: string[]; message: string }>(Commands.mcpApprove, {});
+      void vscode.window.showInformationMessage(`DeepSeek: ${result.message}.`);
+      return result;
     }),
     reg("setApiKey", "Set API Key", async () => {
       const value = await vscode.window.showInputBox({ prompt: "DeepSeek API key (kept in VS Code's secret storage)", password: true, ignoreFocusOut: true });

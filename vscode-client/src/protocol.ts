@@ -26,6 +26,8 @@ export const Commands = {
   cancel: "deepseek.cancel",
   undo: "deepseek.undo",
   answer: "deepseek.answer",
+  mcpStatus: "deepseek.mcpStatus",
+  mcpApprove: "deepseek.mcpApprove",
 } as const;
 
 /** Custom requests (client -> server). */

@@ -31,19 +31,35 @@ class McpManager:
         self.servers = servers
         self.config = config
         self.env = dict(os.environ if env is None else env)
+        self.log_dir = log_dir
         self.connections: dict[str, McpConnection] = {
-            name: McpConnection(
-                spec,
-                env=self.env,
-                cwd=self.root,
-                log_dir=log_dir,
-                max_restarts=config.max_restarts,
-                backoff_seconds=config.restart_backoff_seconds,
-            )
-            for name, spec in servers.servers.items()
-            if spec.startable
+            name: self._connection(spec) for name, spec in servers.servers.items() if spec.startable
         }
         self._listed = False
+        self._noticed = False
+
+    def _connection(self, spec: Any) -> McpConnection:
+        return McpConnection(
+            spec,
+            env=self.env,
+            cwd=self.root,
+            log_dir=self.log_dir,
+            max_restarts=self.config.max_restarts,
+            backoff_seconds=self.config.restart_backoff_seconds,
+        )
+
+    async def refresh(self, servers: McpServerSet) -> None:
+        """New definitions or approvals (say, the person approved `.mcp.json`): start offering the
+        newly startable servers, stop the ones no longer startable or whose definition changed."""
+        self.servers = servers
+        self._noticed = False
+        for name in list(self.connections):
+            spec = servers.servers.get(name)
+            if spec is None or not spec.startable or spec.fingerprint != self.connections[name].spec.fingerprint:
+                await self.connections.pop(name).stop()
+        for name, spec in servers.servers.items():
+            if spec.startable and name not in self.connections:
+                self.connections[name] = self._connection(spec)
 
     @classmethod
     def from_config(
@@ -83,6 +99,17 @@ class McpManager:
             env=env,
             log_dir=(state_dir / "mcp") if state_dir else None,
         )
+
+    def take_notices(self) -> list[str]:
+        """Once per set of definitions: what the person should know (servers waiting for approval)."""
+        if self._noticed:
+            return []
+        self._noticed = True
+        return [
+            f"server {spec.name!r} from {spec.source} is not approved and will not start; approve it with "
+            "`deepseek-ls mcp approve` (or the editor's \"Approve MCP servers\" command)"
+            for spec in self.servers.pending_approval()
+        ]
 
     @property
     def active(self) -> bool:

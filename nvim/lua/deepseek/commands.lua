@@ -259,6 +259,46 @@ function M.why(opts)
   end)
 end
 
+--- Lines describing the MCP servers (the result of deepseek.mcpStatus, docs/protocol.md).
+---@param status table
+---@return string[]
+function M.mcp_lines(status)
+  local lines = {}
+  local servers = status and status.servers or {}
+  if #servers == 0 then
+    return { "no MCP servers configured ([mcp.servers.NAME] in the config, or .mcp.json)" }
+  end
+  for _, s in ipairs(servers) do
+    local state = s.hint ~= vim.NIL and s.hint or s.state
+    table.insert(lines, ("%s  (%s, from %s)  %s"):format(s.name, s.type, s.source, tostring(state)))
+    if s.error and s.error ~= vim.NIL then
+      table.insert(lines, "    error: " .. tostring(s.error))
+    end
+    for _, t in ipairs(s.offered or {}) do
+      table.insert(lines, ("    %s  [%s]"):format(t.name, t.read_only and "read-only" or "needs approval"))
+    end
+  end
+  if status.pending and #status.pending > 0 then
+    table.insert(lines, "")
+    table.insert(lines, "not approved (they start programs): :DeepSeekMcp approve")
+  end
+  return lines
+end
+
+--- :DeepSeekMcp — the MCP servers and their tools; `:DeepSeekMcp approve` approves the
+--- repository's servers (the server asks with what each would run).
+function M.mcp(opts)
+  if opts.args == "approve" then
+    run("approve MCP servers", cmd.mcp_approve, {}, function(result)
+      ui.notify(result and result.message or "done")
+    end)
+    return
+  end
+  run("MCP servers", cmd.mcp_status, { start = true }, function(result)
+    ui.show_text("mcp", M.mcp_lines(result or {}))
+  end)
+end
+
 function M.show_plan(opts)
   local session_id = opts.args ~= "" and opts.args or current_session()
   if not session_id then
@@ -290,6 +330,9 @@ M.specs = {
   DeepSeekUndo = { M.undo, { desc = "DeepSeek: undo the last applied change" } },
   DeepSeekShowPlan = { M.show_plan, { nargs = "?", desc = "DeepSeek: open the plan document [session_id]" } },
   DeepSeekWhy = { M.why, { nargs = "?", desc = "DeepSeek: explain the routing (why max-think?) [session_id]" } },
+  DeepSeekMcp = { M.mcp, { nargs = "?", complete = function()
+    return { "approve" }
+  end, desc = "DeepSeek: MCP servers and their tools ('approve': approve the repository's)" } },
 }
 
 --- Define every :DeepSeek* command; safe to call again.

@@ -97,6 +97,48 @@ local function check_client()
   end
 end
 
+--- MCP servers as the running server sees them (started, so a broken one shows its error).
+local function check_mcp()
+  local client = require("deepseek.client").get()
+  if not client then
+    health.info("MCP servers: shown once deepseek-ls runs")
+    return
+  end
+  local params = {
+    command = require("deepseek.protocol").cmd.mcp_status,
+    arguments = { { start = true } },
+  }
+  local res
+  if vim.fn.has("nvim-0.11") == 1 then
+    res = client:request_sync("workspace/executeCommand", params, 60000)
+  else
+    res = client.request_sync("workspace/executeCommand", params, 60000)
+  end
+  if not res or res.err then
+    health.warn("could not ask for the MCP servers: " .. vim.inspect(res and res.err or "timeout"))
+    return
+  end
+  local status = res.result or {}
+  local servers = status.servers or {}
+  if #servers == 0 then
+    health.info("no MCP servers configured")
+    return
+  end
+  for _, s in ipairs(servers) do
+    local tools = #(s.offered or {})
+    if s.state == "ready" then
+      health.ok(("MCP server %s: ready, %d tool%s (from %s)"):format(s.name, tools, tools == 1 and "" or "s", s.source))
+    elseif not s.approved then
+      health.warn(("MCP server %s: not approved (from %s)"):format(s.name, s.source), {
+        "It starts a program the repository chose: review it, then :DeepSeekMcp approve",
+      })
+    else
+      local why = s.error ~= vim.NIL and s.error or (s.hint ~= vim.NIL and s.hint or s.state)
+      health.error(("MCP server %s: %s"):format(s.name, tostring(why)))
+    end
+  end
+end
+
 function M.check()
   health.start("deepseek.nvim")
   local deepseek = require("deepseek")
@@ -108,6 +150,7 @@ function M.check()
   check_server(cfg)
   check_api_key(cfg)
   check_client()
+  check_mcp()
 end
 
 return M

@@ -25,6 +25,8 @@ M.cmd = {
   cancel = "deepseek.cancel",
   undo = "deepseek.undo",
   answer = "deepseek.answer",
+  mcp_status = "deepseek.mcpStatus",
+  mcp_approve = "deepseek.mcpApprove",
 }
 
 --- Custom requests (client -> server).
