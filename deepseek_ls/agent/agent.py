@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 from deepseek_ls.agent import operations as ops
 from deepseek_ls.agent.loop import StepOutcome
@@ -21,6 +21,7 @@ from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.routing_sink import RoutingSink, bound
 from deepseek_ls.agent.runtime import AgentFailure, SessionCancelled, SessionRuntime, build_runtime, mode_config
 from deepseek_ls.agent.session import Session
+from deepseek_ls.agent.state import StateChange, StateListener
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config
 from deepseek_ls.patch import PatchStore, SafetyGate
@@ -77,11 +78,30 @@ class Agent:
         self._locks: dict[str, asyncio.Lock] = {}
         # The person's MCP servers (`tools.mcp.McpManager`), started when a session first needs tools.
         self.mcp = mcp
+        self._state_listeners: list[StateListener] = []
 
     async def aclose(self) -> None:
         """Stop what the agent started (MCP servers); the LLM client is its owner's to close."""
         if self.mcp is not None:
             await self.mcp.aclose()
+
+    # -- state changes ------------------------------------------------------------
+
+    def on_state_change(self, listener: StateListener) -> Callable[[], None]:
+        """Call `listener(StateChange)` on every session transition, right after its
+        event is logged, on the thread that made it (the caller's event loop for all
+        public methods). Adapters push status with it instead of polling
+        `session_view`. Returns a function that removes the listener."""
+        self._state_listeners.append(listener)
+        return lambda: self._state_listeners.remove(listener) if listener in self._state_listeners else None
+
+    def _tell_state(self, session_id: str, from_state: str, to_state: str, reason: str) -> None:
+        change = StateChange(session_id, from_state, to_state, reason)
+        for listener in list(self._state_listeners):
+            try:
+                listener(change)
+            except Exception:  # noqa: BLE001 - a listener's failure must not stop the session
+                log.exception("state listener failed on %s -> %s", from_state, to_state)
 
     # -- sessions -------------------------------------------------------------
 
@@ -126,6 +146,8 @@ class Agent:
                                                          "reason": "outside this session", "external": True})
 
     def _make_runtime(self, session: Session) -> SessionRuntime:
+        sid = session.session_id
+        session.machine.listener = lambda a, b, reason: self._tell_state(sid, a, b, reason)
         cfg = mode_config(self.config, session.mode)
         tools = ToolHost(
             self.root, cfg, sink=session, ui=self.ui, overlay=self.overlay, patches=self.patches,
@@ -249,7 +271,8 @@ class Agent:
             return ops.cancel(rt)
 
     def session_view(self, session_id: str) -> dict[str, Any]:
-        return self._runtime(session_id).session.view()
+        rt = self._runtimes.get(session_id) or self._runtime(session_id)
+        return rt.session.view()
 
     def sessions(self) -> list[Any]:
         return self.store.list()

@@ -7,7 +7,8 @@ raises `IllegalTransition`; tests walk the table.
 
 from __future__ import annotations
 
-from typing import get_args
+from dataclasses import dataclass
+from typing import Callable, get_args
 
 from deepseek_ls.store.events import SessionState
 from deepseek_ls.store.sink import EventSink
@@ -40,12 +41,27 @@ class IllegalTransition(RuntimeError):
     pass
 
 
+@dataclass(frozen=True)
+class StateChange:
+    """One transition, as told to `Agent.on_state_change` listeners (after it is logged)."""
+
+    session_id: str
+    from_state: str
+    to_state: str
+    reason: str
+
+
+StateListener = Callable[[StateChange], None]
+
+
 class SessionStateMachine:
     def __init__(self, sink: EventSink, state: str = "Idle") -> None:
         if state not in STATES:
             raise ValueError(f"unknown session state {state!r}")
         self.sink = sink
         self.state = state
+        # Told of every transition once its event is durable (the agent's status push).
+        self.listener: Callable[[str, str, str], None] | None = None
 
     def can(self, to_state: str) -> bool:
         return to_state in TRANSITIONS[self.state]
@@ -53,10 +69,13 @@ class SessionStateMachine:
     def to(self, to_state: str, reason: str = "") -> None:
         if not self.can(to_state):
             raise IllegalTransition(f"illegal session transition {self.state} -> {to_state} ({reason})")
+        from_state = self.state
         self.sink.emit(
-            "SessionStateChanged@v1", {"from_state": self.state, "to_state": to_state, "reason": reason}
+            "SessionStateChanged@v1", {"from_state": from_state, "to_state": to_state, "reason": reason}
         )
         self.state = to_state
+        if self.listener is not None:
+            self.listener(from_state, to_state, reason)
 
     @property
     def terminal(self) -> bool:

@@ -56,7 +56,12 @@ def _set_up(ls: DeepSeekServer) -> None:
         ls.pending_messages.append(str(error))
     ls.approvals = ApprovalBroker()
     ls.ui = LspUI(ls, ls.approvals)
-    ls.services = Services(ls.root, ls.config, ls.ui)
+    from deepseek_ls.lsp.sessions import state_changed
+
+    loop = asyncio.get_running_loop()  # the server's; transitions made on other threads are handed to it
+    ls.services = Services(
+        ls.root, ls.config, ls.ui, on_state_change=lambda change: state_changed(ls, change, loop)
+    )
     ls.tasks.on_error = lambda name, error: ls.show_error(f"deepseek-ls: {name} failed: {error}")
 
 

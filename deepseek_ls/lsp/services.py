@@ -26,10 +26,14 @@ class FeatureUnavailable(RuntimeError):
 
 
 class Services:
-    def __init__(self, root: Path, config: Config, ui: UIPort) -> None:
+    def __init__(
+        self, root: Path, config: Config, ui: UIPort, *, on_state_change: Callable[[Any], None] | None = None
+    ) -> None:
         self.root = root
         self.config = config
         self.ui = ui
+        # Given to every agent built here (a rebuilt agent after new settings too).
+        self.on_state_change = on_state_change
         self._built: dict[str, Any] = {}
         self.overlay = self._try("overlay", self._make_overlay)
 
@@ -159,7 +163,7 @@ class Services:
         from deepseek_ls.agent import Agent
 
         index = self._try("index", self._make_index) if self.config.index.enabled else None
-        return Agent(
+        agent = Agent(
             self.root,
             self.config,
             llm=self.llm,
@@ -169,3 +173,6 @@ class Services:
             state_dir=self.state_dir,
             mcp=self._try("mcp", self._make_mcp),
         )
+        if self.on_state_change is not None:
+            agent.on_state_change(self.on_state_change)
+        return agent

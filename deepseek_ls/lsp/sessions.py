@@ -99,32 +99,31 @@ def write_plan_document(ls: DeepSeekServer, session_id: str, plan: dict[str, Any
 
 @contextlib.asynccontextmanager
 async def driving(ls: DeepSeekServer, title: str, session_id: str | None) -> AsyncIterator[None]:
-    """Progress + cancellation for one agent call on `session_id`."""
+    """Progress + cancellation for one agent call on `session_id` (its state
+    changes reach the client through `state_changed`, pushed by the agent)."""
     task = asyncio.current_task()
-    watcher = None
     if session_id and task is not None:
         ls.session_tasks[session_id] = task
-        watcher = ls.tasks.spawn(_watch_state(ls, session_id), f"watch {session_id}")
     try:
         async with work_done(ls, title):
             yield
     finally:
-        if watcher is not None:
-            watcher.cancel()
         if session_id and ls.session_tasks.get(session_id) is task:
             ls.session_tasks.pop(session_id, None)
 
 
-async def _watch_state(ls: DeepSeekServer, session_id: str, interval: float = 0.2) -> None:
-    """`deepseek/status` on every state change while the agent works on the session
-    (the agent records state in memory; this reads it, it does not poll the disk)."""
-    last = (ls.session_views.get(session_id) or {}).get("state")
-    while True:
-        await asyncio.sleep(interval)
-        state = agent(ls).session_view(session_id).get("state")
-        if state != last:
-            last = state
-            refresh_session(ls, session_id, make_active=False)
+def state_changed(ls: DeepSeekServer, change: Any, loop: asyncio.AbstractEventLoop) -> None:
+    """The agent's state-change hook: `deepseek/status` for this transition, now,
+    then the plan document and lenses. Called on the thread that made the
+    transition; one made off the event loop is handed to it."""
+    try:
+        on_loop = asyncio.get_running_loop() is loop
+    except RuntimeError:
+        on_loop = False
+    if not on_loop:
+        loop.call_soon_threadsafe(state_changed, ls, change, loop)
+        return
+    refresh_session(ls, change.session_id, make_active=False)
 
 
 # -- commands ------------------------------------------------------------------

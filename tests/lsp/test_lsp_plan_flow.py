@@ -157,3 +157,27 @@ async def test_the_agent_reads_the_unsaved_buffer_not_the_disk(agent_editor, fak
     after, _ = edited_text(unsaved, state.applied_edits[0])
     assert after == APP.replace("return a - b", "return a + b")
     assert (app_workspace / "app.py").read_text() == APP  # the server never wrote the file
+
+
+async def test_status_is_pushed_on_every_transition(agent_editor, fake_deepseek, app_workspace: Path) -> None:
+    """`deepseek/status` is sent on each state change the session logs, in order, even when
+    states follow each other within milliseconds (a poll would miss them)."""
+    from deepseek_ls.store.sessions import SessionStore
+
+    client, state = agent_editor
+    fake_deepseek.add({"match": {"role": "planner"}, "content": "```json\n" + json.dumps(PLAN) + "\n```"})
+    fake_deepseek.add({"match": {"role": "executor"}, "content": TWO_HUNKS})
+    planned = await run(client, names.CMD_PLAN, {"prompt": "make test_add pass", "uri": file_uri(app_workspace)})
+    session_id = planned["session_id"]
+    await run(client, names.CMD_RUN_STEP, {"session_id": session_id, "step_id": planned["plan"]["steps"][0]["step_id"]})
+
+    events = SessionStore(app_workspace / ".deepseek").open(session_id).read()
+    logged = [e.payload["to_state"] for e in events if e.kind == "SessionStateChanged@v1"]
+    assert logged == ["Planning", "Paused", "ExecutingStep", "AwaitingApproval"]
+
+    def pushed() -> list[str]:
+        return [s.state for s in state.notifications.get("deepseek/status", []) if s.session_id == session_id]
+
+    await wait_until(lambda: pushed() and pushed()[-1] == logged[-1])
+    seen = iter(pushed())
+    assert all(any(s == want for s in seen) for want in logged), (logged, pushed())  # in order, none missing

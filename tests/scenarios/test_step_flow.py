@@ -76,3 +76,36 @@ async def test_no_edit_plan_completes_and_no_change_step_moves_on(make_agent, fa
     sid, plan = await agent.plan("Look then fix")
     outcome = await agent.run_step(sid, plan.steps[0].step_id)
     assert outcome.status == "done" and outcome.state == "Paused" and outcome.next_step_id == plan.steps[1].step_id
+
+
+async def test_state_listener_hears_every_transition_in_log_order(make_agent, fake_deepseek, workspace):
+    """The agent pushes each transition to its listeners (what `deepseek/status` is sent from),
+    once its event is logged: the same sequence as the log, nothing skipped or coalesced."""
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(("Fix add", ["app.py"]), verification=["python -m pytest -q -k add"])})
+    fake_deepseek.add({"match": {"role": "executor"}, "content": ADD_FIX})
+    agent = make_agent()
+    heard = []
+    logged_when_heard = []
+
+    def listener(change):
+        heard.append(change)
+        # The event is durable before the listener runs.
+        logged_when_heard.append(states(agent, change.session_id)[-1] == change.to_state)
+
+    agent.on_state_change(lambda change: 1 / 0)  # a broken listener does not stop the session or the others
+    remove = agent.on_state_change(listener)
+    sid, plan = await agent.plan("Fix add")
+    step_id = plan.steps[0].step_id
+    outcome = await agent.run_step(sid, step_id)
+    ps = agent.patches.get(outcome.patch_ids[0])
+    (workspace / "app.py").write_text((workspace / "app.py").read_text().replace("a - b", "a + b"))
+    agent.patches.mark_applied(ps.patch_id, [h.hunk_id for h in ps.hunks])
+    await agent.complete_step(sid, step_id)
+
+    assert [c.to_state for c in heard] == states(agent, sid)
+    assert [c.from_state for c in heard] == ["Idle", *states(agent, sid)[:-1]]
+    assert {c.session_id for c in heard} == {sid} and all(logged_when_heard)
+    remove()
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(("Fix add", ["app.py"]))})
+    await agent.plan("Fix add again")
+    assert len(heard) == len(states(agent, sid))  # a removed listener hears nothing more
