@@ -1,24 +1,30 @@
-"""Event store figures: append latency, sustained rate, projection rebuild time.
+"""Event store figures: append latency, sustained rate, the server loop while the agent
+logs, projection rebuild time.
 
     .venv/bin/python bench/bench_event_store.py [--appends 2000] [--events 100000]
 
 Baselines measured in the same run, on the same disk:
 - append: a bare `os.write` + `os.fdatasync` of the same bytes (the durability floor);
 - rebuild: `json.loads` of every line of the same log (the parsing floor).
+- loop while logging: the same request latency with no events being written.
 Targets (issue 2): median append < 1 ms, p95 < 5 ms; rebuild of 100,000 events < 3 s.
+Target (issue 17): request p95 unchanged while the agent writes events at full rate.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
+from deepseek_ls.agent.session import Session, deferred_appends
 from deepseek_ls.store.log import EventLog
 from deepseek_ls.store.projections import Projections
 from deepseek_ls.store.sessions import SessionStore
@@ -70,6 +76,84 @@ def bench_append(root: Path, n: int) -> None:
         print("  note: a bare fdatasync alone takes over 1 ms here: the disk is busy; compare the ratio")
     print(f"  sustained           {rate:,.0f} events/s ({n} back-to-back appends, one writer, "
           f"fdatasync each)")
+
+
+async def _requests_while(root: Path, mode: str, n: int) -> tuple[list[float], int]:
+    """Latency of `n` requests delivered to the event loop from another thread (as pygls'
+    reader thread hands the server each message), while an agent task on the same loop
+    emits events back to back, yielding between events as the agent's code does: `idle`
+    (no events), `inline` (each append waits for its fdatasync on the loop, as before the
+    writer thread) or `writer` (queued to the group-commit writer, awaited every 20
+    events as `Agent._driving` does at the end of each request)."""
+    loop = asyncio.get_running_loop()
+    session = Session("bench", EventLog(root / mode / "events.jsonl", "bench"))
+    stop = asyncio.Event()
+    written = 0
+
+    async def agent() -> None:
+        nonlocal written
+        while not stop.is_set():
+            if mode == "idle":
+                await asyncio.sleep(0.005)
+                continue
+            if mode == "writer":
+                with deferred_appends():
+                    for _ in range(20):
+                        session.emit("TurnAdded@v1", TURN)
+                        written += 1
+                        await asyncio.sleep(0)
+                    await session.synced()
+            else:
+                session.emit("TurnAdded@v1", TURN)
+                written += 1
+                await asyncio.sleep(0)
+
+    latencies: list[float] = []
+    done = asyncio.Event()
+
+    def client() -> None:
+        for _ in range(n):
+            sent = time.perf_counter()
+            answered = threading.Event()
+
+            def handle(sent: float = sent, answered: threading.Event = answered) -> None:
+                latencies.append((time.perf_counter() - sent) * 1000)
+                answered.set()
+
+            loop.call_soon_threadsafe(handle)
+            answered.wait()
+            time.sleep(0.002)
+        loop.call_soon_threadsafe(done.set)
+
+    task = asyncio.create_task(agent())
+    threading.Thread(target=client, daemon=True).start()
+    await done.wait()
+    stop.set()
+    await task
+    session.log.close()
+    return latencies, written
+
+
+def bench_loop_while_logging(root: Path, n: int) -> None:
+    results: dict[str, list[float]] = {"idle": [], "inline": [], "writer": []}
+    written = {"inline": 0, "writer": 0}
+    elapsed = {"inline": 0.0, "writer": 0.0}
+    for _ in range(5):  # interleaved rounds: all three see the same disk and CPU contention
+        for mode in results:
+            t = time.perf_counter()
+            lat, count = asyncio.run(_requests_while(root, mode, n // 5))
+            results[mode] += lat
+            if mode in written:
+                written[mode] += count
+                elapsed[mode] += time.perf_counter() - t
+    idle = results["idle"]
+    print(f"server loop: request latency while the agent logs at full rate ({n} requests each)")
+    print(f"  no events (baseline)     median {statistics.median(idle):.3f} ms   p95 {pct(idle, 0.95):.3f} ms")
+    for mode, label in (("inline", "append on the loop (before)"), ("writer", "writer thread (now)")):
+        lat = results[mode]
+        print(f"  {label:<24} median {statistics.median(lat):.3f} ms   p95 {pct(lat, 0.95):.3f} ms   "
+              f"p95 ratio {pct(lat, 0.95) / pct(idle, 0.95):.2f}x   "
+              f"{written[mode] / elapsed[mode]:,.0f} events/s written meanwhile")
 
 
 def session_events(i: int) -> list[tuple[str, dict]]:
@@ -137,6 +221,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--appends", type=int, default=2000)
     parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--requests", type=int, default=500)
     parser.add_argument(
         "--dir", type=Path, default=Path.cwd(),
         help="parent of the scratch dir (default: the cwd, i.e. the disk a workspace's .deepseek/ is on)",
@@ -148,6 +233,7 @@ def main() -> int:
         print(f"# deepseek-ls event store bench ({sys.platform}, {os.cpu_count()} CPUs, "
               f"load {load:.1f}, dir {root})")
         bench_append(root, args.appends)
+        bench_loop_while_logging(root, args.requests)
         bench_rebuild(root, args.events)
     return 0
 

@@ -2,9 +2,10 @@
 
 One instance per workspace; it may hold several sessions. Every public method
 is async, runs on the caller's event loop (file reads, patch staging, commands
-and the index go to threads; event-log appends stay inline, a few ms each, to
-keep their order), is serialised per session, and records everything in that
-session's event log.
+and the index go to threads; event-log appends are queued in order to the
+group-commit writer thread, and each method awaits their fsync before it
+returns), is serialised per session, and records everything in that session's
+event log.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from deepseek_ls.agent.loop import StepOutcome
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.routing_sink import RoutingSink, bound
 from deepseek_ls.agent.runtime import AgentFailure, SessionCancelled, SessionRuntime, build_runtime, mode_config
-from deepseek_ls.agent.session import Session
+from deepseek_ls.agent.session import Session, deferred_appends
 from deepseek_ls.agent.state import StateChange, StateListener
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config
@@ -88,10 +89,9 @@ class Agent:
     # -- state changes ------------------------------------------------------------
 
     def on_state_change(self, listener: StateListener) -> Callable[[], None]:
-        """Call `listener(StateChange)` on every session transition, right after its
-        event is logged, on the thread that made it (the caller's event loop for all
-        public methods). Adapters push status with it instead of polling
-        `session_view`. Returns a function that removes the listener."""
+        """Call `listener(StateChange)` on every session transition, in order, once its
+        event is durable, on the event loop. Adapters push status with it instead of
+        polling `session_view`. Returns a function that removes the listener."""
         self._state_listeners.append(listener)
         return lambda: self._state_listeners.remove(listener) if listener in self._state_listeners else None
 
@@ -147,7 +147,9 @@ class Agent:
 
     def _make_runtime(self, session: Session) -> SessionRuntime:
         sid = session.session_id
-        session.machine.listener = lambda a, b, reason: self._tell_state(sid, a, b, reason)
+        session.machine.listener = lambda a, b, reason: session.when_durable(
+            lambda: self._tell_state(sid, a, b, reason)
+        )
         cfg = mode_config(self.config, session.mode)
         tools = ToolHost(
             self.root, cfg, sink=session, ui=self.ui, overlay=self.overlay, patches=self.patches,
@@ -172,19 +174,23 @@ class Agent:
         """Serialise work on a session, bind its sink, record the request, turn failures into states."""
         lock = self._locks.setdefault(rt.session_id, asyncio.Lock())
         async with lock:
-            with bound(rt.session):
-                ops.record(rt, op, **args)
+            with bound(rt.session), deferred_appends():
                 try:
-                    if op in ops.TOOL_OPS:
-                        await rt.world.prepare_tools()
-                    yield rt
-                except BaseException as exc:
-                    if not isinstance(exc, (AgentFailure, SessionCancelled, asyncio.CancelledError)) and (
-                        getattr(exc, "exit_code", None) is None
-                    ):
-                        log.exception("agent failure in session %s", rt.session_id)
-                    ops.settle_failure(rt, exc)
-                    raise
+                    ops.record(rt, op, **args)
+                    try:
+                        if op in ops.TOOL_OPS:
+                            await rt.world.prepare_tools()
+                        yield rt
+                    except BaseException as exc:
+                        if not isinstance(exc, (AgentFailure, SessionCancelled, asyncio.CancelledError)) and (
+                            getattr(exc, "exit_code", None) is None
+                        ):
+                            log.exception("agent failure in session %s", rt.session_id)
+                        ops.settle_failure(rt, exc)
+                        raise
+                finally:
+                    # Answer only once everything this request logged is durable.
+                    await rt.session.synced()
 
     # -- the API ---------------------------------------------------------------
 

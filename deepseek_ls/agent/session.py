@@ -9,11 +9,33 @@ so a resumed session is exactly the session that stopped.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import contextvars
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol
+from typing import Any, Callable, Iterator, Mapping, Protocol
 
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.state import SessionStateMachine
+
+
+# Set (to the event loop) while the agent drives a session: its appends are queued to the
+# writer thread instead of waiting for their fsync on the loop; the agent awaits
+# `Session.synced()` before it answers, so what it acknowledges is durable.
+_DEFERRED: contextvars.ContextVar[asyncio.AbstractEventLoop | None] = contextvars.ContextVar(
+    "deepseek_ls_deferred_appends", default=None
+)
+
+
+@contextlib.contextmanager
+def deferred_appends() -> Iterator[None]:
+    """Within: `Session.emit` does not wait for the disk (call on the event loop)."""
+    token = _DEFERRED.set(asyncio.get_running_loop())
+    try:
+        yield
+    finally:
+        _DEFERRED.reset(token)
 
 
 class LogLike(Protocol):
@@ -73,14 +95,51 @@ class Session:
         self.last_verify_output: str = ""
         self.driver: str | None = None
         self.events_seen = 0
+        self._pending: list[Future[Any]] = []  # queued appends not yet awaited by synced()
+        self._last_write: tuple[Future[Any], asyncio.AbstractEventLoop] | None = None
 
     # -- the sink ----------------------------------------------------------------
 
     def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
-        """Append durably, then fold into the view (EventSink)."""
-        event = self.log.append(kind, payload)
-        # Fold what the log stored (validated, defaults filled): live and restored views are equal.
-        self.fold(kind, dict(event.payload) if hasattr(event, "payload") else dict(payload))
+        """Append, then fold into the view (EventSink). Durable on return, except inside
+        `deferred_appends()`, where the append is queued and `synced()` waits for it."""
+        loop = _DEFERRED.get()
+        submit = getattr(self.log, "submit", None)
+        if loop is not None and submit is not None:
+            stored, future = submit(kind, payload)
+            self._pending.append(future)
+            self._last_write = (future, loop)
+        else:
+            event = self.log.append(kind, payload)
+            stored = event.payload if hasattr(event, "payload") else payload
+            self._last_write = None
+        # Fold what the log stores (validated, defaults filled): live and restored views are equal.
+        self.fold(kind, dict(stored))
+
+    async def synced(self) -> None:
+        """Wait until every queued append of this session is durable; raises the first
+        write error (`EventLogError`)."""
+        error: BaseException | None = None
+        while self._pending:
+            future = self._pending.pop(0)
+            try:
+                await asyncio.wrap_future(future)
+            except Exception as exc:  # noqa: BLE001 - the first one is raised below
+                error = error or exc
+        if error is not None:
+            raise error
+
+    def when_durable(self, callback: Callable[[], None]) -> None:
+        """Run `callback` on the event loop once the last emitted event is durable (in
+        emission order with other such callbacks); at once when it already is and no loop runs."""
+        if self._last_write is not None:
+            future, loop = self._last_write
+            future.add_done_callback(lambda _: loop.call_soon_threadsafe(callback))
+            return
+        try:
+            asyncio.get_running_loop().call_soon(callback)
+        except RuntimeError:
+            callback()
 
     @classmethod
     def restore(cls, session_id: str, log: LogLike) -> "Session":

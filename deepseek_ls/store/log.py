@@ -1,7 +1,10 @@
 """`EventLog`: one session's append-only `events.jsonl`, durable and safe across processes.
 
 - An append is acknowledged (returns) only after the line is written and
-  `fdatasync`-ed.
+  `fdatasync`-ed. The writing is done by the process's group-commit writer
+  thread (`store/writer.py`): `submit` queues an event and returns a future that
+  resolves once its batch is synced; `append` waits for it. Events queued
+  together share one `write` and one `fdatasync`.
 - Appends take an exclusive `flock` on the log file (plus a thread lock), and the
   next `seq_no` is recomputed from the file's last line under that lock, so two
   processes never interleave partial lines or reuse a seq_no.
@@ -20,6 +23,7 @@ import logging
 import os
 import threading
 import weakref
+from concurrent.futures import Future
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -28,6 +32,7 @@ from typing import Any, Callable, Iterator, Mapping
 from pydantic import ValidationError
 
 from deepseek_ls.store.events import Event, UnknownEventKind, validate_payload
+from deepseek_ls.store.writer import writer
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +100,7 @@ class EventLog:
         if created and durable:
             _fsync_dir(self.path.parent)
         self._size = -1  # file size after our last look at the tail; -1 = unknown
+        self._last_future: Future[Event] | None = None
         self._last_seq = 0
         with self._locked():
             self._check_tail()
@@ -103,26 +109,53 @@ class EventLog:
 
     def append(self, kind: str, payload: Mapping[str, Any]) -> Event:
         """Validate, redact and durably append one event; return it with its seq_no."""
+        return self.submit(kind, payload)[1].result()
+
+    def submit(self, kind: str, payload: Mapping[str, Any]) -> tuple[dict[str, Any], Future[Event]]:
+        """Validate and redact now (`InvalidEvent` is raised here, nothing queued), queue the
+        write; return the payload as it will be stored and a future for the stored event,
+        resolved once it is written and `fdatasync`-ed (or failed with `EventLogError`).
+        Events submitted from one thread are stored in submission order."""
         clean = self._prepare(kind, payload)
         try:
             body = json.dumps(clean, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         except ValueError as error:  # NaN / Infinity: not JSON, and never equal on replay
             raise InvalidEvent(f"invalid {kind} payload: {error}") from None
-        head = json.dumps(self.session_id), json.dumps(kind)
+        future = writer().submit(self, kind, (body, clean))
+        self._last_future = future
+        return clean, future
+
+    def _write_batch(self, items: list[tuple[str, tuple[str, dict[str, Any]]]]) -> list[Event]:
+        """Writer thread: append `items` with one write and one fdatasync, under the lock."""
         with self._locked():
             self._check_tail()
-            seq_no = self._last_seq + 1
-            ts = utc_now()
-            line = (
-                f'{{"seq_no":{seq_no},"ts":"{ts}","session_id":{head[0]},'
-                f'"kind":{head[1]},"payload":{body}}}\n'
-            ).encode("utf-8")
-            self._write(line)
+            seq_no = self._last_seq
+            lines: list[bytes] = []
+            events: list[Event] = []
+            for kind, (body, clean) in items:
+                seq_no += 1
+                ts = utc_now()
+                lines.append(
+                    f'{{"seq_no":{seq_no},"ts":"{ts}","session_id":{json.dumps(self.session_id)},'
+                    f'"kind":{json.dumps(kind)},"payload":{body}}}\n'.encode("utf-8")
+                )
+                events.append(
+                    Event.model_construct(seq_no=seq_no, ts=ts, session_id=self.session_id, kind=kind, payload=clean)
+                )
+            data = b"".join(lines)
+            self._write(data)
             self._last_seq = seq_no
-            self._size += len(line)
-        return Event.model_construct(
-            seq_no=seq_no, ts=ts, session_id=self.session_id, kind=kind, payload=clean
-        )
+            self._size += len(data)
+        return events
+
+    def flush(self) -> None:
+        """Wait until every event submitted so far is durable (errors are the submitters')."""
+        future = self._last_future
+        if future is not None:
+            try:
+                future.result()
+            except Exception:  # noqa: BLE001 - reported to whoever submitted it
+                pass
 
     def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
         """`EventSink.emit`: append and forget the returned event."""
@@ -236,6 +269,7 @@ class EventLog:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def close(self) -> None:
+        self.flush()
         self._close_fd()
         self._fd = -1
 
