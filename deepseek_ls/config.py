@@ -23,7 +23,6 @@ read from the environment variable named by ``llm.api_key_env``.
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -242,6 +241,8 @@ def _reason(detail: Mapping[str, Any], merged: Mapping[str, Any]) -> str:
         return f"{detail['msg']} (got {detail.get('input')!r})"
     *parents, name = [str(p) for p in detail["loc"]]
     known = _known_fields(parents)
+    import difflib
+
     hint = difflib.get_close_matches(name, known, n=1)
     suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
     return f"unknown key{suggestion} (known here: {', '.join(sorted(known))})"

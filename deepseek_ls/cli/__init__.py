@@ -35,6 +35,23 @@ COMMANDS: dict[str, str] = {
     "config": "config_cmd",
     "mcp": "mcp_cmd",
 }
+# `deepseek-ls --help` lists the commands from this table without importing any of
+# their modules (tests/unit/cli checks it says what each module registers).
+SUMMARIES: dict[str, str] = {
+    "serve": "run the language server (LSP over stdio by default)",
+    "ask": "ask the model a question about the workspace (streams the answer)",
+    "plan": "make a plan for a change (read-only; prints the plan)",
+    "chat": "interactive session in the terminal",
+    "run": "run (or resume) a session's plan step by step",
+    "autopilot": "plan, execute and verify without stopping for approvals (trusted repos)",
+    "diff": "show staged patches (all pending, or one)",
+    "apply": "apply a unified diff or a staged patch to disk (whole, per file or per hunk)",
+    "index": "build, update, inspect and query the code index",
+    "sessions": "list this workspace's sessions",
+    "replay": "show a session rebuilt from its event log",
+    "config": "show, edit or locate the configuration",
+    "mcp": "list, test and approve MCP servers (tools named mcp_<server>_<tool>)",
+}
 # Global options that take a value (so the value is not mistaken for the command).
 _VALUE_OPTIONS = {"--workspace", "--config", "--profile"}
 
@@ -52,7 +69,9 @@ def command_in(argv: list[str]) -> str | None:
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The CLI parser for `argv`: only the named command's module when it names a known
-    command, else every command (`--help`, typos); `None` builds the full parser."""
+    command; else (`--help`, a typo) every command as a name and its summary, with no
+    module imported; `None` builds the full parser (every module)."""
+    full = argv is None
     argv = argv or []
     command = command_in(argv)
     parser = argparse.ArgumentParser(
@@ -68,10 +87,13 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     if command in COMMANDS:
         names = [COMMANDS[command]]
-    elif command is None and "--version" in argv and not {"-h", "--help"} & set(argv):
-        names = []  # nothing to register just to print the version
-    else:
+    elif full:
         names = list(dict.fromkeys(COMMANDS.values()))
+    else:
+        names = []
+        if not (command is None and "--version" in argv and not {"-h", "--help"} & set(argv)):
+            for name, summary in SUMMARIES.items():
+                subparsers.add_parser(name, help=summary)
     for name in names:
         importlib.import_module(f"deepseek_ls.cli.{name}").register(subparsers)
     return parser

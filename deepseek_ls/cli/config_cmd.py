@@ -5,12 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
-import subprocess
 import sys
 from typing import Any
 
-import tomli_w
 
 from deepseek_ls.cli.common import add_command, exit_with, print_json, resolve_context, resolve_root
 from deepseek_ls.config import ConfigError, flatten, load_config, user_config_path, workspace_config_path
@@ -90,6 +87,9 @@ def _edit(args: argparse.Namespace) -> int:
         path.write_text(commented_defaults(), encoding="utf-8")
         print(f"created {path}", file=sys.stderr)
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    import shlex
+    import subprocess
+
     result = subprocess.run([*shlex.split(editor), str(path)])
     if result.returncode != 0:
         exit_with(f"editor {editor!r} exited with {result.returncode}; {path} left as it is")
@@ -104,6 +104,8 @@ def _edit(args: argparse.Namespace) -> int:
 
 def commented_defaults() -> str:
     """The default config as TOML with every line commented out, for a new workspace config."""
+    import tomli_w
+
     body = tomli_w.dumps(_drop_none(Config().model_dump(mode="json")))
     lines = [
         "# deepseek-ls workspace configuration. Uncomment and change what you need;",

@@ -13,7 +13,7 @@ import pytest
 
 from deepseek_ls import __version__
 from deepseek_ls.cli import COMMANDS as COMMAND_MODULES
-from deepseek_ls.cli import build_parser, command_in, main
+from deepseek_ls.cli import SUMMARIES, build_parser, command_in, main
 
 COMMANDS = ["serve", "ask", "plan", "chat", "run", "autopilot", "diff", "apply", "index", "sessions",
             "replay", "config"]
@@ -74,6 +74,17 @@ def _registered(parser: argparse.ArgumentParser) -> set[str]:
     return set(action.choices)
 
 
+def test_help_summaries_are_what_each_module_registers():
+    """`--help` lists commands from `SUMMARIES` without importing their modules."""
+    registered = {
+        choice.dest: choice.help
+        for action in build_parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for choice in action._choices_actions
+    }
+    assert registered == SUMMARIES
+
+
 def test_the_command_map_names_the_module_of_every_registered_command():
     assert _registered(build_parser()) == set(COMMAND_MODULES)
     for command, module in COMMAND_MODULES.items():
@@ -94,3 +105,16 @@ def test_the_command_map_names_the_module_of_every_registered_command():
 )
 def test_command_in_skips_global_options_and_their_values(argv, command):
     assert command_in(argv) == command
+
+
+def test_help_imports_no_command_module_nor_the_core():
+    code = (
+        "import sys\n"
+        "from deepseek_ls.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in sys.modules if m.startswith(('deepseek_ls.cli.', 'deepseek_ls.config', 'pydantic',"
+        " 'deepseek_ls.agent', 'deepseek_ls.llm', 'httpx'))]\n"
+        "print('HEAVY', sorted(m for m in heavy if m != 'deepseek_ls.cli.common'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "HEAVY []" in out, out
