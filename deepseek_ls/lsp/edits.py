@@ -300,6 +300,8 @@ def hunk_json(ls: DeepSeekServer, uri: str, view: HunkView) -> dict[str, Any]:
         "removed_at": view.removed_at(),
         "status": view.status,
         "stale": view.start is None and view.status == "pending",
+        "located": view.located,
+        "recounted": view.recounted,
         "profile": info.get("profile"),
         "decision_id": info.get("decision_id"),
         "session_id": view.session_id,

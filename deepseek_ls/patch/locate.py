@@ -100,7 +100,8 @@ def locate_hunk(base: list[str], hunk: ParsedHunk, *, hint: int, floor: int) -> 
         ]
         if starts:
             start = _unambiguous(starts, hint, hunk)
-            located: Located = mode if mode != "exact" or start == hint else "offset"
+            # "offset" means other line numbers than the header said; a header without numbers said none.
+            located: Located = mode if mode != "exact" or start == hint or not hunk.numbered else "offset"
             matched = base[start : start + len(old)]
             return Placement(start, located, matched, _rebuild(hunk, matched, base, _Secrets()))
     if any(_PLACEHOLDER.search(x) for x in old):
