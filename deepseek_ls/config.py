@@ -32,12 +32,13 @@ from typing import Any, Mapping, get_args, get_origin
 import platformdirs
 from pydantic import BaseModel, ValidationError
 
-from deepseek_ls.config_models import Config
+from deepseek_ls.config_models import Config, preset_tables
 from deepseek_ls.workspace import STATE_DIR_NAME
 
 ENV_PREFIX = "DEEPSEEK_LS_"
 ENV_USER_CONFIG = "DEEPSEEK_LS_USER_CONFIG"
 DEFAULT_SOURCE = "default"
+PRESET_SOURCE = "preset"
 
 
 class ConfigError(Exception):
@@ -125,8 +126,14 @@ def load_config(
     defaults = Config()
     # Profiles are a dict, not a model: seed it with the default profiles so that a
     # partial `[llm.profiles.max_think]` table changes only the keys it names.
-    merged: dict[str, Any] = {"llm": {"profiles": defaults.model_dump()["llm"]["profiles"]}}
+    # Likewise the model registry starts from the shipped presets: `[models.deepseek-v4-flash]`
+    # with one key changes that key only.
+    merged: dict[str, Any] = {
+        "llm": {"profiles": defaults.model_dump()["llm"]["profiles"]},
+        "models": {name: dict(table) for name, table in preset_tables().items()},
+    }
     sources = {key: DEFAULT_SOURCE for key in _leaf_keys(defaults.model_dump())}
+    sources.update({key: PRESET_SOURCE for key in _leaf_keys({"models": preset_tables()})})
     config = defaults
     for layer in layers:
         merged = deep_merge(merged, layer.values)
@@ -138,6 +145,12 @@ def load_config(
         config = _select_profile(config, profile, sources)
     # One entry per effective leaf (e.g. a new profile's unset fields are defaults).
     effective = {key: sources.get(key, DEFAULT_SOURCE) for key in _leaf_keys(config.model_dump())}
+    for name, entry in config.models.items():  # keys a `preset = "X"` entry inherited
+        if entry.preset:
+            for key in preset_tables().get(entry.preset, {}):
+                dotted = f"models.{name}.{key}"
+                if effective.get(dotted) == DEFAULT_SOURCE:
+                    effective[dotted] = f"{PRESET_SOURCE} {entry.preset}"
     return LoadedConfig(
         config=config,
         sources=dict(sorted(effective.items())),

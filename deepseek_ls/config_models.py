@@ -9,22 +9,107 @@ is reported instead of silently ignored. Loading and layering live in
 
 from __future__ import annotations
 
-from typing import Literal
+import tomllib
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+PRESETS_PATH = Path(__file__).parent / "llm" / "presets.toml"
+
+ThinkingSwitch = Literal["thinking", "reasoning_effort", "none"]
+
+
+@cache
+def preset_tables() -> dict[str, dict[str, Any]]:
+    """The shipped model presets (`llm/presets.toml`) as raw tables, keyed by entry name."""
+    with PRESETS_PATH.open("rb") as fh:
+        return tomllib.load(fh)
+
+
+class ModelEntry(_Section):
+    """One model in the registry (`[models.NAME]`): where it is served, what it takes, what it costs.
+
+    `preset = "NAME"` starts from a shipped preset (`llm/presets.toml`); the
+    table's own keys win. Prices are per 1M tokens (`currency`).
+    """
+
+    preset: str | None = None
+    provider: str = "openai-compatible"  # deepseek, openai-compatible, ollama, llama-cpp: picks error advice
+    id: str  # the model name sent to the server
+    base_url: str | None = None  # unset: `llm.base_url` (or $DEEPSEEK_BASE_URL)
+    api_key_env: str | None = None  # unset: `llm.api_key_env`
+    api_key_required: bool = True  # local servers take no key
+    context_window: int = Field(default=32_768, gt=0)  # tokens, prompt + output
+    max_output_tokens: int = Field(default=8_192, gt=0)  # the most the model can write in one answer
+    default_max_tokens: int | None = Field(default=None, gt=0)  # `max_tokens` sent when the profile sets none
+    # Capabilities: never send what the model does not take.
+    thinking_switch: ThinkingSwitch = "none"  # `thinking: {type}` object, `reasoning_effort`, or no switch
+    reasoning_field: Literal["reasoning_content", "reasoning"] = "reasoning_content"
+    tools: bool = True
+    json_mode: bool = False
+    fim: bool = False
+    stream_usage: bool = True  # takes `stream_options: {include_usage: true}`
+    edit_format: str = "unified_diff"  # the edit format its prompts ask for
+    price_cache_hit: float | None = Field(default=None, ge=0)
+    price_cache_miss: float | None = Field(default=None, ge=0)
+    price_output: float | None = Field(default=None, ge=0)
+    currency: str = "USD"
+    max_inflight: int | None = Field(default=None, gt=0)  # concurrent calls the server allows
+    tokenizer: str | None = None  # "deepseek" counts with DeepSeek's tokenizer when installed; else an estimate
+    # Bounded calls (see docs/llm.md).
+    first_token_timeout_seconds: float | None = Field(default=None, gt=0)
+    total_timeout_seconds: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _start_from_preset(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("preset"):
+            presets = preset_tables()
+            name = data["preset"]
+            if name not in presets:
+                raise ValueError(f"unknown preset {name!r}; shipped presets: {', '.join(sorted(presets))}")
+            merged = {**presets[name], **data}
+            if "context_window" in data and "max_output_tokens" not in data:
+                # A smaller window than the preset's: its output limits shrink with it unless given.
+                half = max(int(data["context_window"]) // 2, 1)
+                merged["max_output_tokens"] = min(int(merged.get("max_output_tokens") or half), half)
+                if merged.get("default_max_tokens"):
+                    merged["default_max_tokens"] = min(int(merged["default_max_tokens"]), merged["max_output_tokens"])
+            return merged
+        return data
+
+    @model_validator(mode="after")
+    def _output_fits(self) -> "ModelEntry":
+        if self.max_output_tokens >= self.context_window:
+            raise ValueError(
+                f"max_output_tokens ({self.max_output_tokens}) must be below context_window ({self.context_window})"
+            )
+        return self
+
+    @property
+    def output_cap(self) -> int:
+        """`max_tokens` for a call that names none: the entry's default, else its maximum."""
+        return min(self.default_max_tokens or self.max_output_tokens, self.max_output_tokens)
+
+
+def _default_models() -> dict[str, ModelEntry]:
+    return {name: ModelEntry.model_validate(table) for name, table in preset_tables().items()}
+
+
 class ModelProfile(_Section):
     """One way of calling a model. `fast` and `max_think` must exist.
 
-    Current DeepSeek models (`deepseek-v4-flash`, `deepseek-v4-pro`) select
-    thinking with a request flag (`thinking`, `reasoning_effort`) rather than a
-    model name; the legacy names `deepseek-chat` / `deepseek-reasoner` remain
-    valid values of `model` (thinking then follows the name).
+    `model` names a registry entry (`[models.NAME]`, the shipped presets
+    included); a name the registry does not know is sent as the model id with
+    DeepSeek's settings, so the legacy names `deepseek-chat` /
+    `deepseek-reasoner` keep working (thinking then follows the name).
     """
 
     model: str = "deepseek-v4-flash"
@@ -33,11 +118,13 @@ class ModelProfile(_Section):
     reasoning_effort: Literal["minimal", "low", "medium", "high", "xhigh", "max", "ultra"] | None = None
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    base_url: str | None = None
-    api_key_env: str = "DEEPSEEK_API_KEY"
+    base_url: str | None = None  # unset: the model entry's, else `llm.base_url`
+    api_key_env: str | None = None  # unset: the model entry's, else `llm.api_key_env`
     # Budgets spent by this profile per session (used for max_think).
     max_tokens_per_session: int | None = Field(default=None, gt=0)
     max_seconds_per_session: float | None = Field(default=None, gt=0)
+    # Used when `model` is down or out of capacity after the retries (a registry entry or a model id).
+    fallback_model: str | None = None
 
 
 def _default_profiles() -> dict[str, ModelProfile]:
@@ -67,6 +154,12 @@ class LLMConfig(_Section):
     max_retries: int = Field(default=4, ge=0, le=10)
     retry_base_seconds: float = Field(default=0.5, ge=0)
     retry_max_seconds: float = Field(default=30.0, ge=0)
+    # The registry (`Config.models`), attached by `Config` so every client built from `config.llm` sees it.
+    _models: dict[str, ModelEntry] | None = PrivateAttr(default=None)
+
+    @property
+    def models(self) -> dict[str, ModelEntry]:
+        return self._models if self._models is not None else _default_models()
 
     @model_validator(mode="after")
     def _apply_legacy_names(self) -> "LLMConfig":
@@ -267,8 +360,18 @@ class Config(_Section):
     """The whole effective configuration."""
 
     llm: LLMConfig = Field(default_factory=LLMConfig)
+    models: dict[str, ModelEntry] = Field(default_factory=_default_models)
     router: RouterConfig = Field(default_factory=RouterConfig)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     index: IndexConfig = Field(default_factory=IndexConfig)
     agent_loop: AgentLoopConfig = Field(default_factory=AgentLoopConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
+
+    @model_validator(mode="after")
+    def _attach_registry(self) -> "Config":
+        models = dict(self.models)
+        for name, entry in _default_models().items():
+            models.setdefault(name, entry)
+        object.__setattr__(self, "models", models)
+        self.llm._models = models
+        return self

@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "replay": "sessions_cmd",
     "config": "config_cmd",
     "mcp": "mcp_cmd",
+    "models": "models_cmd",
 }
 # `deepseek-ls --help` lists the commands from this table without importing any of
 # their modules (tests/unit/cli checks it says what each module registers).

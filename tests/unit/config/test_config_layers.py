@@ -35,7 +35,7 @@ def test_nothing_configured_gives_defaults_from_default_source(ws, user_toml):
     loaded = load_config(ws, env=env_with(user_toml))
     assert loaded.config.router.threshold_high == 0.72
     assert loaded.config.llm.profiles["fast"].model == "deepseek-v4-flash"
-    assert set(loaded.sources.values()) == {"default"}
+    assert set(loaded.sources.values()) == {"default", "preset"}
     assert "router.threshold_high" in loaded.sources
     assert loaded.api_key is None
 
@@ -97,7 +97,7 @@ def test_deepseek_base_url_sets_llm_base_url_and_api_key_is_read_not_stored(ws, 
 
 def test_other_deepseek_ls_variables_are_not_config_keys(ws, user_toml):
     loaded = load_config(ws, env=env_with(user_toml, DEEPSEEK_LS_LOG="debug"))
-    assert set(loaded.sources.values()) == {"default"}
+    assert set(loaded.sources.values()) == {"default", "preset"}
 
 
 def test_unknown_key_in_workspace_file_is_an_error_naming_file_key_and_suggestion(ws, user_toml):

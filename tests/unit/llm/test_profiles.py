@@ -4,6 +4,7 @@ import pytest
 
 from deepseek_ls.config_models import LLMConfig, ModelProfile
 from deepseek_ls.llm.errors import AuthError, BadRequestError
+from deepseek_ls.llm.models import lookup
 from deepseek_ls.llm.profiles import request_params, resolve_profile
 
 KEY = {"DEEPSEEK_API_KEY": "k"}
@@ -13,19 +14,20 @@ KEY = {"DEEPSEEK_API_KEY": "k"}
     ("profile", "model", "expected"),
     [
         pytest.param(ModelProfile(model="deepseek-v4-pro", thinking=True, reasoning_effort="high", temperature=0.3),
-                     "deepseek-v4-pro", {"thinking": {"type": "enabled"}, "reasoning_effort": "high"},
+                     "deepseek-v4-pro", {"thinking": {"type": "enabled"}, "reasoning_effort": "high", "max_tokens": 65536},
                      id="current-model-thinking-no-temperature"),
         pytest.param(ModelProfile(model="deepseek-v4-flash", thinking=False, temperature=0.2, max_tokens=100),
                      "deepseek-v4-flash", {"thinking": {"type": "disabled"}, "temperature": 0.2, "max_tokens": 100},
                      id="current-model-fast"),
         pytest.param(ModelProfile(model="deepseek-reasoner", thinking=True, reasoning_effort="high", temperature=0.5),
-                     "deepseek-reasoner", {}, id="legacy-reasoner-no-flag-no-temperature"),
-        pytest.param(ModelProfile(model="deepseek-chat", temperature=0.2), "deepseek-chat", {"temperature": 0.2},
+                     "deepseek-reasoner", {"max_tokens": 32768}, id="legacy-reasoner-no-flag-no-temperature"),
+        pytest.param(ModelProfile(model="deepseek-chat", temperature=0.2), "deepseek-chat", {"temperature": 0.2, "max_tokens": 32768},
                      id="legacy-chat"),
     ],
 )
 def test_request_params(profile, model, expected):
-    assert request_params(profile, model) == expected
+    _, entry = lookup(LLMConfig().models, model)
+    assert request_params(profile, entry) == expected
 
 
 def test_base_url_precedence_profile_then_env_then_config():
