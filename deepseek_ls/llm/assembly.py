@@ -1,20 +1,41 @@
-"""Assemble a streamed chat completion from its chunks.
+"""Assemble a streamed chat completion from its chunks, whatever OpenAI-compatible server sent them.
 
 Chunks are the parsed `data:` objects of the SSE stream. Text deltas are
-appended; tool-call deltas are merged by `index` (the first delta of a call
-carries its id and function name, later ones argument fragments); `usage` may
-come in the chunk with `finish_reason` or in a final chunk with no choices.
+appended; reasoning comes as `reasoning_content` (DeepSeek) or `reasoning`
+(Ollama, vLLM). Tool-call deltas are merged by `index` (any numbers, or none:
+a delta without an index continues the last call unless it brings a new id);
+the first delta of a call carries its id and function name, later ones argument
+fragments — a server that repeats the name in every chunk (llama.cpp) does not
+get it glued. `usage` may come in any chunk (the last one that has it wins), be
+missing, or hold nulls. `choices` may be empty or null.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from deepseek_ls.llm.types import Completion, FunctionCall, StreamDelta, ToolCall, Usage
 
 
+def _reasoning(delta: dict[str, Any], preferred: str) -> str | None:
+    """The reasoning text of a delta or message, under either field name."""
+    value = delta.get(preferred)
+    if value is None:
+        value = delta.get("reasoning" if preferred == "reasoning_content" else "reasoning_content")
+    return value if isinstance(value, str) else None
+
+
+def _arguments(value: Any) -> str:
+    """Tool-call arguments as JSON text (a few servers send an object)."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
 class StreamAssembler:
-    def __init__(self) -> None:
+    def __init__(self, *, reasoning_field: str = "reasoning_content") -> None:
+        self.reasoning_field = reasoning_field
         self._content: list[str] = []
         self._reasoning: list[str] | None = None
         self._calls: dict[int, ToolCall] = {}
@@ -27,14 +48,14 @@ class StreamAssembler:
         """Take one chunk; return the text deltas it carried, in order (reasoning first)."""
         self.chunks += 1
         self.model = chunk.get("model") or self.model
-        if chunk.get("usage"):
+        if isinstance(chunk.get("usage"), dict) and chunk["usage"]:
             self.usage = Usage.model_validate(chunk["usage"])
         deltas: list[StreamDelta] = []
         for choice in chunk.get("choices") or []:
-            if choice.get("index", 0) != 0:
+            if not isinstance(choice, dict) or (choice.get("index") or 0) != 0:
                 continue  # n > 1 is never requested
-            delta = choice.get("delta") or {}
-            reasoning = delta.get("reasoning_content")
+            delta = choice.get("delta") or choice.get("message") or {}
+            reasoning = _reasoning(delta, self.reasoning_field)
             if reasoning is not None:
                 if self._reasoning is None:
                     self._reasoning = []
@@ -42,7 +63,7 @@ class StreamAssembler:
                     self._reasoning.append(reasoning)
                     deltas.append(StreamDelta(kind="reasoning", text=reasoning))
             content = delta.get("content")
-            if content:
+            if content and isinstance(content, str):
                 self._content.append(content)
                 deltas.append(StreamDelta(kind="content", text=content))
             for call_delta in delta.get("tool_calls") or []:
@@ -52,25 +73,36 @@ class StreamAssembler:
         return deltas
 
     def _merge_call(self, delta: dict[str, Any]) -> None:
-        index = int(delta.get("index", len(self._calls)))
+        index = delta.get("index")
+        if not isinstance(index, int):
+            last = max(self._calls) if self._calls else None
+            new_call = last is None or (delta.get("id") and delta["id"] != self._calls[last].id)
+            index = (last + 1 if last is not None else 0) if new_call else last
         call = self._calls.setdefault(index, ToolCall())
         if delta.get("id"):
             call.id = delta["id"]
         function = delta.get("function") or {}
-        if function.get("name"):
-            call.function.name += function["name"]
-        if function.get("arguments"):
-            call.function.arguments += function["arguments"]
+        name = function.get("name")
+        if name and isinstance(name, str):
+            if not call.function.name or name.startswith(call.function.name):
+                call.function.name = name  # the first piece, or the whole name again (llama.cpp) or a longer one
+            elif not call.function.name.endswith(name):
+                call.function.name += name  # a genuine fragment
+        call.function.arguments += _arguments(function.get("arguments"))
 
     @property
     def has_data(self) -> bool:
         return self.chunks > 0
 
     def result(self) -> Completion:
+        calls = [self._calls[i] for i in sorted(self._calls)]
+        for number, call in enumerate(calls):  # a tool result must name its call: give id-less calls one
+            if not call.id:
+                call.id = f"call_{number}"
         return Completion(
             content="".join(self._content),
             reasoning_content=None if self._reasoning is None else "".join(self._reasoning),
-            tool_calls=[self._calls[i] for i in sorted(self._calls)],
+            tool_calls=calls,
             finish_reason=self.finish_reason,
             usage=self.usage or Usage(),
             model=self.model,
@@ -78,21 +110,24 @@ class StreamAssembler:
         )
 
 
-def completion_from_body(body: dict[str, Any]) -> Completion:
-    """A non-streamed `chat.completion` body as a `Completion`."""
-    choices = body.get("choices") or [{}]
+def completion_from_body(body: dict[str, Any], *, reasoning_field: str = "reasoning_content") -> Completion:
+    """A non-streamed `chat.completion` body as a `Completion` (nulls and missing parts tolerated)."""
+    choices = [c for c in body.get("choices") or [] if isinstance(c, dict)] or [{}]
     message = choices[0].get("message") or {}
-    calls = [
-        ToolCall(id=c.get("id", ""), function=FunctionCall(**(c.get("function") or {})))
-        for c in message.get("tool_calls") or []
-    ]
+    calls = []
+    for number, c in enumerate(message.get("tool_calls") or []):
+        function = c.get("function") or {}
+        calls.append(ToolCall(id=c.get("id") or f"call_{number}",
+                              function=FunctionCall(name=function.get("name") or "",
+                                                    arguments=_arguments(function.get("arguments")))))
+    usage = body.get("usage")
     return Completion(
-        content=message.get("content") or "",
-        reasoning_content=message.get("reasoning_content"),
+        content=message.get("content") if isinstance(message.get("content"), str) else "",
+        reasoning_content=_reasoning(message, reasoning_field),
         tool_calls=calls,
         finish_reason=choices[0].get("finish_reason"),
-        usage=Usage.model_validate(body.get("usage") or {}),
-        model=body.get("model", ""),
+        usage=Usage.model_validate(usage if isinstance(usage, dict) else {}),
+        model=body.get("model") or "",
         chunks=1,
     )
 

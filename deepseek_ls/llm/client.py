@@ -1,16 +1,23 @@
 """The DeepSeek (OpenAI-compatible) chat client used by every agent role.
 
 One `LLMClient` per process (it pools connections). Each `complete` call:
-resolves the profile, prepares the history (thinking-mode rule), redacts the
+resolves the profile to a registry entry, prepares the history
+(thinking-mode rule), fits the prompt into the model's window, redacts the
 body, POSTs `/chat/completions` with the `X-DeepSeek-LS-Role` header, retries
-what is worth retrying, assembles the answer, and records one `LLMCall@v1`
-event with the raw chunks so replay can reproduce it. Cancelling the awaiting
-task closes the HTTP stream.
+what is worth retrying within the call's total-time cap, assembles the answer,
+and records one `LLMCall@v1` event with the raw chunks so replay can reproduce
+it. Cancelling the awaiting task closes the HTTP stream.
+
+Compatibility with servers that are not DeepSeek: parameters the entry's
+capabilities exclude are never sent; a 400 naming a parameter we sent is
+retried once without it, and the parameter stays off for that server and model
+for the rest of the process (with a warning).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -19,19 +26,26 @@ import httpx
 
 from deepseek_ls.config_models import LLMConfig
 from deepseek_ls.llm import history
-from deepseek_ls.llm.errors import LLMError
-from deepseek_ls.llm.http_errors import error_from_status, error_from_transport
+from deepseek_ls.llm.errors import BadRequestError, CallTimeoutError, InterruptedResponse, LLMError
+from deepseek_ls.llm.fit import FitReport, fit_messages, prompt_budget, strip_tags
+from deepseek_ls.llm.http_errors import error_from_status, error_from_transport, unsupported_param
+from deepseek_ls.llm.models import DROPPABLE_PARAMS, sends_reasoning_back
 from deepseek_ls.llm.profiles import ResolvedProfile, resolve_profile
 from deepseek_ls.llm.retry import retrying
 from deepseek_ls.llm.stream import DeltaCallback, StreamReader
+from deepseek_ls.llm.tokens import PromptCounter, message_text
 from deepseek_ls.llm.trace import CallTrace, request_hash
-from deepseek_ls.llm.types import Completion
+from deepseek_ls.llm.types import Completion, Usage
 from deepseek_ls.policy import redact as redaction
 from deepseek_ls.store.sink import EventSink, NullSink
 
 __all__ = ["ROLE_HEADER", "LLMClient", "request_hash"]  # request_hash: re-exported for replay
 
 ROLE_HEADER = "X-DeepSeek-LS-Role"
+log = logging.getLogger("deepseek_ls.llm")
+
+# Errors after which the profile's `fallback_model` is tried: the model is down or out of capacity.
+_FALLBACK_KINDS = {"server", "rate_limit", "network"}
 
 
 class LLMClient:
@@ -43,13 +57,18 @@ class LLMClient:
         redact: Callable[[Any], Any] | None = None,
         env: Mapping[str, str] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        warn: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config
         self.sink = sink or NullSink()
         self._redact = redact
         self._env = env
         self._transport = transport
+        self._warn = warn or log.warning
         self._http: httpx.AsyncClient | None = None
+        # (base_url, model id) -> parameters that server rejected this session
+        self.unsupported: dict[tuple[str, str], set[str]] = {}
+        self.last_fit: FitReport | None = None
 
     def _client(self) -> httpx.AsyncClient:
         if self._http is None:
@@ -74,7 +93,7 @@ class LLMClient:
         await self.aclose()
 
     def resolve(self, profile: str = "fast", model: str | None = None) -> ResolvedProfile:
-        """The profile as a call would use it (raises `AuthError` when the key is missing)."""
+        """The profile as a call would use it (raises `AuthError` when a required key is missing)."""
         return resolve_profile(self.config, profile, model=model, env=self._env or os.environ)
 
     def build_body(
@@ -86,20 +105,46 @@ class LLMClient:
         tools: list[dict[str, Any]] | None = None,
         tool_choice: Any = None,
     ) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": resolved.model,
-            "messages": history.prepare_messages(messages, thinking=resolved.thinking),
-            **resolved.params,
-            "stream": stream,
-        }
-        if stream:
+        """The request body: only what the model takes, its prompt fitted into the window, redacted.
+
+        Raises `ContextLengthError` when the prompt cannot fit.
+        """
+        entry = resolved.entry
+        thinking_history = sends_reasoning_back(entry, resolved.thinking) if entry else resolved.thinking
+        prepared = history.prepare_messages(strip_tags(messages), thinking=thinking_history)
+        offered_tools = tools if tools and (entry is None or entry.tools) else None
+        if entry is not None:
+            prepared = self._fit(resolved, messages, prepared, offered_tools)
+        body: dict[str, Any] = {"model": resolved.model, "messages": prepared, **resolved.params, "stream": stream}
+        if stream and (entry is None or entry.stream_usage):
             body["stream_options"] = {"include_usage": True}
-        if tools:
-            body["tools"] = tools
+        if offered_tools:
+            body["tools"] = offered_tools
             if tool_choice is not None:
                 body["tool_choice"] = tool_choice
+        for name in self.unsupported.get((resolved.base_url, resolved.model), ()):
+            body.pop(name, None)
         redact = self._redact or redaction.redact_obj  # looked up now: the policy layer may replace it
         return redact(body)
+
+    def _fit(self, resolved: ResolvedProfile, tagged: Sequence[Mapping[str, Any]], prepared: list[dict[str, Any]],
+             tools: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+        entry = resolved.entry
+        assert entry is not None
+        counter = PromptCounter(entry.tokenizer)
+        max_tokens = int(resolved.params.get("max_tokens") or entry.output_cap)
+        tools_tokens = counter.count(repr(tools)) if tools else 0
+        budget = prompt_budget(entry.context_window, max_tokens, tools_tokens)
+        # Fit the prepared messages, carrying the callers' priority tags over (same order, same length).
+        for message, original in zip(prepared, tagged):
+            if isinstance(original, Mapping) and "_fit" in original:
+                message["_fit"] = original["_fit"]
+        fitted, report = fit_messages(prepared, budget=budget, counter=counter, model=resolved.model,
+                                      context_window=entry.context_window, max_tokens=max_tokens)
+        self.last_fit = report
+        if report.shortened:
+            log.info("prompt for %s shortened to fit its window: %s", resolved.model, report.shortened)
+        return fitted
 
     async def complete(
         self,
@@ -116,25 +161,88 @@ class LLMClient:
         """Run one chat completion; stream deltas to `on_delta` as they arrive.
 
         Raises a typed `LLMError` (see `errors.py`); `InterruptedResponse`
-        carries the partial answer.
+        carries the partial answer. When the model is down or out of capacity
+        after the retries and the profile names a `fallback_model`, the call is
+        made once more with that model.
         """
+        try:
+            return await self._complete_once(messages, role=role, profile=profile, tools=tools, stream=stream,
+                                             on_delta=on_delta, model=model, tool_choice=tool_choice)
+        except LLMError as exc:
+            fallback = self._fallback_for(profile, model, exc)
+            if fallback is None:
+                raise
+            self._warn(f"{exc.user_message}; trying the fallback model {fallback!r}")
+            return await self._complete_once(messages, role=role, profile=profile, tools=tools, stream=stream,
+                                             on_delta=on_delta, model=fallback, tool_choice=tool_choice)
+
+    def _fallback_for(self, profile: str, model: str | None, exc: LLMError) -> str | None:
+        chosen = self.config.profiles.get(profile)
+        if chosen is None or not chosen.fallback_model or exc.kind not in _FALLBACK_KINDS:
+            return None
+        if isinstance(exc, InterruptedResponse) or chosen.fallback_model == (model or chosen.model):
+            return None
+        return chosen.fallback_model
+
+    async def _complete_once(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        role: str,
+        profile: str,
+        tools: list[dict[str, Any]] | None,
+        stream: bool | None,
+        on_delta: DeltaCallback | None,
+        model: str | None,
+        tool_choice: Any,
+    ) -> Completion:
         stream = self.config.stream if stream is None else stream
         trace = CallTrace(role=role, profile=profile)
+        reader: StreamReader | None = None
         try:
             resolved = self.resolve(profile, model)
+            if resolved.note:
+                self._warn(resolved.note)
+            entry = resolved.entry
             trace.model = resolved.model
             trace.body = self.build_body(resolved, messages, stream=stream, tools=tools, tool_choice=tool_choice)
-            async for attempt in retrying(self.config, role=role, on_retry=trace.note_retry):
-                with attempt:
-                    trace.attempts += 1
-                    reader = StreamReader(
-                        base_url=resolved.base_url,
-                        idle_timeout=self.config.idle_timeout_seconds,
-                        on_delta=on_delta,
-                        on_first_delta=trace.mark_first_delta,
-                    )
-                    trace.chunks = reader.chunks
-                    completion = await self._attempt(resolved, trace.body, role, reader)
+            trace.fit = self.last_fit.as_dict() if self.last_fit and entry else None
+            total = entry.total_timeout_seconds if entry else None
+            first_wait = (entry.first_token_timeout_seconds if entry else None) or self.config.idle_timeout_seconds
+            dropped_once = False
+            try:
+                async with asyncio.timeout(total):
+                    while True:
+                        try:
+                            async for attempt in retrying(self.config, role=role, on_retry=trace.note_retry):
+                                with attempt:
+                                    trace.attempts += 1
+                                    reader = StreamReader(
+                                        base_url=resolved.base_url,
+                                        idle_timeout=self.config.idle_timeout_seconds,
+                                        first_token_timeout=first_wait,
+                                        first_token_explicit=bool(entry and entry.first_token_timeout_seconds),
+                                        on_delta=on_delta,
+                                        on_first_delta=trace.mark_first_delta,
+                                        reasoning_field=entry.reasoning_field if entry else "reasoning_content",
+                                        window=entry.context_window if entry else None,
+                                        prompt_tokens=trace.fit["prompt_tokens"] if trace.fit else None,
+                                    )
+                                    trace.chunks = reader.chunks
+                                    completion = await self._attempt(resolved, trace.body, role, reader, first_wait)
+                            break
+                        except BadRequestError as exc:
+                            name = None if dropped_once else unsupported_param(exc.detail or "", _droppable(trace.body))
+                            if name is None:
+                                raise
+                            dropped_once = True
+                            self.unsupported.setdefault((resolved.base_url, resolved.model), set()).add(name)
+                            self._warn(f"{resolved.base_url} does not take {name!r} for {resolved.model}: "
+                                       f"sending requests without it from now on (server said: {exc.detail})")
+                            trace.body = {k: v for k, v in trace.body.items() if k != name}
+                            trace.dropped_params.append(name)
+            except TimeoutError:
+                raise _total_timeout(resolved.base_url, total, reader) from None
         except LLMError as exc:
             exc.attempts = max(trace.attempts, 1)
             self.sink.emit("LLMCall@v1", trace.payload(error=exc))
@@ -142,25 +250,70 @@ class LLMClient:
         except asyncio.CancelledError:
             self.sink.emit("LLMCall@v1", trace.payload(error="cancelled"))
             raise
+        if entry is not None and not completion.usage.prompt_tokens and not completion.usage.completion_tokens:
+            completion = completion.model_copy(update={"usage": _estimated_usage(trace, completion, entry.tokenizer)})
         completion = trace.finish(completion)
         self.sink.emit("LLMCall@v1", trace.payload(completion=completion))
         return completion
 
     async def _attempt(
-        self, resolved: ResolvedProfile, body: dict[str, Any], role: str, reader: StreamReader
+        self, resolved: ResolvedProfile, body: dict[str, Any], role: str, reader: StreamReader, first_wait: float
     ) -> Completion:
         headers = {
-            "Authorization": f"Bearer {resolved.api_key}",
             ROLE_HEADER: role,
             "Accept": "text/event-stream" if body.get("stream") else "application/json",
         }
+        if resolved.api_key:
+            headers["Authorization"] = f"Bearer {resolved.api_key}"
         url = f"{resolved.base_url}/chat/completions"
-        key_env = self.config.profiles[resolved.name].api_key_env or self.config.api_key_env
+        entry = resolved.entry
+        # Servers that only answer after the prompt is processed (llama.cpp on a CPU) send no headers
+        # before the first token: httpx may wait that long too; our own deadlines do the rest.
+        explicit_first = bool(entry and entry.first_token_timeout_seconds)
+        timeout = httpx.Timeout(
+            connect=self.config.connect_timeout_seconds,
+            read=max(self.config.idle_timeout_seconds,
+                     first_wait + self.config.connect_timeout_seconds + 1.0 if explicit_first else 0.0),
+            write=self.config.idle_timeout_seconds,
+            pool=self.config.connect_timeout_seconds,
+        )
         try:
-            async with self._client().stream("POST", url, json=body, headers=headers) as response:
-                if response.status_code != 200:
-                    text = (await response.aread()).decode("utf-8", "replace")
-                    raise error_from_status(response.status_code, response.headers, text, key_env=key_env)
-                return await reader.read(response)
+            # Connecting is bounded by httpx's connect timeout; the first-token wait starts on top of it.
+            async with asyncio.timeout(first_wait + self.config.connect_timeout_seconds) as deadline:
+                reader.deadline = deadline
+                async with self._client().stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
+                    if response.status_code != 200:
+                        text = (await response.aread()).decode("utf-8", "replace")
+                        raise error_from_status(
+                            response.status_code, response.headers, text, key_env=resolved.key_env or "the API key",
+                            url=url, provider=entry.provider if entry else "deepseek", model=resolved.model,
+                            window=entry.context_window if entry else None,
+                        )
+                    return await reader.read(response)
+        except TimeoutError:
+            raise reader.timed_out() from None
         except httpx.HTTPError as exc:  # connect errors, timeouts before any data
             raise error_from_transport(exc, resolved.base_url) from exc
+
+
+def _droppable(body: Mapping[str, Any]) -> list[str]:
+    return [name for name in DROPPABLE_PARAMS if name in body]
+
+
+def _total_timeout(base_url: str, total: float | None, reader: StreamReader | None) -> LLMError:
+    reason = f"the call ran past its total-time cap of {total:g}s (models.NAME.total_timeout_seconds)"
+    if reader is not None and reader.assembler.has_data:
+        return InterruptedResponse(f"the answer from {base_url} was stopped: {reason}",
+                                   partial=reader.assembler.result(), detail=reason)
+    return CallTimeoutError(f"{base_url}: {reason}", detail=reason)
+
+
+def _estimated_usage(trace: CallTrace, completion: Completion, tokenizer: str | None) -> Usage:
+    """Usage counted here when the server reported none (`estimated: true`)."""
+    counter = PromptCounter(tokenizer)
+    prompt = trace.fit["prompt_tokens"] if trace.fit else sum(
+        counter.count(message_text(m)) for m in trace.body.get("messages") or [])
+    calls = "".join(c.function.name + c.function.arguments for c in completion.tool_calls)
+    output = counter.count(completion.content + (completion.reasoning_content or "") + calls)
+    return Usage(prompt_tokens=prompt, completion_tokens=output, total_tokens=prompt + output,
+                 prompt_cache_miss_tokens=prompt, estimated=True)

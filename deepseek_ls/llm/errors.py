@@ -69,6 +69,23 @@ class BadRequestError(LLMError):
     kind = "bad_request"
 
 
+class ContextLengthError(BadRequestError):
+    """The prompt does not fit the model's context window (ours to know, or the server said so)."""
+
+    kind = "context_length"
+
+
+class CallTimeoutError(NetworkError):
+    """No first token within the first-token timeout, or the call's total-time cap ran out.
+
+    Not retried: sending the same prompt again to a server that could not answer it in time
+    only doubles the wait.
+    """
+
+    retryable = False
+    kind = "timeout"
+
+
 class InterruptedResponse(LLMError):
     """The stream broke after data had flowed; `partial` holds what arrived."""
 
@@ -81,7 +98,7 @@ class InterruptedResponse(LLMError):
 
 
 _ERROR_CLASSES = (LLMError, AuthError, BalanceError, RateLimitError, ServerError, NetworkError,
-                  BadRequestError, InterruptedResponse)
+                  BadRequestError, ContextLengthError, CallTimeoutError, InterruptedResponse)
 EXIT_CODES: dict[str, int] = {cls.kind: cls.exit_code for cls in _ERROR_CLASSES}
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 
 import httpx
 
@@ -11,6 +12,7 @@ from deepseek_ls.llm.errors import (
     AuthError,
     BadRequestError,
     BalanceError,
+    ContextLengthError,
     LLMError,
     NetworkError,
     RateLimitError,
@@ -19,6 +21,21 @@ from deepseek_ls.llm.errors import (
 from deepseek_ls.llm.retry import parse_retry_after
 
 RETRYABLE_STATUS = {429, 500, 502, 503, 504}
+
+_REJECTS = re.compile(r"unsupported|not supported|does not support|unrecogni[sz]ed|unknown|extra (?:field|input|"
+                      r"argument)|not permitted|not allowed|invalid", re.IGNORECASE)
+_CONTEXT = re.compile(r"context (?:length|size|window)|maximum context|exceeds? the (?:available )?context|"
+                      r"too many tokens|prompt is too long|n_ctx|exceed_context", re.IGNORECASE)
+
+
+def unsupported_param(detail: str, sent: Iterable[str]) -> str | None:
+    """The request parameter a 400 says the server does not take, if it names one we sent."""
+    if not detail or not _REJECTS.search(detail):
+        return None
+    for name in sent:
+        if re.search(rf"(?<![A-Za-z_]){re.escape(name)}(?![A-Za-z_])", detail):
+            return name
+    return None
 
 
 def server_message(body: str) -> str:
@@ -38,20 +55,41 @@ def server_message(body: str) -> str:
     return body.strip()[:300]
 
 
-def error_from_status(status: int, headers: Mapping[str, str], body: str, *, key_env: str) -> LLMError:
+def error_from_status(
+    status: int,
+    headers: Mapping[str, str],
+    body: str,
+    *,
+    key_env: str,
+    url: str = "",
+    provider: str = "deepseek",
+    model: str = "",
+    window: int | None = None,
+) -> LLMError:
+    """The typed error for a non-200 answer from `url`; advice fits the server (`provider`) that sent it."""
     detail = server_message(body)
     said = f" (server said: {detail})" if detail else ""
     retry_after = parse_retry_after(headers)
+    deepseek = provider == "deepseek"
     if status in (401, 403):
+        advice = ("Check the key at https://platform.deepseek.com/api_keys" if deepseek else
+                  f"Check the key the server at {url or 'that address'} expects (or unset {key_env} "
+                  "if it takes none)")
         error: LLMError = AuthError(
-            f"{key_env} is not set or invalid: the API answered {status}{said}. "
-            f"Check the key at https://platform.deepseek.com/api_keys",
+            f"{key_env} is not set or invalid: the API answered {status}{said}. {advice}",
             status=status, detail=detail,
         )
     elif status == 402:
-        error = BalanceError(
-            f"insufficient balance on the DeepSeek account (402){said}. "
-            "Top up at https://platform.deepseek.com/top_up",
+        advice = "Top up at https://platform.deepseek.com/top_up" if deepseek else "Check the account of that server"
+        error = BalanceError(f"insufficient balance on the account (402){said}. {advice}", status=status, detail=detail)
+    elif status == 404:
+        error = BadRequestError(f"{url or 'the API'} answered 404 (not found){said}; {_not_found_advice(url, model, deepseek)}",
+                                status=status, detail=detail)
+    elif status in (400, 413, 422) and _CONTEXT.search(detail or ""):
+        where = f" of {window} tokens" if window else ""
+        error = ContextLengthError(
+            f"the prompt does not fit the model's context window{where}{said}; shorten the request or raise the "
+            "server's context size and the model's context_window together",
             status=status, detail=detail,
         )
     elif status == 429:
@@ -82,3 +120,12 @@ def error_from_transport(exc: httpx.HTTPError, base_url: str) -> NetworkError:
         return NetworkError(f"cannot connect to {base_url}: {exc}; check the network and llm.base_url / "
                             "DEEPSEEK_BASE_URL", detail=str(exc))
     return NetworkError(f"connection to {base_url} failed: {exc or type(exc).__name__}", detail=str(exc))
+
+
+def _not_found_advice(url: str, model: str, deepseek: bool) -> str:
+    """404 means a wrong path far more often than a missing model: say which fix is likelier."""
+    base = url.removesuffix("/chat/completions").rstrip("/")
+    if base and not deepseek and not re.search(r"/v\d+(?:beta)?$", base):
+        return (f"OpenAI-compatible servers usually serve under /v1: set the base URL to {base}/v1 "
+                "(llm.base_url, DEEPSEEK_BASE_URL or the model's base_url)")
+    return f"check the base URL {base or '(unset)'} and that the server knows the model {model!r}"

@@ -1,10 +1,14 @@
 """Read one HTTP answer (SSE stream or JSON body) into a `Completion`.
 
-The idle timeout is ours, not httpx's: `: keep-alive` comments are not events
-(httpx-sse skips them), so only real data moves the deadline and a server that
-sends nothing but keep-alives still times out. A failure after data has flowed
-is an `InterruptedResponse` carrying what arrived; before that it is a
-retryable error.
+The deadlines are ours, not httpx's. The client arms one deadline before it
+sends the request: the first-token timeout (the model entry's, for CPU servers
+that think for minutes before the first token; else the idle timeout). Each
+data event moves it to now + idle timeout. `: keep-alive` comments are not
+events (httpx-sse skips them), so a server that sends nothing but keep-alives
+still times out. A failure after data has flowed is an `InterruptedResponse`
+carrying what arrived; before that it is a retryable error, except a
+first-token timeout the entry set on purpose (the same prompt would take as
+long again) and an empty 200 stream (a prompt over the server's window).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import httpx
 from httpx_sse import EventSource
 
 from deepseek_ls.llm.assembly import StreamAssembler, completion_from_body
-from deepseek_ls.llm.errors import InterruptedResponse, NetworkError, ServerError
+from deepseek_ls.llm.errors import CallTimeoutError, ContextLengthError, InterruptedResponse, NetworkError, ServerError
 from deepseek_ls.llm.http_errors import error_from_transport
 from deepseek_ls.llm.types import Completion, StreamDelta
 
@@ -39,53 +43,105 @@ class StreamReader:
     """Consumes one 200 response. `chunks` keeps the raw chunks for the event log."""
 
     def __init__(self, *, base_url: str, idle_timeout: float, on_delta: DeltaCallback | None,
-                 on_first_delta: Callable[[], None]) -> None:
+                 on_first_delta: Callable[[], None], first_token_timeout: float | None = None,
+                 first_token_explicit: bool = False, reasoning_field: str = "reasoning_content",
+                 window: int | None = None, prompt_tokens: int | None = None) -> None:
         self._base_url = base_url
         self._idle = idle_timeout
+        self._first = first_token_timeout or idle_timeout
+        self._first_explicit = first_token_explicit
         self._on_delta = on_delta
         self._on_first_delta = on_first_delta
+        self._window = window
+        self._prompt_tokens = prompt_tokens
+        self.assembler = StreamAssembler(reasoning_field=reasoning_field)
         self.chunks: list[Any] = []
+        self.deadline: asyncio.Timeout | None = None  # armed by the client before the request is sent
+        self._data_seen = False
+
+    def _moved(self) -> None:
+        """Data arrived: the next deadline is one idle timeout away."""
+        self._data_seen = True
+        if self.deadline is not None:
+            self.deadline.reschedule(asyncio.get_running_loop().time() + self._idle)
+
+    def timed_out(self) -> Exception:
+        """The error for the client's deadline running out during this attempt."""
+        if self._data_seen:
+            return self._failure(self.assembler, f"no data for {self._idle:g}s (idle timeout)")
+        reason = f"no answer within {self._first:g}s"
+        if self._first_explicit:  # sized for this server on purpose: sending the same prompt again would not help
+            size = f" for a prompt of about {self._prompt_tokens} tokens" if self._prompt_tokens else ""
+            return CallTimeoutError(
+                f"{self._base_url}: {reason}{size} (first-token timeout); a CPU server may need longer "
+                "(models.NAME.first_token_timeout_seconds) or a shorter prompt", detail=reason)
+        return NetworkError(f"{self._base_url}: {reason} (idle timeout)", detail=reason)
 
     async def read(self, response: httpx.Response) -> Completion:
         if "text/event-stream" not in response.headers.get("content-type", ""):
             return await self._read_body(response)
-        assembler = StreamAssembler()
+        assembler = self.assembler
         done = False
-        loop = asyncio.get_running_loop()
         try:
-            async with asyncio.timeout(self._idle) as deadline:
-                async for event in EventSource(response).aiter_sse():
-                    deadline.reschedule(loop.time() + self._idle)
-                    if event.data.strip() == "[DONE]":
-                        done = True
-                        break
-                    if not event.data:
-                        continue
-                    chunk = json.loads(event.data)
-                    self.chunks.append(compact_chunk(chunk) if self.chunks else chunk)
-                    for delta in assembler.feed(chunk):
-                        await self._deliver(delta)
-        except TimeoutError:
-            raise self._failure(assembler, f"no data for {self._idle:g}s (idle timeout)") from None
+            async for event in EventSource(response).aiter_sse():
+                self._moved()
+                if event.data.strip() == "[DONE]":
+                    done = True
+                    break
+                if not event.data:
+                    continue
+                chunk = json.loads(event.data)
+                if not isinstance(chunk, dict):
+                    raise ValueError(f"a chunk is {type(chunk).__name__}, not an object")
+                if chunk.get("error") and not chunk.get("choices"):  # an error sent inside a 200 stream
+                    raise _StreamError(chunk["error"])
+                self.chunks.append(compact_chunk(chunk) if self.chunks else chunk)
+                for delta in assembler.feed(chunk):
+                    await self._deliver(delta)
+        except _StreamError as exc:
+            raise self._failure(assembler, f"the server sent an error in the stream: {exc.message}") from None
         except ValueError as exc:  # json.JSONDecodeError
             raise self._failure(assembler, f"malformed JSON in the stream: {exc}") from exc
         except httpx.HTTPError as exc:
             raise self._failure(assembler, str(exc) or type(exc).__name__, exc) from exc
         if not done:
-            raise self._failure(assembler, "the stream ended without [DONE]")
+            if not assembler.has_data and not self.chunks:
+                raise self._empty_stream()
+            if assembler.finish_reason is None:
+                raise self._failure(assembler, "the stream ended without [DONE]")
+            # Finished (a finish_reason came) but no [DONE]: some servers end the stream that way.
         return assembler.result()
 
+    def _empty_stream(self) -> Exception:
+        """200 and an empty stream: what servers send when the prompt is over their context window."""
+        size = f"about {self._prompt_tokens} tokens" if self._prompt_tokens else "the prompt"
+        window = f"{self._window} tokens" if self._window else "its configured window"
+        return ContextLengthError(
+            f"{self._base_url} accepted the request but sent an empty answer (HTTP 200, no data): servers do this "
+            f"when the prompt ({size}) exceeds their context window. Check the server's context size (llama.cpp: "
+            f"--ctx-size / n_ctx) against the model's context_window ({window})",
+            detail="empty 200 stream",
+        )
+
     async def _read_body(self, response: httpx.Response) -> Completion:
-        # While thinking, the API keeps a non-streamed answer alive with blank lines; httpx's read
-        # timeout (llm.idle_timeout_seconds between any bytes) bounds the wait.
+        # While thinking, the API keeps a non-streamed answer alive with blank lines: any bytes move the
+        # deadline here (there is no data event to wait for), the total-time cap still bounds the call.
+        raw = bytearray()
         try:
-            body = json.loads(await response.aread())
+            async for piece in response.aiter_bytes():
+                raw.extend(piece)
+                self._moved()
+            body = json.loads(bytes(raw))
         except httpx.HTTPError as exc:
             raise error_from_transport(exc, self._base_url) from exc
         except ValueError as exc:
             raise ServerError(f"the API sent a body that is not JSON: {exc}") from exc
+        if not isinstance(body, dict):
+            raise ServerError(f"the API sent a JSON {type(body).__name__}, not an object")
+        if body.get("error") and not body.get("choices"):
+            raise ServerError(f"the API sent an error with status 200: {_StreamError(body['error']).message}")
         self.chunks.append(body)
-        completion = completion_from_body(body)
+        completion = completion_from_body(body, reasoning_field=self.assembler.reasoning_field)
         for kind, text in (("reasoning", completion.reasoning_content), ("content", completion.content)):
             if text:
                 await self._deliver(StreamDelta(kind=kind, text=text))
@@ -108,3 +164,10 @@ class StreamReader:
             return error_from_transport(exc, self._base_url)
         error_type = NetworkError if "timeout" in reason or "ended" in reason else ServerError
         return error_type(f"{self._base_url}: {reason}", detail=reason)
+
+
+class _StreamError(Exception):
+    def __init__(self, error: Any) -> None:
+        message = error.get("message") if isinstance(error, dict) else error
+        self.message = str(message)[:300]
+        super().__init__(self.message)

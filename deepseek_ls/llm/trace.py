@@ -35,6 +35,8 @@ class CallTrace:
     attempts: int = 0
     retry_errors: list[str] = field(default_factory=list)  # why each retried attempt failed
     first_delta_at: float | None = None
+    fit: dict[str, Any] | None = None  # what fitting the prompt into the window did (`FitReport`)
+    dropped_params: list[str] = field(default_factory=list)  # sent, rejected by the server, dropped
 
     def note_retry(self, error: BaseException | None, wait: float) -> None:
         message = getattr(error, "user_message", None) or repr(error)
@@ -79,6 +81,10 @@ class CallTrace:
             "retry_errors": self.retry_errors,
             "error": None,
         }
+        if self.fit is not None:
+            payload["fit"] = self.fit
+        if self.dropped_params:
+            payload["dropped_params"] = self.dropped_params
         if error is not None:
             payload["error"] = error if isinstance(error, str) else error.user_message
             payload["error_kind"] = "cancelled" if isinstance(error, str) else error.kind

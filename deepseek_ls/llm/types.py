@@ -5,11 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class Usage(BaseModel):
-    """Token counts as DeepSeek reports them (other fields a server sends are kept)."""
+    """Token counts as DeepSeek reports them (other fields a server sends are kept).
+
+    Servers differ: a field may be null (`completion_tokens_details: null`),
+    OpenAI-style servers report cached prompt tokens as
+    `prompt_tokens_details.cached_tokens`, and a server may report nothing, in
+    which case the client counts for itself and sets `estimated`.
+    """
 
     model_config = ConfigDict(extra="allow")
 
@@ -19,6 +25,20 @@ class Usage(BaseModel):
     prompt_cache_hit_tokens: int = 0
     prompt_cache_miss_tokens: int = 0
     completion_tokens_details: dict[str, Any] = Field(default_factory=dict)
+    estimated: bool = False  # counted locally: the server reported no usage
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tolerate(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return {}
+        data = {k: v for k, v in data.items() if v is not None}
+        details = data.get("prompt_tokens_details")
+        if "prompt_cache_hit_tokens" not in data and isinstance(details, dict) and details.get("cached_tokens"):
+            data["prompt_cache_hit_tokens"] = details["cached_tokens"]
+        if not isinstance(data.get("completion_tokens_details", {}), dict):
+            data.pop("completion_tokens_details")
+        return data
 
     @field_validator(
         "prompt_tokens", "completion_tokens", "total_tokens", "prompt_cache_hit_tokens",
@@ -34,6 +54,13 @@ class Usage(BaseModel):
     @property
     def reasoning_tokens(self) -> int:
         return int(self.completion_tokens_details.get("reasoning_tokens") or 0)
+
+    @property
+    def cache_miss_tokens(self) -> int:
+        """Prompt tokens billed as a cache miss (servers without cache fields: every prompt token)."""
+        if self.prompt_cache_miss_tokens:
+            return self.prompt_cache_miss_tokens
+        return max(self.prompt_tokens - self.prompt_cache_hit_tokens, 0)
 
 
 class FunctionCall(BaseModel):

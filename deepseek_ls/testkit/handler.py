@@ -181,6 +181,9 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if fault and fault.status:
                 return self._send_error(record, _fault_error(fault.status, fault.body), _retry_headers(fault))
+            rejected = next((name for name in (fault.reject_params if fault else []) if name in record.body), None)
+            if rejected is not None:  # as vLLM / OpenAI-style servers word it
+                return self._send_error(record, ApiError(400, f"Unrecognized request argument supplied: {rejected}"))
             envelope = {"id": uuid.uuid4().hex, "created": int(time.time()), "model": record.body["model"]}
             usage = fake.cache.usage(record.body, reply)
             id_prefix = f"call_{fake._next_id()}"
@@ -242,6 +245,10 @@ class _Handler(BaseHTTPRequestHandler):
         for _ in range(fault.keepalives if fault else 0):
             self._write(b": keep-alive\n\n", reply)
             self.server_fake._sleep(fault.keepalive_interval)
+        if fault and fault.empty_stream:
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+            return
         for index, chunk in enumerate(chunks):
             if fault and fault.cut_after_chunks is not None and index >= fault.cut_after_chunks:
                 self.close_connection = True  # no terminating chunk: the body is incomplete
@@ -256,7 +263,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._write(f"data: {payload}\n\n".encode(), reply)
             if reply.chunk_delay:
                 self.server_fake._sleep(reply.chunk_delay)
-        self._write(b"data: [DONE]\n\n", reply)
+        if not reply.shape.no_done:
+            self._write(b"data: [DONE]\n\n", reply)
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 

@@ -102,7 +102,12 @@ def tool_calls_json(reply: Reply, id_prefix: str) -> list[dict[str, Any]]:
 
 
 def chat_chunks(reply: Reply, *, envelope: dict[str, Any], usage: dict[str, Any], id_prefix: str) -> list[dict[str, Any]]:
-    """The `chat.completion.chunk` objects of a streamed answer, usage in a final chunk of its own."""
+    """The `chat.completion.chunk` objects of a streamed answer, shaped as `reply.shape` says.
+
+    DeepSeek's shape: a role chunk, text deltas, tool calls (id and name in the first delta of
+    each call, argument pieces after), the finish chunk, usage in a final chunk of its own.
+    """
+    shape = reply.shape
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         return {
@@ -113,31 +118,49 @@ def chat_chunks(reply: Reply, *, envelope: dict[str, Any], usage: dict[str, Any]
 
     chunks = [chunk({"role": "assistant", "content": ""})]
     for piece in _pieces(reply.reasoning_content or "", reply.chunk_chars):
-        chunks.append(chunk({"content": None, "reasoning_content": piece}))
+        chunks.append(chunk({"content": None, shape.reasoning_field: piece}))
     for piece in _pieces(reply.content, reply.chunk_chars):
         chunks.append(chunk({"content": piece}))
-    for index, call in enumerate(tool_calls_json(reply, id_prefix)):
+    for number, call in enumerate(tool_calls_json(reply, id_prefix)):
+        index = number + shape.tool_index_base
         head = {"index": index, "id": call["id"], "type": "function",
                 "function": {"name": call["function"]["name"], "arguments": ""}}
         chunks.append(chunk({"tool_calls": [head]}))
         for piece in _pieces(call["function"]["arguments"], reply.chunk_chars):
-            chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
-    chunks.append(chunk({"content": ""}, finish_reason(reply)))
-    chunks.append({**envelope, "object": "chat.completion.chunk", "choices": [], "usage": usage})
+            part: dict[str, Any] = {"function": {"arguments": piece}}
+            if shape.repeat_tool_name:
+                part = {"id": call["id"], "type": "function",
+                        "function": {"name": call["function"]["name"], "arguments": piece}}
+            if not shape.omit_tool_index:
+                part["index"] = index
+            chunks.append(chunk({"tool_calls": [part]}))
+    if shape.empty_choices:
+        chunks = [c for original in chunks for c in (original, {**envelope, "object": "chat.completion.chunk",
+                                                                 "choices": []})]
+    finish = chunk({"content": ""}, finish_reason(reply))
+    if shape.usage == "finish_chunk":
+        finish["usage"] = usage
+    chunks.append(finish)
+    if shape.usage == "last_chunk":
+        chunks.append({**envelope, "object": "chat.completion.chunk", "choices": [], "usage": usage})
+    elif shape.usage == "nulls":
+        nulls = {**usage, "completion_tokens_details": None, "prompt_tokens_details": None,
+                 "prompt_cache_hit_tokens": None}
+        chunks.append({**envelope, "object": "chat.completion.chunk", "choices": None, "usage": nulls})
     return chunks
 
 
 def chat_body(reply: Reply, *, envelope: dict[str, Any], usage: dict[str, Any], id_prefix: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
     if reply.reasoning_content is not None:
-        message["reasoning_content"] = reply.reasoning_content
+        message[reply.shape.reasoning_field] = reply.reasoning_content
     if reply.tool_calls:
         message["tool_calls"] = tool_calls_json(reply, id_prefix)
     return {
         **envelope,
         "object": "chat.completion",
         "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason(reply)}],
-        "usage": usage,
+        **({} if reply.shape.usage == "none" else {"usage": usage}),
     }
 
 

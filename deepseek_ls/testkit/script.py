@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -47,6 +47,21 @@ class Fault(_Model):
     cut_after_chunks: int | None = None  # close the connection after N data chunks
     malformed_at_chunk: int | None = None  # chunk N (0-based) is invalid JSON
     drop_connection: bool = False  # close the socket without any response
+    empty_stream: bool = False  # 200 and a stream with no data at all (llama.cpp when the prompt is too long)
+    reject_params: list[str] = Field(default_factory=list)  # 400 naming the first of these the request carries
+
+
+class Shape(_Model):
+    """How an OpenAI-compatible server that is not DeepSeek shapes the same answer."""
+
+    # where usage comes: its own last chunk (DeepSeek), the finish chunk, nowhere, or with null details
+    usage: Literal["last_chunk", "finish_chunk", "none", "nulls"] = "last_chunk"
+    reasoning_field: Literal["reasoning_content", "reasoning"] = "reasoning_content"  # Ollama: "reasoning"
+    tool_index_base: int = 0  # first tool call's `index` (1: odd indices some servers send)
+    omit_tool_index: bool = False  # continuation deltas carry no `index`
+    repeat_tool_name: bool = False  # id and function name in every tool-call chunk (llama.cpp)
+    empty_choices: bool = False  # `"choices": []` chunks between the deltas
+    no_done: bool = False  # the stream ends after the finish chunk without `data: [DONE]`
 
 
 class ToolCallSpec(_Model):
@@ -75,6 +90,7 @@ class Reply(_Model):
     write_bytes: int | None = Field(default=None, ge=1)  # split each socket write (UTF-8 tests)
     ignore_stream: bool = False  # answer one JSON body even to `stream: true`, like some compatible servers
     fault: Fault | None = None
+    shape: Shape = Field(default_factory=Shape)
 
 
 def _last(messages: list[dict[str, Any]], role: str | None = None) -> dict[str, Any] | None:

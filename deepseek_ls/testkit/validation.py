@@ -39,11 +39,16 @@ def check_auth(authorization: str | None, api_key: str | None) -> ApiError | Non
 
 
 def thinking_enabled(body: dict[str, Any]) -> bool:
-    """As the API decides: the explicit flag, else by legacy name, else on (the default)."""
+    """As the API decides: the explicit flag, else by legacy name, else on (the default).
+
+    Only DeepSeek's models have a thinking mode here: a request for another model (the fake
+    standing in for a local server) is never in it.
+    """
     thinking = body.get("thinking")
     if isinstance(thinking, dict) and thinking.get("type") in ("enabled", "disabled"):
         return thinking["type"] == "enabled"
-    return body.get("model") != "deepseek-chat"
+    model = str(body.get("model") or "")
+    return model.startswith("deepseek") and model != "deepseek-chat"
 
 
 def check_chat_body(body: Any) -> ApiError | None:
