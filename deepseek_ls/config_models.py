@@ -56,7 +56,8 @@ class ModelEntry(_Section):
     json_mode: bool = False
     fim: bool = False
     stream_usage: bool = True  # takes `stream_options: {include_usage: true}`
-    edit_format: str = "unified_diff"  # the edit format its prompts ask for
+    # The edit format its prompts ask for (udiff, editblock, whole); unset: `agent_loop.edit_format`.
+    edit_format: Literal["udiff", "editblock", "whole"] | None = None
     price_cache_hit: float | None = Field(default=None, ge=0)
     price_cache_miss: float | None = Field(default=None, ge=0)
     price_output: float | None = Field(default=None, ge=0)

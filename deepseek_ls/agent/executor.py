@@ -58,12 +58,16 @@ class Executor:
             ),
             unit=f"executor:{step.step_id}",
         )
-        edit_format = loop_cfg.edit_format_by_model.get(decision.model, loop_cfg.edit_format)
+        entry = rt.config.models.get(decision.model)  # the registry entry may prefer an edit format
+        edit_format = loop_cfg.edit_format_by_model.get(
+            decision.model, (entry.edit_format if entry else None) or loop_cfg.edit_format)
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": prompts.system(edit_format)},
-            {"role": "user", "content": prompts.REPO_MAP.format(repo_map=repo_map or "(empty)")},
-            {"role": "user", "content": prompts.plan_message(plan.to_json())},
-            {"role": "user", "content": prompts.files_message(contents)},
+            # `_fit`: what gives way first when the prompt is over the model's window (llm/fit.py).
+            {"role": "user", "content": prompts.REPO_MAP.format(repo_map=repo_map or "(empty)"),
+             "_fit": {"priority": 10, "label": "the repo map"}},
+            {"role": "user", "content": prompts.plan_message(plan.to_json()), "_fit": {"priority": 50, "label": "the plan"}},
+            {"role": "user", "content": prompts.files_message(contents), "_fit": {"priority": 40, "label": "file texts"}},
             {"role": "user", "content": prompts.step_message(step.model_dump(), feedback)},
         ]
         tools = [*world.tool_schemas(read_only=True), *world.mcp_action_schemas(), *_stage_schema(world)]

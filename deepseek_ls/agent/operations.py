@@ -61,7 +61,8 @@ async def ask(rt: SessionRuntime, prompt: str, context: str | None = None, profi
     decision = rt.router.decide(RouterSignals(prompt=prompt, role=role, override=profile))  # type: ignore[arg-type]
     messages = [{"role": "system", "content": ASK_SYSTEM}]
     if context:
-        messages.append({"role": "user", "content": f"Editor context:\n{context}"})
+        messages.append({"role": "user", "content": f"Editor context:\n{context}",
+                         "_fit": {"priority": 20, "label": "the editor context"}})
     messages.append({"role": "user", "content": prompt})
     rt.session.emit("TurnAdded@v1", {"role": "user", "content": prompt, "agent_role": role})
     completion = await rt.complete(messages, decision, role=role)

@@ -140,7 +140,8 @@ class ReplayLLM:
     def __init__(self, rec: Recording, config: Config, sink: Any) -> None:
         self.rec = rec
         self.sink = sink
-        env = {p.api_key_env: "replay" for p in config.llm.profiles.values()} | {config.llm.api_key_env: "replay"}
+        key_envs = [p.api_key_env for p in config.llm.profiles.values()] + [m.api_key_env for m in config.models.values()]
+        env = {name: "replay" for name in key_envs if name} | {config.llm.api_key_env: "replay"}
         self._client = LLMClient(config.llm, env=env)
         self.calls = 0
 

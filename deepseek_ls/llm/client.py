@@ -68,7 +68,6 @@ class LLMClient:
         self._http: httpx.AsyncClient | None = None
         # (base_url, model id) -> parameters that server rejected this session
         self.unsupported: dict[tuple[str, str], set[str]] = {}
-        self.last_fit: FitReport | None = None
 
     def _client(self) -> httpx.AsyncClient:
         if self._http is None:
@@ -109,12 +108,24 @@ class LLMClient:
 
         Raises `ContextLengthError` when the prompt cannot fit.
         """
+        return self._build(resolved, messages, stream=stream, tools=tools, tool_choice=tool_choice)[0]
+
+    def _build(
+        self,
+        resolved: ResolvedProfile,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        stream: bool,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: Any = None,
+    ) -> tuple[dict[str, Any], FitReport | None]:
         entry = resolved.entry
+        report: FitReport | None = None
         thinking_history = sends_reasoning_back(entry, resolved.thinking) if entry else resolved.thinking
         prepared = history.prepare_messages(strip_tags(messages), thinking=thinking_history)
         offered_tools = tools if tools and (entry is None or entry.tools) else None
         if entry is not None:
-            prepared = self._fit(resolved, messages, prepared, offered_tools)
+            prepared, report = self._fit(resolved, messages, prepared, offered_tools)
         body: dict[str, Any] = {"model": resolved.model, "messages": prepared, **resolved.params, "stream": stream}
         if stream and (entry is None or entry.stream_usage):
             body["stream_options"] = {"include_usage": True}
@@ -125,10 +136,10 @@ class LLMClient:
         for name in self.unsupported.get((resolved.base_url, resolved.model), ()):
             body.pop(name, None)
         redact = self._redact or redaction.redact_obj  # looked up now: the policy layer may replace it
-        return redact(body)
+        return redact(body), report
 
     def _fit(self, resolved: ResolvedProfile, tagged: Sequence[Mapping[str, Any]], prepared: list[dict[str, Any]],
-             tools: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+             tools: list[dict[str, Any]] | None) -> tuple[list[dict[str, Any]], FitReport]:
         entry = resolved.entry
         assert entry is not None
         counter = PromptCounter(entry.tokenizer)
@@ -141,10 +152,9 @@ class LLMClient:
                 message["_fit"] = original["_fit"]
         fitted, report = fit_messages(prepared, budget=budget, counter=counter, model=resolved.model,
                                       context_window=entry.context_window, max_tokens=max_tokens)
-        self.last_fit = report
         if report.shortened:
             log.info("prompt for %s shortened to fit its window: %s", resolved.model, report.shortened)
-        return fitted
+        return fitted, report
 
     async def complete(
         self,
@@ -205,8 +215,11 @@ class LLMClient:
                 self._warn(resolved.note)
             entry = resolved.entry
             trace.model = resolved.model
-            trace.body = self.build_body(resolved, messages, stream=stream, tools=tools, tool_choice=tool_choice)
-            trace.fit = self.last_fit.as_dict() if self.last_fit and entry else None
+            trace.model_entry = resolved.entry_name
+            # In a thread: counting a long prompt with a real tokenizer takes a while (never block the loop).
+            trace.body, fit = await asyncio.to_thread(
+                self._build, resolved, messages, stream=stream, tools=tools, tool_choice=tool_choice)
+            trace.fit = fit.as_dict() if fit else None
             total = entry.total_timeout_seconds if entry else None
             first_wait = (entry.first_token_timeout_seconds if entry else None) or self.config.idle_timeout_seconds
             dropped_once = False

@@ -108,7 +108,8 @@ def fit_messages(
             if keep >= size:
                 continue
             message["content"] = _shorten(message["content"], keep, size, label)
-            new_size = counter.count(message_text(message), near=budget) + MESSAGE_OVERHEAD
+            # Not counted again: the kept head and tail are `keep` tokens' worth of the text, plus the marker.
+            new_size = keep + marker + MESSAGE_OVERHEAD
             total += new_size - sizes[index]
             sizes[index] = new_size
             report.shortened.append({"label": label, "from_tokens": size, "to_tokens": new_size - MESSAGE_OVERHEAD})

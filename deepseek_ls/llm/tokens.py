@@ -23,7 +23,8 @@ from typing import Any, Protocol
 log = logging.getLogger("deepseek_ls.llm")
 
 CHARS_PER_TOKEN = 3.0  # code runs 3-4.5 characters a token (digits are one each): estimating with fewer over-counts
-MESSAGE_OVERHEAD = 6  # role markers and separators a chat template adds per message
+MESSAGE_OVERHEAD = 6
+_BATCH_CHARS = 20_000  # role markers and separators a chat template adds per message
 
 
 class TokenCounter(Protocol):
@@ -54,7 +55,13 @@ class HFTokenizerCounter:
     def count(self, text: str) -> int:
         if not text:
             return 0
-        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+        if len(text) < _BATCH_CHARS:
+            return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+        # Long texts in blocks of lines, encoded in parallel (the Rust side uses every core); a token
+        # never spans a block boundary that is a line start, give or take a merged blank line.
+        lines = text.splitlines(keepends=True)
+        blocks = ["".join(lines[i : i + 64]) for i in range(0, len(lines), 64)]
+        return sum(len(e.ids) for e in self._tokenizer.encode_batch(blocks, add_special_tokens=False))
 
 
 _lock = threading.Lock()

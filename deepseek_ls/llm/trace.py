@@ -30,6 +30,7 @@ class CallTrace:
     call_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     started: float = field(default_factory=time.perf_counter)
     model: str = ""
+    model_entry: str = ""  # the registry entry (`[models.NAME]`) the call used: its prices price the usage
     body: dict[str, Any] = field(default_factory=dict)
     chunks: list[Any] = field(default_factory=list)  # the raw chunks of the last attempt
     attempts: int = 0
@@ -71,6 +72,7 @@ class CallTrace:
             "role": self.role,
             "profile": self.profile,
             "model": self.model,
+            "model_entry": self.model_entry,
             "request_hash": request_hash(self.body) if self.body else "",
             "chunks": self.chunks,
             "response": response.model_dump(mode="json") if response else {},

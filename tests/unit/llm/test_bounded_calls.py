@@ -27,23 +27,25 @@ async def test_never_resend_after_a_first_token_timeout(fake_deepseek, sink):
     # The server thinks longer than the entry allows: one request, a clear error, no retries.
     fake_deepseek.add({"content": "late", "fault": {"delay_before_first_byte": 3.0}, "repeat": True})
     async with client_with(fake_deepseek, sink, first_token_timeout_seconds=0.3) as llm:
-        with pytest.raises(CallTimeoutError, match="first-token timeout.*first_token_timeout_seconds"):
+        with pytest.raises(CallTimeoutError, match="first-token timeout.*first_token_timeout_seconds") as caught:
             await llm.complete(USER, role="ask")
-    assert len(fake_deepseek.requests) == 1
+    assert caught.value.attempts == 1
+    assert len(fake_deepseek.requests) <= 1  # (a loaded machine may not have read it yet)
 
 
 async def test_first_token_timeout_covers_keepalives_before_data(fake_deepseek, sink):
     fake_deepseek.add({"fault": {"keepalive_forever": True, "keepalive_interval": 0.05}, "repeat": True})
     async with client_with(fake_deepseek, sink, first_token_timeout_seconds=0.3) as llm:
-        with pytest.raises(CallTimeoutError):
+        with pytest.raises(CallTimeoutError) as caught:
             await llm.complete(USER, role="ask")
-    assert len(fake_deepseek.requests) == 1
+    assert caught.value.attempts == 1
 
 
 async def test_total_cap_stops_a_looping_answer_with_the_partial_text(fake_deepseek, sink):
     # Data keeps flowing (the idle timeout never fires), the total cap still ends the call.
-    fake_deepseek.add({"content": "la " * 400, "chunk_chars": 3, "chunk_delay": 0.02})
-    async with client_with(fake_deepseek, sink, total_timeout_seconds=0.6) as llm:
+    # 400 chunks 50 ms apart take 20 s; the cap is 3 s (room for a loaded machine's first chunk).
+    fake_deepseek.add({"content": "la " * 400, "chunk_chars": 3, "chunk_delay": 0.05})
+    async with client_with(fake_deepseek, sink, total_timeout_seconds=3.0) as llm:
         with pytest.raises(InterruptedResponse, match="total-time cap") as caught:
             await llm.complete(USER, role="ask")
     assert caught.value.partial.content.startswith("la la")

@@ -135,3 +135,23 @@ def test_body_with_null_usage_details_and_no_choices():
                                      "completion_tokens_details": None, "prompt_tokens_details": {"cached_tokens": 3}}}
     result = completion_from_body(body)
     assert (result.usage.prompt_tokens, result.usage.prompt_cache_hit_tokens, result.usage.cache_miss_tokens) == (5, 3, 2)
+
+
+async def test_fallback_model_answers_when_the_model_is_out_of_capacity(fake_deepseek, make_client, caplog):
+    fake_deepseek.add({"match": {"model": "deepseek-v4-flash"}, "fault": {"status": 503}, "repeat": True})
+    fake_deepseek.add({"match": {"model": "deepseek-v4-pro"}, "content": "from the fallback"})
+    llm = make_client()
+    llm.config.profiles["fast"] = llm.config.profiles["fast"].model_copy(update={"fallback_model": "deepseek-v4-pro"})
+    result = await llm.complete(USER, role="ask")
+    assert result.content == "from the fallback"
+    assert [r.body["model"] for r in fake_deepseek.requests] == ["deepseek-v4-flash"] * 3 + ["deepseek-v4-pro"]
+    assert "trying the fallback model 'deepseek-v4-pro'" in caplog.text
+
+
+async def test_no_fallback_for_a_request_the_server_refuses(fake_deepseek, make_client):
+    fake_deepseek.add({"fault": {"status": 422}, "repeat": True})
+    llm = make_client()
+    llm.config.profiles["fast"] = llm.config.profiles["fast"].model_copy(update={"fallback_model": "deepseek-v4-pro"})
+    with pytest.raises(BadRequestError):
+        await llm.complete(USER, role="ask")
+    assert {r.body["model"] for r in fake_deepseek.requests} == {"deepseek-v4-flash"}
