@@ -52,6 +52,7 @@ SUMMARIES: dict[str, str] = {
     "replay": "show a session rebuilt from its event log",
     "config": "show, edit or locate the configuration",
     "mcp": "list, test and approve MCP servers (tools named mcp_<server>_<tool>)",
+    "models": "list the model registry: capabilities, prices, which profile uses each, where each value came from",
 }
 # Global options that take a value (so the value is not mistaken for the command).
 _VALUE_OPTIONS = {"--workspace", "--config", "--profile"}
