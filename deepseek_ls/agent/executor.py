@@ -21,7 +21,7 @@ from deepseek_ls.agent.runtime import MAX_TOOL_ROUNDS, SessionRuntime
 from deepseek_ls.patch import PatchError
 from deepseek_ls.patch import editblock_prompts as edit_formats
 from deepseek_ls.patch.editblock import edit_blocks_to_diff
-from deepseek_ls.patch.parse import parse_diff
+from deepseek_ls.patch.parse import ParsedFile, format_diff, parse_diff, resend_failed
 from deepseek_ls.patch.wholefile import whole_file_blocks, whole_file_diff
 from deepseek_ls.policy import PolicyViolation
 from deepseek_ls.router import RouterDecision, RouterSignals
@@ -78,6 +78,7 @@ class Executor:
         tool_rounds = 0
         questions = 0
         diff_failures = 0
+        resend: tuple[list[ParsedFile], list[tuple[str, int]]] | None = None
         while True:
             completion = await rt.complete(messages, decision, role="executor", tools=tools)
             staged = [c for c in completion.tool_calls if c.function.name == STAGE_TOOL]
@@ -128,6 +129,9 @@ class Executor:
                             need_files=[(f, "the executor's diff edits it") for f in outside],
                             decision=decision,
                         )
+                    if resend is not None:  # the model resent only the hunks that failed: put them back in place
+                        answer.diff = _with_resent(resend, answer.diff)
+                    resend = None
                     try:
                         ps = await world.stage(answer.diff, session_id=rt.session_id, allowed_files=step.files)
                         return StepResult("patches", patch_ids=[ps.patch_id], decision=decision)
@@ -135,7 +139,12 @@ class Executor:
                         if exc.missing_paths:  # a wrong path: the planner must fix the step, not the executor
                             return StepResult("missing_path", need_files=[(p, str(exc)) for p in exc.missing_paths],
                                               reason=str(exc), decision=decision)
-                        problem = rt.classifier.patch_mismatch(f"the diff could not be staged: {exc}").detail
+                        resend = _partial_failure(answer.diff, exc)
+                        if resend is not None:
+                            problem = prompts.resend_message(exc)
+                            rt.classifier.patch_mismatch(f"the diff could not be staged: {exc}")
+                        else:
+                            problem = rt.classifier.patch_mismatch(f"the diff could not be staged: {exc}").detail
                         classified = True
                         rt.check_failure_budget()
                         diff_failures += 1
@@ -169,6 +178,25 @@ class Executor:
         hi = min(len(lines), end or len(lines), lo + limit - 1)
         body = "\n".join(lines[lo - 1 : hi])
         return f"{path} lines {lo}-{hi}:\n```\n{body}\n```"
+
+
+def _partial_failure(diff: str, exc: PatchError) -> tuple[list[ParsedFile], list[tuple[str, int]]] | None:
+    """When some hunks of `diff` were placed and others not: the parsed diff and the failed hunks."""
+    if not exc.failed_hunks or exc.missing_paths:
+        return None
+    try:
+        parsed = parse_diff(diff)
+    except PatchError:
+        return None
+    total = sum(len(f.hunks) for f in parsed)
+    return (parsed, exc.failed_hunks) if 0 < len(exc.failed_hunks) < total else None
+
+
+def _with_resent(resend: tuple[list[ParsedFile], list[tuple[str, int]]], diff: str) -> str:
+    try:
+        return format_diff(resend_failed(resend[0], resend[1], parse_diff(diff)))
+    except PatchError:
+        return diff  # staging reports the problem of the new answer itself
 
 
 def _whole_file_answer(text: str, contents: dict[str, str | None], max_lines: int) -> ExecutorAnswer | None:

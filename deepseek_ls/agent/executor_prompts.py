@@ -75,3 +75,12 @@ def reask_message(error: str) -> str:
         "Answer with the edits of the step's files (in the format asked for), NEED_CONTEXT| lines, "
         "NEED_FILE| or NO_CHANGE|."
     )
+
+
+def resend_message(error: Exception) -> str:
+    """Some hunks were placed, others not: ask only for the failed ones (Aider's approach)."""
+    return (
+        f"some hunks of your diff could not be placed in the file: {error}\n"
+        "The other hunks are fine and are kept. Resend ONLY the failed hunks, corrected against the "
+        "exact file lines (with their --- / +++ file headers)"
+    )

@@ -278,7 +278,8 @@ class ReplayWorld(World):
         if not event.payload["ok"]:
             self.sink.emit("ToolResult@v1", event.payload)
             value = event.payload.get("value") or {}
-            raise PatchError(event.payload.get("error") or "staging failed", value.get("problems"), value.get("missing_paths"))
+            raise PatchError(event.payload.get("error") or "staging failed", value.get("problems"), value.get("missing_paths"),
+                             [tuple(f) for f in value.get("failed_hunks") or []])
         ps = self._staged(event)
         self.sink.emit("ToolResult@v1", event.payload)
         if ps.diff != diff:

@@ -184,7 +184,8 @@ class World:
                 self.patches.stage, diff, session_id=session_id, allowed_files=allowed_files
             )
         except PatchError as exc:
-            self._record("patch.stage", False, {"problems": exc.problems, "missing_paths": exc.missing_paths}, str(exc))
+            self._record("patch.stage", False, {"problems": exc.problems, "missing_paths": exc.missing_paths,
+                                          "failed_hunks": [list(f) for f in exc.failed_hunks]}, str(exc))
             raise
         self._record("patch.stage", True, {"patch_id": ps.patch_id})
         return ps

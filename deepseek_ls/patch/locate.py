@@ -221,7 +221,9 @@ def _not_found_message(base: list[str], hunk: ParsedHunk, hint: int, floor: int)
     else:
         if len(window) < len(old):
             detail = f"; the file ends after line {len(base)}"
+    excerpt = "".join(f"{best_i + n + 1:>5} | {_eol(line)}\n" for n, line in enumerate(base[best_i : best_i + len(old) + 2]))
     return (
         f"{head}; nearest candidate at line {best_i + 1} "
         f"({best_score}/{len(old)} lines match{', before the previous hunk' if best_i < floor else ''}){detail}"
+        + (f"; did you mean these lines of the file?\n{excerpt}" if excerpt and best_score else "")
     )

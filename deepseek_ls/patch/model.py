@@ -33,9 +33,11 @@ LOCATED_LABELS: dict[str, str] = {
 class PatchError(ValueError):
     """A diff that cannot be staged or applied; `problems` lists each reason."""
 
-    def __init__(self, message: str, problems: list[str] | None = None, missing_paths: list[str] | None = None) -> None:
+    def __init__(self, message: str, problems: list[str] | None = None, missing_paths: list[str] | None = None,
+                 failed_hunks: list[tuple[str, int]] | None = None) -> None:
         self.problems = problems or [message]
         self.missing_paths = missing_paths or []  # files the diff edits that do not exist
+        self.failed_hunks = failed_hunks or []  # (file, index of the hunk in that file) that could not be placed
         super().__init__(message)
 
 

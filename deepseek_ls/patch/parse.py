@@ -183,3 +183,41 @@ def recount_hunk_headers(diff_text: str) -> str:
         out.extend(lines[i + 1 : j])
         i = j
     return "\n".join(out)
+
+
+def format_diff(files: list[ParsedFile]) -> str:
+    """`ParsedFile`s back to unified diff text (a header without numbers stays without)."""
+    out: list[str] = []
+    for f in files:
+        out.append(f"--- {'a/' + f.old_path if f.old_path else '/dev/null'}\n")
+        out.append(f"+++ {'b/' + f.new_path if f.new_path else '/dev/null'}\n")
+        for h in f.hunks:
+            if h.numbered:
+                out.append(f"@@ -{h.old_start},{len(h.old_seq)} +{h.new_start},{len(h.new_seq)} @@ {h.section}".rstrip() + "\n")
+            else:
+                out.append("@@ ... @@\n")
+            for tag, text in h.body:
+                out.append(tag + text if text.endswith("\n") else f"{tag}{text}\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def resend_failed(previous: list[ParsedFile], failed: list[tuple[str, int]], answer: list[ParsedFile]) -> list[ParsedFile]:
+    """The previous diff with its failed hunks replaced, in order, by the hunks the model resent
+    for the same file. A file resent with at least as many hunks as it had is taken whole (the
+    model resent everything); files the previous diff did not touch are added."""
+    by_path = {f.path: f for f in answer}
+    out: list[ParsedFile] = []
+    for f in previous:
+        new = by_path.pop(f.path, None)
+        bad = [i for p, i in failed if p == f.path]
+        if new is None or not bad:
+            out.append(f)
+            continue
+        if len(new.hunks) >= len(f.hunks):
+            out.append(new)
+            continue
+        replacements = iter(new.hunks)
+        hunks = [next(replacements, h) if i in bad else h for i, h in enumerate(f.hunks)]
+        hunks += list(replacements)
+        out.append(ParsedFile(f.old_path, f.new_path, f.kind, hunks, f.binary))
+    return out + list(by_path.values())

@@ -56,12 +56,14 @@ def locate_file_change(
     floor = 0
     delta = 0  # lines the model's numbering is off by, carried to the next hunk
     line_delta = 0  # new-minus-old lines so far, for new_start
-    for ph in f.hunks:
+    failed: list[int] = []
+    for index, ph in enumerate(f.hunks):
         claimed = ph.old_start - 1 if ph.old_lines else ph.old_start
         try:
             place = locate_hunk(base, ph, hint=max(claimed + delta, 0), floor=floor)
         except PatchError as exc:
-            problems.append(str(exc))
+            problems.append(f"hunk {index + 1} of {len(f.hunks)}: {exc}")
+            failed.append(index)
             continue
         delta = place.start - claimed
         old_text, new_text = "".join(place.old_seq), "".join(place.new_seq)
@@ -89,7 +91,7 @@ def locate_file_change(
         line_delta += new_n - old_n
         floor = place.start + old_n
     if problems:
-        raise PatchError("; ".join(problems), problems)
+        raise PatchError("; ".join(problems), problems, failed_hunks=[(path, i) for i in failed])
     if not hunks:  # pure rename, empty new file, deletion of an empty file
         marker = f"{kind} {old_path or ''} -> {path}"
         hid = hunk_id_for(path, marker, "", taken)

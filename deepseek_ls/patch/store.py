@@ -86,6 +86,7 @@ class PatchStore:
         changes: dict[str, FileChange] = {}
         hunks: list[Hunk] = []
         missing: list[str] = []
+        failed: list[tuple[str, int]] = []
         for f in parsed:
             try:
                 change, file_hunks = locate_file_change(
@@ -94,11 +95,12 @@ class PatchStore:
             except PatchError as exc:
                 problems.extend(f"{f.path}: {p}" for p in exc.problems)
                 missing.extend(exc.missing_paths)
+                failed.extend(exc.failed_hunks)
                 continue
             changes[change.path] = change
             hunks.extend(file_hunks)
         if problems:
-            raise PatchError(_problem_message(problems), problems, missing)
+            raise PatchError(_problem_message(problems), problems, missing, failed)
         files = list(changes)
         ps = PatchSet(
             patch_id=f"{int(time.time() * 1000):x}-{secrets.token_hex(3)}",

@@ -59,3 +59,19 @@ async def test_whole_file_answer_is_staged_as_a_diff(make_agent, fake_deepseek, 
     view = await agent.run("Fix add")
     assert view["state"] == "Completed", view["last_error"]
     assert (workspace / "app.py").read_text() == fixed
+
+
+async def test_retry_resends_only_the_failed_hunk_with_a_did_you_mean_excerpt(make_agent, fake_deepseek, workspace):
+    two = ("```diff\n--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n def greet(name):\n-    return \"Hello \" + name\n"
+           "+    return \"Hello, \" + name + \"!\"\n@@ -5,2 +5,2 @@\n def add(a, b):\n-    return a * b\n+    return a + b\n```")
+    only_add = diff("app.py", ["    return a - b"], ["    return a + b"], start=6)
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(("Fix both", ["app.py"]))})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Resend ONLY the failed hunks"}, "content": only_add})
+    fake_deepseek.add({"match": {"role": "executor"}, "content": two})
+    agent = make_agent()
+    view = await agent.run("Fix greet and add")
+    assert view["state"] == "Completed", view["last_error"]
+    text = (workspace / "app.py").read_text()
+    assert 'return "Hello, " + name + "!"' in text and "return a + b" in text
+    retry = [r for r in fake_deepseek.requests if r.role == "executor"][1].body["messages"][-1]["content"]
+    assert "hunk 2 of 2" in retry and "did you mean these lines of the file?" in retry and "    6 |     return a - b" in retry
