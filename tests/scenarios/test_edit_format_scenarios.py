@@ -75,3 +75,15 @@ async def test_retry_resends_only_the_failed_hunk_with_a_did_you_mean_excerpt(ma
     assert 'return "Hello, " + name + "!"' in text and "return a + b" in text
     retry = [r for r in fake_deepseek.requests if r.role == "executor"][1].body["messages"][-1]["content"]
     assert "hunk 2 of 2" in retry and "did you mean these lines of the file?" in retry and "    6 |     return a - b" in retry
+
+
+async def test_registry_entry_edit_format_selects_editblock(make_agent, fake_deepseek, workspace):
+    fake_deepseek.add({"match": {"role": "planner"}, "content": PLAN})
+    fake_deepseek.add({"match": {"role": "executor"}, "content": BLOCK})
+    cfg = scenario_config()
+    cfg.models["deepseek-v4-flash"] = cfg.models["deepseek-v4-flash"].model_copy(update={"edit_format": "editblock"})
+    agent = make_agent(config=cfg)
+    view = await agent.run("Fix add")
+    assert view["state"] == "Completed", view["last_error"]
+    system = [r for r in fake_deepseek.requests if r.role == "executor"][0].body["messages"][0]["content"]
+    assert "<<<<<<< SEARCH" in system
