@@ -118,11 +118,16 @@ def patch_p1(case: dict) -> tuple[str, str]:
 
 
 AIDER_SCRIPT = r"""
-import json, sys
+import json, os, sys, tempfile
+from pathlib import Path
 from aider.coders.udiff_coder import find_diffs, do_replace as udiff_replace
-from aider.coders.editblock_coder import find_original_update_blocks, do_replace as eb_replace
+from aider.coders.editblock_coder import DEFAULT_FENCE, find_original_update_blocks, do_replace as eb_replace
 out = []
 for case in json.load(sys.stdin):
+    # Each case in its own directory holding the file, as Aider's coders expect (they look at the disk).
+    os.chdir(tempfile.mkdtemp(prefix="aider-bench-"))
+    Path(case["path"]).parent.mkdir(parents=True, exist_ok=True)
+    Path(case["path"]).write_text(case["base"])
     content, answer = case["base"], case["answer"]
     try:
         edits = find_diffs(answer)
@@ -132,11 +137,11 @@ for case in json.load(sys.stdin):
                 if content is None:
                     break
         else:
-            blocks = [b for b in find_original_update_blocks(answer) if b[0] is not None]
+            blocks = [b for b in find_original_update_blocks(answer, DEFAULT_FENCE) if b[0] is not None]
             if not blocks:
                 content = None
             for fname, before, after in blocks:
-                content = eb_replace(fname, content, before, after) if content is not None else None
+                content = eb_replace(fname, content, before, after, DEFAULT_FENCE) if content is not None else None
     except Exception as exc:
         content = None
     out.append(content)
@@ -147,7 +152,7 @@ json.dump(out, sys.stdout)
 def aider_all(cases: list[dict]) -> list[tuple[str, str]] | None:
     if not AIDER_PY.exists():
         return None
-    payload = json.dumps([{"base": c["base"], "answer": c["answer"]} for c in cases])
+    payload = json.dumps([{"path": c["path"], "base": c["base"], "answer": c["answer"]} for c in cases])
     proc = subprocess.run([str(AIDER_PY), "-c", AIDER_SCRIPT], input=payload, capture_output=True, text=True, timeout=1800)
     if proc.returncode != 0:
         print(f"aider: could not run ({proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode})", file=sys.stderr)
@@ -195,11 +200,17 @@ def main() -> None:
                   f"   {r['refused_ok']:>3}/{r['must_refuse']} / {r['wrong_on_must_refuse']}")
         if aider is None:
             print("aider: skipped (run bench/setup-aider.sh to install it in a bench-only venv)")
-        per_kind: dict[str, Counter] = {}
-        for (outcome, _), case in zip(runs["deepseek-ls"], cases):
-            per_kind.setdefault(case["defect"], Counter())[outcome] += 1
-        print("deepseek-ls by defect: " + "; ".join(f"{k}: " + ", ".join(f"{o} {n}" for o, n in sorted(v.items()))
-                                                   for k, v in per_kind.items()))
+        names = list(runs)
+        print("\nright results by defect (wrong applies in brackets):")
+        print(f"{'defect':16}" + "".join(f"{n[:14]:>16}" for n in names))
+        for kind in dict.fromkeys(c["defect"] for c in cases):
+            cells = []
+            for n in names:
+                got = Counter(o for (o, _), c in zip(runs[n], cases) if c["defect"] == kind)
+                total = sum(got.values())
+                right = got["refused"] if kind == "wrong_removed" else got["exact"] + got["recovered"]
+                cells.append(f"{right}/{total}" + (f" [{got['wrong']}]" if got["wrong"] else ""))
+            print(f"{kind:16}" + "".join(f"{cell:>16}" for cell in cells))
     if args.show_refused:
         for (outcome, why), case in zip(runs["deepseek-ls"], cases):
             if outcome in ("refused", "wrong") and case["expect"] == "apply":
