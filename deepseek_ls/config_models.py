@@ -206,6 +206,23 @@ class RouterConfig(_Section):
 
 ApprovalMode = Literal["suggest", "auto", "never"]
 
+# Where credentials live (gitignore patterns, matched at any depth, case-insensitively).
+# Files with no telling name are recognised by their content (policy/secret_files.py).
+DEFAULT_DENY_PATHS: tuple[str, ...] = (
+    # dotenv and direnv
+    ".env", ".env.*", "*.env", ".envrc", ".flaskenv",
+    # private keys and keystores
+    "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.ppk", "*.kdbx",
+    "id_rsa*", "id_dsa*", "id_ed25519*", "id_ecdsa*", ".ssh/", ".gnupg/",
+    # cloud and cluster credentials
+    ".aws/credentials", ".aws/config", ".azure/", ".config/gcloud/", "application_default_credentials.json",
+    ".kube/", "kubeconfig", "*.kubeconfig", ".docker/config.json", ".dockercfg",
+    ".boto", ".s3cfg", ".vault-token", ".terraformrc", "terraform.rc", "*.tfstate", "*.tfstate.backup",
+    # package registries and hosts
+    ".netrc", "_netrc", ".npmrc", ".yarnrc.yml", ".pypirc", ".gem/credentials", ".cargo/credentials*",
+    ".git-credentials", ".config/gh/hosts.yml", ".pgpass", ".my.cnf", ".htpasswd",
+)
+
 
 class PolicyConfig(_Section):
     approval_mode: ApprovalMode = "suggest"
@@ -232,24 +249,7 @@ class PolicyConfig(_Section):
         ]
     )
     allow_shell_metacharacters: bool = False
-    deny_paths: list[str] = Field(
-        default_factory=lambda: [
-            ".env",
-            ".env.*",
-            "*.pem",
-            "*.key",
-            "id_rsa*",
-            "id_ed25519*",
-            "id_ecdsa*",
-            ".ssh/",
-            ".aws/credentials",
-            ".netrc",
-            ".npmrc",
-            ".pypirc",
-            "*.p12",
-            "*.pfx",
-        ]
-    )
+    deny_paths: list[str] = Field(default_factory=lambda: list(DEFAULT_DENY_PATHS))
     command_timeout_seconds: float = Field(default=120.0, gt=0)
     max_output_bytes: int = Field(default=64_000, gt=0)
 

@@ -16,6 +16,7 @@ from deepseek_ls.agent.session import Session
 from deepseek_ls.agent.verify import Verifier
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config
+from deepseek_ls.policy.redact import redact_obj
 from deepseek_ls.router import Router, RouterDecision
 from deepseek_ls.ui_port import UIPort
 
@@ -138,7 +139,9 @@ class SessionRuntime:
             else:
                 result = await self.world.call_tool(call.function.name, arguments)
             messages.append(
-                {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result, ensure_ascii=False, default=str)[:20000]}
+                # Redacted while still structured: in the encoded JSON `\"` and `\n` hide secrets' edges.
+                {"role": "tool", "tool_call_id": call.id,
+                 "content": json.dumps(redact_obj(result), ensure_ascii=False, default=str)[:20000]}
             )
 
     async def ask_user(self, question: str, resume_state: str) -> str:

@@ -23,6 +23,7 @@ from deepseek_ls.config_models import Config
 from deepseek_ls.store.ids import new_id
 from deepseek_ls.patch import ApplyResult, PatchError, PatchSet, PatchStore
 from deepseek_ls.policy import PathPolicy, PolicyViolation
+from deepseek_ls.policy.command_secrets import guard_command
 from deepseek_ls.policy.commands import CommandPolicy
 from deepseek_ls.store.sink import EventSink
 from deepseek_ls.tools import shell
@@ -206,7 +207,7 @@ class World:
     async def run_command(self, command: str, timeout: float) -> CommandResult:
         """Run an allowlisted verification command: policy-checked, no shell, scrubbed environment,
         the whole process group killed on timeout (the tool host's runner)."""
-        argv = self.commands.check(command)
+        argv = guard_command(self.commands.check(command), cwd=self.root, paths=self.paths)
         started = time.perf_counter()
         try:
             result = await shell.run_command(

@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from deepseek_ls.policy.secret_files import secret_kind
+
 from .languages import language_for, looks_binary
 from .manifest import SkippedFile
 from .symbols import Symbol, extract_symbols
@@ -39,6 +41,8 @@ def analyse(path: str, data: bytes, *, max_file_bytes: int) -> AnalysedFile | Sk
     if looks_binary(data):
         return SkippedFile(path=path, reason="binary", sha256=digest)
     text = data.decode("utf-8", "replace")
+    if secret_kind(text) is not None:  # a credential file with no telling name: never indexed
+        return SkippedFile(path=path, reason="secret", sha256=digest)
     lang = language_for(path)
     return AnalysedFile(path, digest, len(data), lang, text, extract_symbols(lang, text), identifier_parts(text))
 

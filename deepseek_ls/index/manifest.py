@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-SkipReason = Literal["binary", "too_large", "unreadable"]
+SkipReason = Literal["binary", "too_large", "unreadable", "secret"]
 
 
 class SkippedFile(BaseModel):

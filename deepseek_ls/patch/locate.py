@@ -9,9 +9,8 @@ and hunks keep their order without overlapping. A hunk found nowhere is
 reported with the nearest candidate (line, similarity, first differing line) so
 the model, or a person, can fix it.
 
-A placeholder must never be written into a file: in an added line it is
-replaced by the secret it stands for in the lines the hunk replaces, and when
-that is unknown the hunk is refused.
+A placeholder must never be written into a file, and never be turned back into
+the secret it stands for: a hunk whose added lines carry one is refused.
 """
 
 from __future__ import annotations
@@ -176,20 +175,21 @@ def _rebuild(hunk: ParsedHunk, matched: list[str], base: list[str], secrets: _Se
 
 
 def _restore_secrets(text: str, secrets: _Secrets, base_text: str) -> str:
-    def restore(m: re.Match[str]) -> str:
+    """An added line may not carry a placeholder: mapping it back to the secret it stood for
+    would let a model copy a secret it never saw to wherever it likes (a log line, a test
+    that prints it, another file), so such a hunk is refused."""
+
+    def refuse(m: re.Match[str]) -> str:
         placeholder = m.group(0)
         if placeholder in base_text:  # the file really contains this text
             return placeholder
-        values = secrets.values.get(placeholder, set())
-        if len(values) != 1:
-            raise PatchError(
-                f"an added line contains {placeholder}, a redaction placeholder, and the secret it stands for "
-                f"is not {'known' if not values else 'unambiguous'} from the lines the hunk replaces; "
-                "keep secret values out of the diff (leave those lines unchanged)"
-            )
-        return next(iter(values))
+        raise PatchError(
+            f"an added line contains {placeholder}, a redaction placeholder; it is never turned back "
+            "into the secret it stands for. Keep lines with secret values as unchanged context "
+            "(leave them out of the removed and added lines)"
+        )
 
-    return _PLACEHOLDER.sub(restore, text)
+    return _PLACEHOLDER.sub(refuse, text)
 
 
 def _uses_crlf(base: list[str]) -> bool:

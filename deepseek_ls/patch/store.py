@@ -35,7 +35,9 @@ from deepseek_ls.patch.staging import locate_file_change
 from deepseek_ls.patch.validate import validate_files
 from deepseek_ls.policy.paths import PathPolicy
 from deepseek_ls.store.sink import EventSink, NullSink
-from deepseek_ls.tools.overlay import DocumentOverlay, read_disk_text
+from deepseek_ls.policy import safe_files
+from deepseek_ls.policy.secret_files import check_not_secret
+from deepseek_ls.tools.overlay import DocumentOverlay
 
 
 class PatchStore:
@@ -307,19 +309,16 @@ class PatchStore:
         target = self.policy.resolve(file)
         all_done = all(h.status == "accepted" for h in ps.hunks_of(file))
         if change.kind == "delete" and all_done and not text:
-            target.unlink(missing_ok=True)
+            safe_files.unlink(self.root, file)
             remove_empty_parents(target, self.root)
             return
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.dsls-tmp")
-        tmp.write_bytes(text.encode("utf-8", "surrogatepass"))
-        source = self.policy.resolve(change.old_path) if change.old_path else None
-        if source is not None and source.exists():
-            os.chmod(tmp, source.stat().st_mode & 0o7777)
-        os.replace(tmp, target)
-        if change.kind == "rename" and source is not None and source != target:
-            source.unlink(missing_ok=True)
-            remove_empty_parents(source, self.root)
+        # Opened without following links, from the workspace root down (policy.safe_files).
+        safe_files.write_bytes(self.root, file, text.encode("utf-8", "surrogatepass"), mode_from=change.old_path)
+        if change.kind == "rename" and change.old_path and change.old_path != file:
+            source = self.policy.resolve(change.old_path)
+            if source != target:
+                safe_files.unlink(self.root, change.old_path)
+                remove_empty_parents(source, self.root)
 
     def mark_applied(self, patch_id: str, hunk_ids: list[str], via: str = "workspace/applyEdit") -> PatchSet:
         """Record hunks as accepted after someone else (the editor) applied them."""
@@ -385,7 +384,10 @@ class PatchStore:
         path = self.policy.resolve(rel)
         if not path.is_file():
             return None
-        return read_disk_text(path)
+        # Opened without following links and checked (policy.safe_files).
+        text = safe_files.read_text(self.root, rel)
+        check_not_secret(rel, text)
+        return text
 
 
 _HUNK_SUMMARY = {"hunk_id", "file", "old_start", "old_lines", "new_start", "new_lines"}

@@ -1,29 +1,33 @@
 """Secret redaction for everything sent to a model or written to the event log.
 
-Rules come from detect-secrets' maintained detectors where it has them (AWS,
-GitHub, GitLab, Slack, Stripe, OpenAI, basic-auth URLs) plus rules it lacks:
-PEM private-key blocks, Google API keys and OAuth tokens, DeepSeek and other
-`sk-` keys, fine-grained GitHub tokens, Stripe test keys, JWTs, bearer tokens,
-and high-entropy values assigned to names like password / secret / token /
-api_key. A secret is replaced by `[REDACTED:<rule>]`; the text around it is
-kept so the model still sees the structure.
+Rules are data from detect-secrets' maintained plugin set (every plugin with a
+regex denylist: AWS, Azure storage, GitHub, GitLab, Slack, Stripe, OpenAI,
+SendGrid, Mailchimp, npm, PyPI, Square, Telegram, Twilio, Discord, basic-auth
+URLs, ...; see `_DETECT_SECRETS`), plus rules it lacks: PEM private keys whole
+*and in part* (a line range, a search hit or an error message quoting body
+lines), Azure connection strings and SAS signatures, Google API keys and OAuth
+tokens, DeepSeek and other `sk-` keys, fine-grained GitHub tokens, Stripe test
+keys, Hugging Face and npm tokens, JWTs, bearer tokens, and high-entropy values
+assigned to names like password / secret / token / api_key. A secret is
+replaced by `[REDACTED:<rule>]`; the text around it is kept so the model still
+sees the structure.
+
+Structured values (tool results, request bodies) are redacted field by field
+with `redact_obj` *before* they are encoded: in JSON text `\"` and `\n` hide a
+secret's boundaries and glue code into look-alike values. A string that is
+itself a JSON document is redacted the same way, decoded.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from detect_secrets.plugins.aws import AWSKeyDetector
-from detect_secrets.plugins.basic_auth import BasicAuthDetector
-from detect_secrets.plugins.github_token import GitHubTokenDetector
-from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
-from detect_secrets.plugins.openai import OpenAIDetector
-from detect_secrets.plugins.slack import SlackDetector
-from detect_secrets.plugins.stripe import StripeDetector
+from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
 
 @dataclass(frozen=True)
@@ -35,16 +39,70 @@ class Rule:
     # are all absent is skipped: `in` is far cheaper than a regex scan, and most
     # text contains no secret at all.
     needles: tuple[str, ...] = ()
+    # A cheap case-sensitive pattern every match contains, searched first (for rules
+    # whose needles would be too common, e.g. "AKC" / "AP[0-9A-F]").
+    prefilter: re.Pattern[str] | None = None
 
 
-def _from_detector(name: str, detector: type, needles: tuple[str, ...], groups: dict[int, int] | None = None) -> list[Rule]:
-    return [Rule(name, rx, (groups or {}).get(i, 0), needles) for i, rx in enumerate(detector.denylist)]
+_PREFILTERS = {
+    "artifactory": re.compile(r"AKC[a-zA-Z0-9]{10}|AP[\dABCDEF][a-zA-Z0-9]{8}"),
+    "telegram": re.compile(r"[0-9]:[0-9A-Za-z_-]{35}"),
+    "discord": re.compile(r"\.[a-zA-Z\d_-]{6}\.[a-zA-Z\d_-]{27}"),
+    "twilio": re.compile(r"[AS][CK][a-z0-9]{32}"),
+}
+
+
+# detect-secrets plugins by class name: (our rule name, needles, {pattern index: secret group}).
+# Plugins not listed here but present in the installed detect-secrets are used with
+# their class name and no needles, so a new release's detectors apply at once.
+_DETECT_SECRETS: dict[str, tuple[str, tuple[str, ...], dict[int, int]]] = {
+    "AWSKeyDetector": ("aws", ("akia", "asia", "abia", "acca", "a3t", "aws"), {1: 1}),
+    "AzureStorageKeyDetector": ("azure", ("accountkey",), {}),
+    "GitHubTokenDetector": ("github", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), {}),
+    "GitLabTokenDetector": ("gitlab", ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "gr1348941", "glcbt-", "glimt-", "glptt-", "glagent-", "gloas-"), {}),
+    "SlackDetector": ("slack", ("xox", "hooks.slack.com"), {}),
+    "StripeDetector": ("stripe", ("k_live_",), {}),
+    "OpenAIDetector": ("openai", ("t3blbkfj",), {}),
+    "SendGridDetector": ("sendgrid", ("sg.",), {}),
+    "MailchimpDetector": ("mailchimp", ("-us",), {}),
+    "NpmDetector": ("npm", ("_authtoken",), {0: 1}),
+    "PypiTokenDetector": ("pypi", ("pypi-",), {}),
+    "SquareOAuthDetector": ("square", ("sq0csp-",), {}),
+    "TelegramBotTokenDetector": ("telegram", (), {}),
+    "TwilioKeyDetector": ("twilio", (), {}),
+    "DiscordBotTokenDetector": ("discord", (), {}),
+    "ArtifactoryDetector": ("artifactory", (), {}),
+    "SoftlayerDetector": ("softlayer", ("softlayer", "sl_", "sl-", "slapi", "slkey", "slpass", "slpwd", "sltoken"), {0: 1, 1: 1}),
+    "IbmCosHmacDetector": ("ibm", ("secret_access", "secret-access", "secretaccess", "secret_key", "secret-key", "secretkey"), {0: 1}),
+    "CloudantDetector": (
+        "cloudant", ("cloudant", "clou", "cl_", "cl-", "clapi", "clkey", "clpw", "clpass", "cltoken"), {0: 1, 1: 1, 2: 1, 3: 1}
+    ),
+    "BasicAuthDetector": ("basic_auth", ("://",), {0: 1}),
+}
+# Not regex rules, or covered better below: keyword/entropy scanners (our keyword rule),
+# public IPs (not secrets), IBM IAM (matches the keyword alone), JWT and PEM (own rules).
+_DETECT_SECRETS_SKIPPED = {
+    "KeywordDetector", "Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector",
+    "IbmCloudIamDetector", "JwtTokenDetector", "PrivateKeyDetector",
+}
+
+
+def _detect_secrets_rules() -> list[Rule]:
+    rules = []
+    for cls in sorted(get_mapping_from_secret_type_to_class().values(), key=lambda c: c.__name__):
+        if cls.__name__ in _DETECT_SECRETS_SKIPPED:
+            continue
+        name, needles, groups = _DETECT_SECRETS.get(cls.__name__, (cls.__name__.lower(), (), {}))
+        for i, rx in enumerate(getattr(cls, "denylist", ()) or ()):
+            rules.append(Rule(name, rx, groups.get(i, 0), needles, _PREFILTERS.get(name)))
+    return rules
 
 
 _KEY_NAMES = (
     r"password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|"
     r"private[_-]?key|client[_-]?secret|credentials?"
 )
+_B64 = r"[A-Za-z0-9+/]"
 
 RULES: list[Rule] = [
     Rule(
@@ -55,26 +113,39 @@ RULES: list[Rule] = [
         ),
         needles=("private key",),
     ),
-    *_from_detector("aws", AWSKeyDetector, ("akia", "asia", "abia", "acca", "a3t", "aws"), {1: 1}),
-    Rule("github", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"), needles=("github_pat_",)),
-    *_from_detector("github", GitHubTokenDetector, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
-    *_from_detector(
-        "gitlab",
-        GitLabTokenDetector,
-        ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "gr1348941", "glcbt-", "glimt-", "glptt-", "glagent-", "gloas-"),
+    # A key's body without its BEGIN line (a line range, a search hit): base64 lines up to END.
+    Rule(
+        "private_key",
+        re.compile(r"(?:^[ \t+\-\"']*" + _B64 + r"[A-Za-z0-9+/=]{15,}[\"',]*\s*?\n)+[ \t+\-\"']*-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----", re.M),
+        needles=("private key",),
     ),
-    *_from_detector("slack", SlackDetector, ("xox", "hooks.slack.com")),
-    *_from_detector("stripe", StripeDetector, ("k_live_",)),
+    # Lines of a key's body on their own: exactly the PEM (64) or OpenSSH (70) width, base64 with
+    # upper case, lower case and digits, nothing else on the line but quotes or a diff marker.
+    Rule(
+        "private_key",
+        re.compile(
+            r"(?m)^[ \t+\-\"']*((?=[A-Za-z0-9+/]*[0-9])(?=[A-Za-z0-9+/]*[a-z])(?=[A-Za-z0-9+/]*[A-Z])"
+            r"(?:" + _B64 + r"{64}|" + _B64 + r"{70}|" + _B64 + r"{76}))(?:\\n)?[\"',]*[ \t]*$"
+        ),
+        group=1,
+        prefilter=re.compile(_B64 + r"{64}"),
+    ),
+    *_detect_secrets_rules(),
+    # Azure: storage / Service Bus connection strings and SAS signatures, any key length.
+    Rule("azure", re.compile(r"(?i)\b(?:AccountKey|SharedAccessKey)\s*=\s*([^;\s\"']{16,})"), 1, ("accountkey", "sharedaccesskey")),
+    Rule("azure", re.compile(r"(?i)[?&]sig=([A-Za-z0-9%+/=]{20,})"), 1, ("sig=",)),
+    Rule("github", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"), needles=("github_pat_",)),
     Rule("stripe", re.compile(r"\b(?:sk|rk)_test_[0-9a-zA-Z]{24,}"), needles=("k_test_",)),
     Rule("google", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), needles=("aiza",)),
     Rule("google", re.compile(r"\bya29\.[0-9A-Za-z_\-]{20,}"), needles=("ya29.",)),
-    *_from_detector("openai", OpenAIDetector, ("t3blbkfj",)),
+    Rule("huggingface", re.compile(r"\bhf_[A-Za-z0-9]{30,}"), needles=("hf_",)),
+    Rule("npm", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), needles=("npm_",)),
+    Rule("anthropic", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}"), needles=("sk-ant-",)),
     Rule("openai", re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}"), needles=("sk-",)),
     Rule("deepseek", re.compile(r"\bsk-[a-f0-9]{32}\b"), needles=("sk-",)),
     Rule("api_key", re.compile(r"\bsk-[A-Za-z0-9]{32,}\b"), needles=("sk-",)),
     Rule("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), needles=("eyj",)),
     Rule("bearer", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9\-._~+/]{20,}=*)"), 1, ("bearer",)),
-    *_from_detector("basic_auth", BasicAuthDetector, ("://",), {0: 1}),
 ]
 
 _ALL_NEEDLES = sorted({n for rule in RULES for n in rule.needles})
@@ -90,7 +161,8 @@ _KEYWORD_LOWER = re.compile(
     r"private[_-]?key|client[_-]?secret|credential"
 )
 _ASSIGNMENT_TAIL = re.compile(
-    r"[A-Za-z0-9_]*(?P<sep>[\"']?\s*(?::=|=>|==|=|:)\s*)(?P<q>[\"'`]?)(?P<value>[^\s\"'`,;]{8,})"
+    # A backslash ends a value: in escaped text (`\n`, `\"`) it belongs to the escape, not the value.
+    r"[A-Za-z0-9_]*(?P<sep>\\?[\"']?\s*(?::=|=>|=(?!=)|:)\s*)(?P<q>\\?[\"'`]?)(?P<value>[^\s\"'`,;\\]{8,})"
 )
 _SECRET_KEY = re.compile(r"(?i)^[A-Za-z0-9_.\-]*(?:" + _KEY_NAMES + r"|authorization)[A-Za-z0-9_]*$")
 _DOTTED_REF = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
@@ -114,7 +186,9 @@ def looks_like_secret_value(value: str) -> bool:
     low = value.lower()
     if any(p in low for p in _PLACEHOLDERS):
         return False
-    if re.fullmatch(r"[a-z_]+|[A-Z_]+", value):  # an identifier or constant name, not a secret
+    # An identifier, constant or kebab/snake-case word (`START_ELEMENT`, `quoted-string`,
+    # `Whitespace`), not a secret.
+    if re.fullmatch(r"[a-z]+(?:[-_][a-z]+)*|[A-Z_]+|[A-Za-z]+:?", value):
         return False
     return shannon_entropy(value) >= 3.0
 
@@ -136,6 +210,8 @@ def redact_text(text: Any) -> Any:
     present = {n for n in _ALL_NEEDLES if n in lowered}
     for rule in RULES:
         if rule.needles and present.isdisjoint(rule.needles):
+            continue
+        if rule.prefilter is not None and rule.prefilter.search(text) is None:
             continue
         text = _apply_rule(rule, text)
     return _redact_assignments(text)
@@ -174,6 +250,22 @@ def _redact_assignments(text: str) -> str:
     return "".join(out)
 
 
+def _redact_string(text: str) -> str:
+    """A string that is a JSON document (a tool result in a chat message) is redacted decoded,
+    field by field, and encoded again only if something changed; other strings as text."""
+    stripped = text.lstrip()
+    if stripped[:1] in ("{", "[") and len(text) > 2:
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            pass
+        else:
+            if isinstance(decoded, (dict, list)):
+                redacted = redact_obj(decoded)
+                return text if redacted == decoded else json.dumps(redacted, ensure_ascii=False)
+    return redact_text(text)
+
+
 def redact_obj(obj: Any) -> Any:
     """A copy of `obj` (dicts, lists, strings) with secrets redacted; other values unchanged.
 
@@ -181,7 +273,7 @@ def redact_obj(obj: Any) -> Any:
     redacted whole when it looks like a secret value.
     """
     if isinstance(obj, str):
-        return redact_text(obj)
+        return _redact_string(obj)
     if isinstance(obj, dict):
         out = {}
         for key, value in obj.items():

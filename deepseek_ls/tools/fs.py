@@ -12,7 +12,9 @@ import pathspec
 from pydantic import BaseModel, Field
 
 from deepseek_ls.patch.hunks import split_lines
+from deepseek_ls.policy import safe_files
 from deepseek_ls.policy.errors import PolicyViolation
+from deepseek_ls.policy.secret_files import check_not_secret
 from deepseek_ls.tools.registry import Tool, ToolContext
 
 MAX_LIST = 5000
@@ -32,27 +34,13 @@ class FsListArgs(BaseModel):
 
 async def fs_read(ctx: ToolContext, args: FsReadArgs) -> dict:
     rel = ctx.paths.relative(args.path)
-    target = ctx.paths.resolve(rel)
     doc = ctx.overlay.get(rel)
     if doc is None:
-        if target.is_dir():
-            raise ValueError(f"{rel} is a directory; use fs.list to see its files")
-        if not target.is_file():
-            raise FileNotFoundError(f"{rel} does not exist")
-        # A file over max_file_bytes can still be read by line range, but one ten times
-        # larger is not loaded at all (generated data, logs, vendored bundles).
-        size_cap = ctx.config.agent_loop.max_file_bytes
-        size = target.stat().st_size
-        if size > size_cap * 10:
-            raise ValueError(f"{rel} is {size} bytes; too large to read (agent_loop.max_file_bytes={size_cap})")
-    # The buffer looked up once above gives both the text and its source/version.
-    if doc is not None:
-        text = doc[0]
+        text = await asyncio.to_thread(_read_disk, ctx, rel)
     else:
-        try:
-            text = await asyncio.to_thread(ctx.overlay.read_text, rel, root=ctx.root)
-        except UnicodeDecodeError:
-            raise ValueError(f"{rel} is not UTF-8 text (binary file?)") from None
+        # The buffer looked up once above gives both the text and its source/version.
+        check_not_secret(rel, doc[0])
+        text = doc[0]
     lines = split_lines(text)
     start = args.start_line or 1
     end = min(args.end_line or len(lines), len(lines))
@@ -75,6 +63,32 @@ async def fs_read(ctx: ToolContext, args: FsReadArgs) -> dict:
         "source": "buffer" if doc is not None else "disk",
         "version": doc[1] if doc is not None else None,
     }
+
+
+def _read_disk(ctx: ToolContext, rel: str) -> str:
+    """The file's text, read from the descriptor that was opened and checked (no-follow, one link),
+    never from a path resolved earlier."""
+    target = ctx.paths.resolve(rel)
+    if target.is_dir():
+        raise ValueError(f"{rel} is a directory; use fs.list to see its files")
+    # A file over max_file_bytes can still be read by line range, but one ten times
+    # larger is not loaded at all (generated data, logs, vendored bundles).
+    size_cap = ctx.config.agent_loop.max_file_bytes
+    try:
+        fd = safe_files.open_read(ctx.root, rel)
+    except (FileNotFoundError, NotADirectoryError):
+        raise FileNotFoundError(f"{rel} does not exist") from None
+    with os.fdopen(fd, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > size_cap * 10:
+            raise ValueError(f"{rel} is {size} bytes; too large to read (agent_loop.max_file_bytes={size_cap})")
+        data = fh.read(size_cap * 10 + 1)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{rel} is not UTF-8 text (binary file?)") from None
+    check_not_secret(rel, text)
+    return text
 
 
 def workspace_files(root: Path) -> list[str]:

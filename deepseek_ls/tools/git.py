@@ -14,6 +14,8 @@ import sys
 import git
 from pydantic import BaseModel, Field
 
+from deepseek_ls.policy.command_secrets import git_exclude_pathspecs
+from deepseek_ls.policy.secret_files import check_not_secret, file_is_secret
 from deepseek_ls.tools.registry import Tool, ToolContext
 
 _REV = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./~^@{}+-]*$")
@@ -91,9 +93,15 @@ async def git_diff(ctx: ToolContext, args: DiffArgs) -> dict:
             argv.append("--cached")
         if args.rev:
             argv.append(_check_rev(args.rev))
-        argv += ["--", *paths] if paths else ["--", ".", ":(exclude).deepseek"]
-        text, truncated = _cap(ctx, repo.git.diff(*argv))
-        return {"diff": text, "truncated": truncated}
+        # Secret locations never appear, whatever the paths asked for: exclude pathspecs for
+        # the deny-list, and for changed files whose content is a credential file.
+        excludes = git_exclude_pathspecs(ctx.paths.deny_patterns)
+        pathspecs = ["--", *(paths or [":/"]), *excludes]
+        names = repo.git.diff(*argv, "--name-only", "-z", *pathspecs).split("\0")
+        hidden = [n for n in names if n and file_is_secret(ctx.root, n)]
+        pathspecs += [f":(exclude,literal){n}" for n in hidden]
+        text, truncated = _cap(ctx, repo.git.diff(*argv, *pathspecs))
+        return {"diff": text, "truncated": truncated, **({"hidden_secret_files": hidden} if hidden else {})}
 
     return await asyncio.to_thread(run)
 
@@ -113,6 +121,7 @@ async def git_show(ctx: ToolContext, args: ShowArgs) -> dict:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise ValueError(f"{path} at {rev} is not UTF-8 text") from None
+        check_not_secret(f"{rev}:{path}", text)
         content, truncated = _cap(ctx, text)
         return {"rev": rev, "path": path, "content": content, "truncated": truncated}
 

@@ -49,10 +49,10 @@ class ToolOutcome(BaseModel):
     error: str | None = None
 
     def to_content(self) -> str:
-        """The tool message content sent back to the model."""
+        """The tool message content sent back to the model, redacted before it is encoded."""
         if self.ok:
-            return json.dumps(self.value, ensure_ascii=False)
-        return json.dumps({"error": self.error}, ensure_ascii=False)
+            return json.dumps(redact_obj(self.value), ensure_ascii=False)
+        return json.dumps(redact_obj({"error": self.error}), ensure_ascii=False)
 
 
 class ToolHost:

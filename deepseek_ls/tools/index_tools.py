@@ -6,6 +6,7 @@ import asyncio
 
 from pydantic import BaseModel, Field
 
+from deepseek_ls.policy.secret_files import file_is_secret
 from deepseek_ls.tools.registry import Tool, ToolContext
 
 
@@ -22,7 +23,12 @@ async def index_query(ctx: ToolContext, args: QueryArgs) -> dict:
     result = await asyncio.to_thread(ctx.index.query, args.q, top_k=args.top_k, path_glob=args.path_glob, lang=args.lang)
     data = result.model_dump() if hasattr(result, "model_dump") else result
     if isinstance(data, dict) and "hits" in data:
-        data["hits"] = [h for h in data["hits"] if ctx.paths.is_allowed(h.get("path", ""))]
+        # Secret files are never indexed; an index built before a file became secret (or by
+        # an older version) must still not hand it out.
+        data["hits"] = [
+            h for h in data["hits"]
+            if ctx.paths.is_allowed(h.get("path", "")) and not file_is_secret(ctx.root, h.get("path", ""))
+        ]
     return data
 
 

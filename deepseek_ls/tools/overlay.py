@@ -12,6 +12,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from deepseek_ls.policy import safe_files
+from deepseek_ls.policy.secret_files import check_not_secret
+
 
 class DocumentOverlay:
     def __init__(self, root: Path | None = None) -> None:
@@ -40,20 +43,27 @@ class DocumentOverlay:
 
         Disk text is read without newline translation so CRLF survives, as
         UTF-8; a file that is not UTF-8 raises `UnicodeDecodeError` (tools
-        report it as a binary or undecodable file).
+        report it as a binary or undecodable file). The file is opened without
+        following links and checked (`policy.safe_files`), and a credential file
+        recognised by its content is refused (`PolicyViolation`) whether it is
+        open in the editor or not.
         """
         doc = self.get(relpath)
         if doc is not None:
+            check_not_secret(relpath, doc[0])
             return doc[0]
         base = root if root is not None else self.root
         if base is None:
             raise ValueError("DocumentOverlay has no root; pass root= to read files from disk")
-        return read_disk_text(Path(base) / relpath)
+        text = safe_files.read_text(Path(base), relpath)
+        check_not_secret(relpath, text)
+        return text
 
     def source(self, relpath: str) -> str:
         return "buffer" if self.get(relpath) is not None else "disk"
 
 
 def read_disk_text(path: Path) -> str:
+    """Text of a file outside the tools' reach (no policy checks); workspace files go through `read_text`."""
     with open(path, encoding="utf-8", newline="") as fh:
         return fh.read()

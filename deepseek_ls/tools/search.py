@@ -19,6 +19,8 @@ from pathlib import Path
 import pathspec
 from pydantic import BaseModel, Field
 
+from deepseek_ls.policy.command_secrets import rg_exclude_args
+from deepseek_ls.policy.secret_files import file_is_secret, secret_kind
 from deepseek_ls.tools.registry import Tool, ToolContext
 
 MAX_LINE = 400
@@ -51,8 +53,7 @@ async def search_rg(ctx: ToolContext, args: SearchArgs) -> dict:
         argv.append("--ignore-case")
     for glob in args.globs:
         argv += ["--glob", glob]
-    for pattern in (*ctx.paths.deny_patterns, ".git", ".deepseek"):
-        argv += ["--glob", "!" + pattern.rstrip("/")]
+    argv += rg_exclude_args(ctx.paths.deny_patterns)  # after the model's globs: the last match wins
     argv += ["-e", args.query, "--", "."]
     proc = await asyncio.create_subprocess_exec(
         *argv, cwd=ctx.root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
@@ -93,7 +94,7 @@ async def _read_matches(
         path = data["path"].get("text", "")
         path = path[2:] if path.startswith("./") else path
         if path not in allowed:
-            allowed[path] = path not in open_docs and ctx.paths.is_allowed(path)
+            allowed[path] = path not in open_docs and ctx.paths.is_allowed(path) and not file_is_secret(ctx.root, path)
         if not allowed[path]:
             continue
         text = data["lines"].get("text", "").rstrip("\r\n")
@@ -115,7 +116,7 @@ def _search_buffers(ctx: ToolContext, args: SearchArgs, open_docs: set[str]) -> 
         if not ctx.paths.is_allowed(path) or (include is not None and not include.match_file(path)):
             continue
         doc = ctx.overlay.get(path)
-        if doc is None:
+        if doc is None or secret_kind(doc[0]) is not None:
             continue
         for n, text in enumerate(doc[0].splitlines(), 1):
             if rx.search(text):

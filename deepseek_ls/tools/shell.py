@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import signal
 import time
 import uuid
@@ -18,10 +17,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from deepseek_ls.policy.command_secrets import guard_command
+from deepseek_ls.policy.env import scrubbed_env
 from deepseek_ls.tools.registry import Tool, ToolContext
 from deepseek_ls.ui_port import ApprovalRequest
 
-_SECRET_ENV = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
 
 
 class BashArgs(BaseModel):
@@ -38,11 +38,6 @@ class CommandResult(BaseModel):
     truncated: bool = False
     timed_out: bool = False
     duration_ms: float
-
-
-def scrubbed_env(env: dict[str, str] | None = None) -> dict[str, str]:
-    source = dict(os.environ if env is None else env)
-    return {k: v for k, v in source.items() if not _SECRET_ENV.search(k)}
 
 
 async def run_command(argv: list[str], *, cwd: Path, timeout: float, max_output_bytes: int) -> CommandResult:
@@ -116,7 +111,8 @@ async def bash_run(ctx: ToolContext, args: BashArgs) -> dict:
         command=args.cmd,
     )
     await ctx.approve(request, tool="bash.run")
-    result = await run_command(checked.argv, cwd=cwd, timeout=timeout, max_output_bytes=ctx.config.policy.max_output_bytes)
+    argv = guard_command(checked.argv, cwd=cwd, paths=ctx.paths)  # secret paths in arguments
+    result = await run_command(argv, cwd=cwd, timeout=timeout, max_output_bytes=ctx.config.policy.max_output_bytes)
     return result.model_dump()
 
 

@@ -119,13 +119,32 @@ def test_context_seen_through_the_redactor_is_located_and_the_secret_kept(worksp
     # The model saw `API_KEY = "[REDACTED:keyword]"`; the file has the real value.
     write(workspace, "settings.py", 'DEBUG = False\nAPI_KEY = "Zx8Qw2Lp9Rt5Yu3I"\nTIMEOUT = 5\n')
     diff = (
-        "--- a/settings.py\n+++ b/settings.py\n@@ -1,3 +1,3 @@\n DEBUG = False\n"
-        '-API_KEY = "[REDACTED:keyword]"\n+API_KEY = "[REDACTED:keyword]"  # rotated yearly\n TIMEOUT = 5\n'
+        "--- a/settings.py\n+++ b/settings.py\n@@ -1,3 +1,4 @@\n DEBUG = False\n"
+        ' API_KEY = "[REDACTED:keyword]"\n-TIMEOUT = 5\n+TIMEOUT = 10\n+RETRIES = 3\n'
     )
     ps = store.stage(diff)
     assert ps.hunks[0].located == "redacted"
     assert store.apply(ps.patch_id).ok
-    assert (workspace / "settings.py").read_text() == 'DEBUG = False\nAPI_KEY = "Zx8Qw2Lp9Rt5Yu3I"  # rotated yearly\nTIMEOUT = 5\n'
+    assert (workspace / "settings.py").read_text() == 'DEBUG = False\nAPI_KEY = "Zx8Qw2Lp9Rt5Yu3I"\nTIMEOUT = 10\nRETRIES = 3\n'
+
+
+@pytest.mark.parametrize(
+    "added",
+    [
+        pytest.param('+API_KEY = "[REDACTED:keyword]"  # rotated yearly', id="same-line-rewritten"),
+        pytest.param('+print("[REDACTED:keyword]")', id="copied-into-a-print"),
+        pytest.param('+LOG_KEY = "[REDACTED:keyword]"', id="copied-to-another-name"),
+    ],
+)
+def test_no_leak_placeholder_is_never_mapped_back_to_the_secret(workspace: Path, store: PatchStore, added: str) -> None:
+    write(workspace, "settings.py", 'DEBUG = False\nAPI_KEY = "Zx8Qw2Lp9Rt5Yu3I"\nTIMEOUT = 5\n')
+    diff = (
+        "--- a/settings.py\n+++ b/settings.py\n@@ -1,3 +1,3 @@\n DEBUG = False\n"
+        f'-API_KEY = "[REDACTED:keyword]"\n{added}\n TIMEOUT = 5\n'
+    )
+    with pytest.raises(PatchError, match="never turned back into the secret"):
+        store.stage(diff)
+    assert (workspace / "settings.py").read_text().count("Zx8Qw2Lp9Rt5Yu3I") == 1
 
 
 def test_a_placeholder_is_never_written_into_a_file(workspace: Path, store: PatchStore) -> None:
