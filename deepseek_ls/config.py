@@ -5,7 +5,9 @@ Layers, later wins:
 1. defaults (``config_models.py``)
 2. user config: ``<platform config dir>/deepseek-ls/config.toml``
    (``$DEEPSEEK_LS_USER_CONFIG`` points elsewhere, e.g. in tests)
-3. workspace config: ``<root>/.deepseek/config.toml``
+3. workspace config: ``<root>/.deepseek/config.toml`` — it comes with the repository, so
+   settings in it that loosen policy are ignored (and reported in `LoadedConfig.trust_warning`)
+   until the person trusts the workspace (`trust.py`)
 4. environment: ``DEEPSEEK_BASE_URL`` (→ ``llm.base_url``) and
    ``DEEPSEEK_LS_<SECTION>__<KEY>[__<KEY>...]`` (e.g. ``DEEPSEEK_LS_ROUTER__THRESHOLD_HIGH=0.8``);
    values are read as TOML values when they parse (numbers, booleans, lists), else as strings
@@ -75,9 +77,25 @@ class LoadedConfig:
     user_path: Path | None = None
     workspace_path: Path | None = None
     api_key: str | None = field(default=None, repr=False)
+    # "trusted" | "never" (not trusted) | "changed" (a config file changed since it was trusted);
+    # None when the workspace has no config file of its own.
+    workspace_trust: str | None = None
+    # Dotted keys the workspace file set that were ignored because they loosen policy.
+    ignored_untrusted: list[str] = field(default_factory=list)
 
     def api_key_display(self) -> str:
         return mask_secret(self.api_key)
+
+    def trust_warning(self) -> str | None:
+        """One line for the person when workspace settings were ignored, else None."""
+        if not self.ignored_untrusted:
+            return None
+        why = "changed since you trusted it" if self.workspace_trust == "changed" else "is not trusted"
+        return (
+            f"deepseek-ls: ignoring settings that loosen policy in {self.workspace_path} "
+            f"({', '.join(self.ignored_untrusted)}): this workspace {why}; "
+            "run `deepseek-ls trust` (or the 'DeepSeek: Trust Workspace' command) if you wrote them"
+        )
 
 
 def mask_secret(value: str | None) -> str:
@@ -112,9 +130,12 @@ def load_config(
     user_path = user_config_path(env)
     ws_path = workspace_config_path(workspace)
     layers: list[Layer] = []
+    ws_layer: Layer | None = None
     for path in (user_path, ws_path):
         if path.is_file():
             layers.append(_toml_layer(path))
+    if ws_path.is_file():
+        ws_layer = layers[-1]
     layers.extend(_env_layers(env))
     if config_path is not None:
         if not config_path.is_file():
@@ -135,7 +156,16 @@ def load_config(
     sources = {key: DEFAULT_SOURCE for key in _leaf_keys(defaults.model_dump())}
     sources.update({key: PRESET_SOURCE for key in _leaf_keys({"models": preset_tables()})})
     config = defaults
+    trust_state: str | None = None
+    ignored: list[str] = []
     for layer in layers:
+        if layer is ws_layer:
+            from deepseek_ls.trust import TrustStore, trust_file
+
+            state = TrustStore(trust_file(user_path)).state(workspace)
+            trust_state = state.reason
+            if not state.trusted:
+                layer, ignored = _without_loosening(merged, config, layer, sources)
         merged = deep_merge(merged, layer.values)
         layer_keys = _leaf_keys(layer.values)
         sources.update({key: layer.label for key in layer_keys})
@@ -158,7 +188,50 @@ def load_config(
         user_path=user_path,
         workspace_path=ws_path,
         api_key=env.get(config.llm.api_key_env) or None,
+        workspace_trust=trust_state,
+        ignored_untrusted=ignored,
     )
+
+
+def _without_loosening(
+    merged: dict[str, Any], current: Config, layer: Layer, sources: dict[str, str]
+) -> tuple[Layer, list[str]]:
+    """`layer` (an untrusted workspace file) less the settings that would loosen policy,
+    and the dotted keys that were dropped."""
+    from deepseek_ls.trust import loosened_keys
+
+    values = layer.values
+    dropped: list[str] = []
+    for _ in range(3):
+        named = {**sources, **{key: layer.label for key in _leaf_keys(values)}}  # errors name this file
+        loose = loosened_keys(current, _validate(deep_merge(merged, values), layer, named))
+        if not loose:
+            return Layer(layer.label, values), dropped
+        values = _drop_keys(values, loose)
+        dropped += [k for k in loose if k not in dropped]
+    # Could not narrow it down: none of the file's settings apply.
+    return Layer(layer.label, {}), sorted(_leaf_keys(layer.values))
+
+
+def _drop_keys(values: dict[str, Any], dotted: list[str]) -> dict[str, Any]:
+    """A copy of `values` without the given dotted keys; a key not found as such drops its
+    whole top-level section (e.g. the effect of a legacy alias)."""
+    out = json_copy(values)
+    for key in dotted:
+        node, parts = out, key.split(".")
+        for part in parts[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+            if node is None:
+                break
+        if isinstance(node, dict) and parts[-1] in node:
+            del node[parts[-1]]
+        else:
+            out.pop(parts[0], None)
+    return out
+
+
+def json_copy(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: json_copy(v) if isinstance(v, dict) else (list(v) if isinstance(v, list) else v) for k, v in values.items()}
 
 
 def _toml_layer(path: Path) -> Layer:

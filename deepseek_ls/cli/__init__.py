@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "config": "config_cmd",
     "mcp": "mcp_cmd",
     "models": "models_cmd",
+    "trust": "trust_cmd",
 }
 # `deepseek-ls --help` lists the commands from this table without importing any of
 # their modules (tests/unit/cli checks it says what each module registers).
@@ -53,6 +54,7 @@ SUMMARIES: dict[str, str] = {
     "config": "show, edit or locate the configuration",
     "mcp": "list, test and approve MCP servers (tools named mcp_<server>_<tool>)",
     "models": "list the model registry: capabilities, prices, which profile uses each, where each value came from",
+    "trust": "trust this workspace's .deepseek/config.toml (settings that loosen policy then apply)",
 }
 # Global options that take a value (so the value is not mistaken for the command).
 _VALUE_OPTIONS = {"--workspace", "--config", "--profile"}

@@ -122,6 +122,9 @@ def resolve_context(args: argparse.Namespace, *, create_state: bool = True) -> C
         config_path=Path(args.config_path) if getattr(args, "config_path", None) else None,
         profile=getattr(args, "profile", None),
     )
+    warning = loaded.trust_warning()
+    if warning:
+        print(warning, file=sys.stderr)
     return CliContext(root=root, state_dir=state_dir(root, create=create_state), loaded_config=loaded)
 
 

@@ -86,6 +86,10 @@ def _edit(args: argparse.Namespace) -> int:
     if not path.exists():
         path.write_text(commented_defaults(), encoding="utf-8")
         print(f"created {path}", file=sys.stderr)
+    from deepseek_ls.trust import TrustStore, trust_file
+
+    store = TrustStore(trust_file(user_config_path()))
+    was_trusted = store.state(root).trusted
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     import shlex
     import subprocess
@@ -93,12 +97,16 @@ def _edit(args: argparse.Namespace) -> int:
     result = subprocess.run([*shlex.split(editor), str(path)])
     if result.returncode != 0:
         exit_with(f"editor {editor!r} exited with {result.returncode}; {path} left as it is")
+    if was_trusted:
+        store.trust(root)  # the person just wrote it: trust follows their own edit
     try:
-        load_config(root)
+        loaded = load_config(root)
     except ConfigError as error:
         # The file is kept as edited: the user fixes it and runs `config edit` again.
         exit_with(error)
     print(f"{path}: valid", file=sys.stderr)
+    if loaded.trust_warning():
+        print(loaded.trust_warning(), file=sys.stderr)
     return 0
 
 

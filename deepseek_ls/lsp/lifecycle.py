@@ -46,10 +46,12 @@ def _set_up(ls: DeepSeekServer) -> None:
     from deepseek_ls.lsp.settings import Settings, SettingsError, load_base_config
 
     assert ls.root is not None
-    base, load_error = load_base_config(ls.root)
+    base, load_error, trust_warning = load_base_config(ls.root)
     ls.settings = Settings(base)
     if load_error:
         ls.pending_messages.append(load_error)
+    if trust_warning:
+        ls.pending_warnings.append(trust_warning)
     try:
         ls.settings.apply(ls.initialization_options)
     except SettingsError as error:
@@ -78,6 +80,9 @@ def initialized(ls: DeepSeekServer, params: types.InitializedParams) -> None:
     for message in ls.pending_messages:
         ls.show_error(message)
     ls.pending_messages = []
+    for message in ls.pending_warnings:
+        ls.show_warning(message)
+    ls.pending_warnings = []
     for name, reason in ls.failed_features.items():
         ls.show_error(f"deepseek-ls: feature {name} is disabled: {reason}")
 

@@ -25,6 +25,8 @@ CMD_UNDO = "deepseek.undo"
 CMD_ANSWER = "deepseek.answer"
 CMD_MCP_STATUS = "deepseek.mcpStatus"
 CMD_MCP_APPROVE = "deepseek.mcpApprove"
+CMD_TRUST_WORKSPACE = "deepseek.trustWorkspace"
+CMD_UNTRUST_WORKSPACE = "deepseek.untrustWorkspace"
 
 ALL_COMMANDS = [v for k, v in dict(globals()).items() if k.startswith("CMD_")]
 

@@ -43,6 +43,7 @@ FEATURE_MODULES = (
     "deepseek_ls.lsp.verification",
     "deepseek_ls.lsp.sessions",
     "deepseek_ls.lsp.mcp",
+    "deepseek_ls.lsp.trust",
 )
 
 
@@ -67,6 +68,7 @@ class DeepSeekServer(LanguageServer):
         self.failed_features: dict[str, str] = {}
         # Messages for the person produced before the client could show them.
         self.pending_messages: list[str] = []
+        self.pending_warnings: list[str] = []  # shown as warnings after `initialized` (workspace trust)
         # Called with a URI whenever the client changes / saves a buffer.
         self.document_listeners: list[Callable[[str], None]] = []
         self.save_listeners: list[Callable[[str], None]] = []
@@ -101,6 +103,9 @@ class DeepSeekServer(LanguageServer):
 
     def show_error(self, message: str) -> None:
         self.show_message(message, types.MessageType.Error)
+
+    def show_warning(self, message: str) -> None:
+        self.show_message(message, types.MessageType.Warning)
 
     def notify(self, method: str, params: Any) -> None:
         """Send one of our custom notifications (`deepseek/...`)."""

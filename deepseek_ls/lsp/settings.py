@@ -26,17 +26,17 @@ class SettingsError(ValueError):
     """Editor settings that do not validate; `str()` is the message for the person."""
 
 
-def load_base_config(root: Path) -> tuple[Config, str | None]:
-    """The workspace's effective config from files and environment (the foundation's
-    loader). Returns the config and an error message when the files are invalid."""
+def load_base_config(root: Path) -> tuple[Config, str | None, str | None]:
+    """The workspace's effective config from files and environment. Returns the config,
+    an error message when the files are invalid, and the workspace-trust warning when
+    settings of an untrusted `.deepseek/config.toml` were ignored."""
+    from deepseek_ls.config import load_config
+
     try:
-        from deepseek_ls.config import load_config
-    except ImportError:  # the loader has not landed: defaults only
-        return Config(), None
-    try:
-        return load_config(root).config, None
+        loaded = load_config(root)
     except Exception as error:  # noqa: BLE001 - a broken config.toml must not stop the server
-        return Config(), f"deepseek-ls: the configuration could not be loaded ({error}); using defaults."
+        return Config(), f"deepseek-ls: the configuration could not be loaded ({error}); using defaults.", None
+    return loaded.config, None, loaded.trust_warning()
 
 
 def _unwrap(options: Any) -> dict[str, Any]:

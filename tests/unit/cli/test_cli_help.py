@@ -16,7 +16,7 @@ from deepseek_ls.cli import COMMANDS as COMMAND_MODULES
 from deepseek_ls.cli import SUMMARIES, build_parser, command_in, main
 
 COMMANDS = ["serve", "ask", "plan", "chat", "run", "autopilot", "diff", "apply", "index", "sessions",
-            "replay", "config", "models"]
+            "replay", "config", "models", "trust"]
 SUBCOMMANDS = [["index", "build"], ["index", "update"], ["index", "status"], ["index", "query"],
                ["config", "show"], ["config", "edit"], ["config", "path"]]
 

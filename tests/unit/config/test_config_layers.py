@@ -150,8 +150,9 @@ def test_missing_config_path_is_an_error(ws, user_toml, tmp_path):
 
 
 def test_profile_flag_makes_the_named_profile_the_fast_one(ws, user_toml):
+    # In the user's config: from an untrusted workspace a base_url would be ignored (tests/unit/config/test_trust.py).
     write(
-        ws / ".deepseek" / "config.toml",
+        user_toml,
         '[llm.profiles.local]\nmodel = "qwen2.5-coder"\nbase_url = "http://127.0.0.1:11434/v1"\n',
     )
     loaded = load_config(ws, env=env_with(user_toml), profile="local")

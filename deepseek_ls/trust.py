@@ -1,0 +1,163 @@
+"""Workspace trust: settings from a repository's own files cannot loosen policy until trusted.
+
+A repository can ship `.deepseek/config.toml` (and `.mcp.json`). Like VS Code's
+Restricted Mode, settings from those files that *loosen* policy (approval
+modes, allowlisted commands, shell metacharacters, deny-list removals, `yolo`,
+a different LLM endpoint or key variable, larger safety-gate limits, anything
+new under `[policy]` ...) are ignored until the person trusts the workspace
+(`deepseek-ls trust`, or the `deepseek.trustWorkspace` command). Tightening is
+always allowed.
+
+Trust is stored in the user's config directory, never in the workspace, and is
+bound to the *content* of the workspace's config files: when
+`.deepseek/config.toml` changes (say a tool's `--log-file` overwrote it), the
+loosening settings are ignored again until the person trusts it again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping
+
+from deepseek_ls.config_models import Config, ModelProfile
+
+TRUST_FILE_NAME = "trusted-workspaces.json"
+# Workspace files that configure the agent, relative to the root.
+TRUSTED_FILES = (".deepseek/config.toml", ".mcp.json")
+
+_APPROVAL_RANK = {"never": 0, "suggest": 1, "auto": 2}
+_LEGACY_RANK = {"never": 0, "ask": 1, "auto": 2}
+_MODE_RANK = {"plan": 0, "agent": 1, "yolo": 2}
+
+
+@dataclass(frozen=True)
+class TrustState:
+    trusted: bool
+    # "never": never trusted; "changed": trusted, but a config file changed since; "trusted".
+    reason: str
+
+
+def trust_file(user_config: Path) -> Path:
+    """Where trust decisions live: beside the user config (never inside a workspace)."""
+    return user_config.parent / TRUST_FILE_NAME
+
+
+def fingerprint(root: Path) -> dict[str, str | None]:
+    """sha256 of each workspace config file (None when absent)."""
+    out: dict[str, str | None] = {}
+    for rel in TRUSTED_FILES:
+        path = root / rel
+        try:
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+        except OSError:
+            out[rel] = None
+    return out
+
+
+class TrustStore:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {"version": 1, "workspaces": {}}
+        if not isinstance(data, dict) or not isinstance(data.get("workspaces"), dict):
+            return {"version": 1, "workspaces": {}}
+        return data
+
+    def _write(self, data: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".trust-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, sort_keys=True)
+        os.replace(tmp, self.path)
+
+    def state(self, root: Path) -> TrustState:
+        entry = self._read()["workspaces"].get(str(Path(root).resolve()))
+        if not isinstance(entry, dict):
+            return TrustState(False, "never")
+        if entry.get("files") != fingerprint(Path(root).resolve()):
+            return TrustState(False, "changed")
+        return TrustState(True, "trusted")
+
+    def trust(self, root: Path) -> None:
+        root = Path(root).resolve()
+        data = self._read()
+        data["workspaces"][str(root)] = {
+            "trusted_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "files": fingerprint(root),
+        }
+        self._write(data)
+
+    def revoke(self, root: Path) -> bool:
+        data = self._read()
+        removed = data["workspaces"].pop(str(Path(root).resolve()), None) is not None
+        if removed:
+            self._write(data)
+        return removed
+
+    def entries(self) -> dict[str, Any]:
+        return dict(self._read()["workspaces"])
+
+
+def loosened_keys(before: Config, after: Config) -> list[str]:
+    """Dotted keys whose value in `after` is looser than in `before`.
+
+    Known keys are compared by meaning (an approval mode that asks less, a command
+    added to the allowlist, a deny-list pattern removed, a larger limit); under
+    `[policy]` and in sections not known to be harmless, any change counts.
+    """
+    b, a = before.model_dump(mode="json"), after.model_dump(mode="json")
+    out: list[str] = []
+    bp, ap = b["policy"], a["policy"]
+    handled = set()
+
+    def rank(key: str, table: Mapping[str, int]) -> None:
+        handled.add(key)
+        if table.get(ap[key], 9) > table.get(bp[key], 9):
+            out.append(f"policy.{key}")
+
+    rank("approval_mode", _APPROVAL_RANK)
+    rank("approve_edits", _LEGACY_RANK)
+    rank("approve_bash", _LEGACY_RANK)
+    handled |= {"allowlist", "deny_paths", "allow_shell_metacharacters"}
+    if set(ap["allowlist"]) - set(bp["allowlist"]):
+        out.append("policy.allowlist")
+    if set(bp["deny_paths"]) - set(ap["deny_paths"]):
+        out.append("policy.deny_paths")
+    if ap["allow_shell_metacharacters"] and not bp["allow_shell_metacharacters"]:
+        out.append("policy.allow_shell_metacharacters")
+    for key in set(ap) - handled:
+        if ap[key] == bp.get(key):
+            continue
+        if isinstance(ap[key], (int, float)) and isinstance(bp.get(key), (int, float)) and ap[key] < bp[key]:
+            continue  # a smaller limit (timeout, output size) is stricter
+        out.append(f"policy.{key}")
+    if _MODE_RANK[a["agent_loop"]["mode"]] > _MODE_RANK[b["agent_loop"]["mode"]]:
+        out.append("agent_loop.mode")
+    for key, value in a["agent_loop"]["safety_gate"].items():
+        if value > b["agent_loop"]["safety_gate"][key]:
+            out.append(f"agent_loop.safety_gate.{key}")
+    # Where the code and the API key are sent.
+    for key in ("base_url", "api_key_env"):
+        if a["llm"][key] != b["llm"][key]:
+            out.append(f"llm.{key}")
+    fresh = ModelProfile().model_dump(mode="json")  # what a profile new in `after` is compared with
+    for name, profile in a["llm"]["profiles"].items():
+        old = b["llm"]["profiles"].get(name, fresh)
+        for key in ("base_url", "api_key_env"):
+            if profile[key] != old[key]:
+                out.append(f"llm.profiles.{name}.{key}")
+    # Sections added later (sandbox, MCP servers...) loosen until proven otherwise.
+    for section in set(a) - {"llm", "router", "policy", "index", "agent_loop"}:
+        if a[section] != b.get(section):
+            out.append(section)
+    return out
