@@ -71,7 +71,9 @@ def guard_command(argv: list[str], *, cwd: Path, paths: PathPolicy) -> list[str]
             _check_candidate(line, arg, candidate, cwd_rel, paths)
     program = os.path.basename(argv[0])
     if program == "rg":
-        return [argv[0], *rg_exclude_args(paths.deny_patterns), *argv[1:]]
+        # After the caller's own globs (rg: the last matching glob wins), before any "--".
+        cut = argv.index("--") if "--" in argv else len(argv)
+        return [*argv[:cut], *rg_exclude_args(paths.deny_patterns), *argv[cut:]]
     if program == "git":
         return _guard_git(line, argv, cwd, paths)
     return argv

@@ -43,6 +43,13 @@ def _open_dir(root: Path, parts: list[str], *, create: bool = False) -> int:
                     raise
                 os.mkdir(part, 0o777, dir_fd=fd)
                 nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                # O_DIRECTORY | O_NOFOLLOW on a symlink fails with ENOTDIR (or ELOOP).
+                if exc.errno in (errno.ENOTDIR, errno.ELOOP) and stat.S_ISLNK(
+                    os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode
+                ):
+                    raise OSError(errno.ELOOP, "a directory component is a symlink") from None
+                raise
             os.close(fd)
             fd = nxt
         return fd

@@ -1,0 +1,174 @@
+"""Files opened as they were checked, credential files known by content, secret arguments,
+and the environment commands get."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from deepseek_ls.config_models import PolicyConfig
+from deepseek_ls.policy import PathPolicy, PolicyViolation, safe_files
+from deepseek_ls.policy.command_secrets import guard_command
+from deepseek_ls.policy.env import scrubbed_env
+from deepseek_ls.policy.secret_files import secret_kind
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "app.py").write_text("print('hi')\n")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.txt").write_text("s3cret\n")
+    return ws.resolve()
+
+
+def test_reads_what_was_checked(root: Path) -> None:
+    assert safe_files.read_text(root, "src/app.py") == "print('hi')\n"
+
+
+def test_no_leak_component_swapped_for_a_symlink_after_the_check(root: Path, monkeypatch) -> None:
+    # The race: the path is resolved while src/ is a directory, then src/ becomes a link outside.
+    real = safe_files.real_relative(root, "src/app.py")
+    monkeypatch.setattr(safe_files, "real_relative", lambda r, rel: real)
+    os.rename(root / "src", root / "src.old")
+    (root / "src").symlink_to(root.parent / "outside", target_is_directory=True)
+    (root.parent / "outside" / "app.py").write_text("outside\n")
+    with pytest.raises(PolicyViolation) as caught:
+        safe_files.read_text(root, "src/app.py")
+    assert caught.value.rule == "link_race"
+
+
+def test_no_leak_final_component_swapped_for_a_symlink(root: Path, monkeypatch) -> None:
+    real = safe_files.real_relative(root, "src/app.py")
+    monkeypatch.setattr(safe_files, "real_relative", lambda r, rel: real)
+    (root / "src" / "app.py").unlink()
+    (root / "src" / "app.py").symlink_to(root.parent / "outside" / "secret.txt")
+    with pytest.raises(PolicyViolation, match="link_race"):
+        safe_files.read_text(root, "src/app.py")
+
+
+def test_no_leak_hard_link_to_a_file_outside(root: Path) -> None:
+    os.link(root.parent / "outside" / "secret.txt", root / "notes.txt")
+    with pytest.raises(PolicyViolation) as caught:
+        safe_files.read_text(root, "notes.txt")
+    assert caught.value.rule == "hard_link"
+
+
+def test_fifo_is_refused_without_blocking(root: Path) -> None:
+    os.mkfifo(root / "pipe")
+    with pytest.raises(PolicyViolation, match="not_regular_file"):
+        safe_files.read_text(root, "pipe")
+
+
+def test_never_clobber_write_through_a_swapped_directory(root: Path, monkeypatch) -> None:
+    real = safe_files.real_relative(root, "src/app.py")
+    monkeypatch.setattr(safe_files, "real_relative", lambda r, rel: real)
+    os.rename(root / "src", root / "src.old")
+    (root / "src").symlink_to(root.parent / "outside", target_is_directory=True)
+    with pytest.raises(PolicyViolation, match="link_race"):
+        safe_files.write_bytes(root, "src/app.py", b"x")
+    assert sorted(p.name for p in (root.parent / "outside").iterdir()) == ["secret.txt"]
+
+
+def test_write_keeps_mode_and_replaces_a_hard_link_instead_of_writing_through_it(root: Path) -> None:
+    target = root / "run.sh"
+    target.write_text("old\n")
+    target.chmod(0o755)
+    os.link(target, root / "alias.sh")
+    safe_files.write_bytes(root, "run.sh", b"new\n")
+    assert target.read_text() == "new\n" and (root / "alias.sh").read_text() == "old\n"
+    assert target.stat().st_mode & 0o777 == 0o755
+
+
+SECRET_CONTENT = [
+    pytest.param('{"type": "service_account", "private_key_id": "x"}', "gcloud credentials", id="gcloud-service-account"),
+    pytest.param('{"type": "authorized_user", "refresh_token": "x"}', "gcloud credentials", id="gcloud-user"),
+    pytest.param("apiVersion: v1\nkind: Config\nusers:\n- name: a\n", "kubeconfig", id="kubeconfig"),
+    pytest.param('{"auths": {"r.io": {"auth": "dXNlcjpwYXNz"}}}', "docker credentials", id="docker-config"),
+    pytest.param("machine example.com login me password hunter2\n", "netrc", id="netrc-one-line"),
+    pytest.param("machine example.com\n  login me\n  password hunter2\n", "netrc", id="netrc-lines"),
+    pytest.param("-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n", "private key", id="openssh-key"),
+    pytest.param('"-----BEGIN ' + 'PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"', "private key", id="pem-in-json"),
+    pytest.param("[default]\naws_secret_access_key = abcdefghijklmnop1234\n", "aws credentials", id="aws-credentials"),
+    pytest.param("//registry.npmjs.org/:_authToken=abcdef123456\n", "npm credentials", id="npmrc"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), SECRET_CONTENT)
+def test_credential_files_are_known_by_content(text: str, kind: str) -> None:
+    assert secret_kind(text) == kind
+
+
+ORDINARY_CONTENT = [
+    pytest.param('if data["type"] == "service_account":\n    load(data)\n', id="code-checking-the-type"),
+    pytest.param("kind: Deployment\nmetadata:\n  name: web\n", id="kubernetes-manifest"),
+    pytest.param("The .netrc file has lines like 'machine HOST login NAME'.\n", id="netrc-prose-without-password"),
+    pytest.param("-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n", id="public-key"),
+    pytest.param('PEM_HEADER = "-----BEGIN PRIVATE KEY-----"\n', id="pem-header-constant"),
+    pytest.param("def auth(password):\n    return check(password)\n", id="password-parameter"),
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY_CONTENT)
+def test_ordinary_files_are_not_taken_for_credentials(text: str) -> None:
+    assert secret_kind(text) is None
+
+
+@pytest.fixture
+def policy(root: Path) -> PathPolicy:
+    (root / ".env").write_text("A=1\n")
+    (root / "ci.json").write_text('{"type": "service_account"}\n')
+    return PathPolicy(root, PolicyConfig().deny_paths)
+
+
+REFUSED_COMMANDS = [
+    pytest.param(["rg", "x", ".env"], "deny_list", id="rg-dotenv"),
+    pytest.param(["rg", "x", "./.env"], "deny_list", id="rg-dot-slash-dotenv"),
+    pytest.param(["rg", "--glob=.envrc", "x"], "deny_list", id="rg-option-value"),
+    pytest.param(["rg", "x", "ci.json"], "secret_content", id="rg-service-account"),
+    pytest.param(["git", "show", "HEAD:.env"], "deny_list", id="git-rev-path"),
+    pytest.param(["git", "diff", "--", ":(literal).env"], "deny_list", id="git-magic-pathspec"),
+    pytest.param(["git", "diff", "--", ":!src", ".env"], "deny_list", id="git-exclude-then-dotenv"),
+    pytest.param(["git", "diff", "--no-index", "src/app.py", "src/app.py"], "no_index", id="git-no-index"),
+    pytest.param(["git", "log", "--", ".git/config"], "reserved_dir", id="git-dir"),
+    pytest.param(["pytest", "--junitxml=.deepseek/x.xml"], "reserved_dir", id="write-into-state-dir"),
+]
+
+
+@pytest.mark.parametrize(("argv", "rule"), REFUSED_COMMANDS)
+def test_no_leak_secret_arguments_are_refused(policy: PathPolicy, root: Path, argv: list[str], rule: str) -> None:
+    with pytest.raises(PolicyViolation) as caught:
+        guard_command(argv, cwd=root, paths=policy)
+    assert caught.value.rule == rule
+
+
+def test_rg_gets_deny_list_excludes_after_its_own_globs(policy: PathPolicy, root: Path) -> None:
+    argv = guard_command(["rg", "--iglob", "*.py", "x", "--", "src"], cwd=root, paths=policy)
+    assert argv[:4] == ["rg", "--iglob", "*.py", "x"]
+    assert argv[argv.index("--") :] == ["--", "src"]
+    assert "!**/.env" in argv and argv.index("!**/.env") < argv.index("--")
+
+
+def test_git_diff_gets_exclude_pathspecs_and_keeps_its_paths(policy: PathPolicy, root: Path) -> None:
+    argv = guard_command(["git", "diff", "HEAD~1", "src"], cwd=root, paths=policy)
+    assert argv[:5] == ["git", "diff", "HEAD~1", "--", "src"]
+    assert ":(exclude,icase,glob)**/.env" in argv
+    assert guard_command(["git", "status"], cwd=root, paths=policy) == ["git", "status"]
+
+
+ENV_DROPPED = ["DB_PASS", "MYSQL_PWD", "PGPASSWORD", "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "DEEPSEEK_API_KEY",
+               "SESSION_COOKIE", "PRIVATE_DATA", "SENTRY_DSN", "DATABASE_URL", "AZURE_STORAGE_CONNECTION_STRING",
+               "SLACK_WEBHOOK", "NPM_CONFIG__AUTH", "MY_CREDENTIALS"]
+
+
+def test_environment_scrub_drops_credentials_by_name_and_value() -> None:
+    env = {name: "value" for name in ENV_DROPPED}
+    env.update({
+        "PATH": "/usr/bin", "HOME": "/home/u", "PWD": "/work", "LANG": "C.UTF-8", "VIRTUAL_ENV": "/v",
+        "REDIS": "redis://user:hunter2pass@cache:6379/0",  # a password in a URL, any name
+        "OPENAI": "sk-" + "Zq8Lm3Np7Rt2Vx6Bw1Ky5Hj9Df4Gs0Ac",  # a key by its shape
+    })
+    assert set(scrubbed_env(env)) == {"PATH", "HOME", "PWD", "LANG", "VIRTUAL_ENV"}
