@@ -28,7 +28,8 @@ from typing import Any, Mapping
 from deepseek_ls.config_models import Config, ModelProfile
 
 TRUST_FILE_NAME = "trusted-workspaces.json"
-# Workspace files that configure the agent, relative to the root.
+# Workspace files that configure the agent, relative to the root. (`.mcp.json` servers are
+# approved one by one by `deepseek-ls mcp approve`; trust covers its presence for the record.)
 TRUSTED_FILES = (".deepseek/config.toml", ".mcp.json")
 
 _APPROVAL_RANK = {"never": 0, "suggest": 1, "auto": 2}
@@ -156,8 +157,22 @@ def loosened_keys(before: Config, after: Config) -> list[str]:
         for key in ("base_url", "api_key_env"):
             if profile[key] != old[key]:
                 out.append(f"llm.profiles.{name}.{key}")
-    # Sections added later (sandbox, MCP servers...) loosen until proven otherwise.
-    for section in set(a) - {"llm", "router", "policy", "index", "agent_loop"}:
+    # MCP servers that come with the repository have their own approval, bound to each
+    # definition (tools/mcp/servers.py); the section's other switches are compared here.
+    for key, value in a["mcp"].items():
+        if key != "servers" and _looser(value, b["mcp"].get(key)):
+            out.append(f"mcp.{key}")
+    # Sections added later (sandbox, ...) loosen until proven otherwise.
+    for section in set(a) - {"llm", "router", "policy", "index", "agent_loop", "mcp"}:
         if a[section] != b.get(section):
             out.append(section)
     return out
+
+
+def _looser(new: Any, old: Any) -> bool:
+    """A switch turned on, a limit raised, or any other change of a value with no known order."""
+    if isinstance(new, bool) and isinstance(old, bool):
+        return new and not old
+    if isinstance(new, (int, float)) and isinstance(old, (int, float)):
+        return new > old
+    return new != old
