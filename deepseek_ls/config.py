@@ -214,19 +214,21 @@ def _without_loosening(
 
 
 def _drop_keys(values: dict[str, Any], dotted: list[str]) -> dict[str, Any]:
-    """A copy of `values` without the given dotted keys; a key not found as such drops its
-    whole top-level section (e.g. the effect of a legacy alias)."""
+    """A copy of `values` without the given dotted keys; a key not set as such (a value from a
+    preset or a legacy alias) drops the deepest table of the file on its path."""
     out = json_copy(values)
     for key in dotted:
-        node, parts = out, key.split(".")
-        for part in parts[:-1]:
-            node = node.get(part) if isinstance(node, dict) else None
-            if node is None:
+        parts = key.split(".")
+        path: list[tuple[dict[str, Any], str]] = []  # (table, key in it) down the dotted key
+        node: Any = out
+        for part in parts:
+            if not isinstance(node, dict) or part not in node:
                 break
-        if isinstance(node, dict) and parts[-1] in node:
-            del node[parts[-1]]
-        else:
-            out.pop(parts[0], None)
+            path.append((node, part))
+            node = node[part]
+        if path:
+            table, name = path[-1]
+            del table[name]
     return out
 
 

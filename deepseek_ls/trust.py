@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
+from urllib.parse import urlsplit
 
 from deepseek_ls.config_models import Config, ModelProfile
 
@@ -149,24 +150,44 @@ def loosened_keys(before: Config, after: Config) -> list[str]:
             out.append(f"agent_loop.safety_gate.{key}")
     # Where the code and the API key are sent.
     for key in ("base_url", "api_key_env"):
-        if a["llm"][key] != b["llm"][key]:
+        if _other_endpoint(a["llm"], b["llm"], key):
             out.append(f"llm.{key}")
     fresh = ModelProfile().model_dump(mode="json")  # what a profile new in `after` is compared with
     for name, profile in a["llm"]["profiles"].items():
         old = b["llm"]["profiles"].get(name, fresh)
         for key in ("base_url", "api_key_env"):
-            if profile[key] != old[key]:
+            if _other_endpoint(profile, old, key):
                 out.append(f"llm.profiles.{name}.{key}")
     # MCP servers that come with the repository have their own approval, bound to each
     # definition (tools/mcp/servers.py); the section's other switches are compared here.
     for key, value in a["mcp"].items():
         if key != "servers" and _looser(value, b["mcp"].get(key)):
             out.append(f"mcp.{key}")
+    # Model registry entries: prices and capabilities are tuning; where requests go is not.
+    for name, entry in a.get("models", {}).items():
+        old = b.get("models", {}).get(name, {})
+        for key in ("base_url", "api_key_env"):
+            if _other_endpoint(entry, old, key):
+                out.append(f"models.{name}.{key}")
     # Sections added later (sandbox, ...) loosen until proven otherwise.
-    for section in set(a) - {"llm", "router", "policy", "index", "agent_loop", "mcp"}:
+    for section in set(a) - {"llm", "router", "policy", "index", "agent_loop", "mcp", "models"}:
         if a[section] != b.get(section):
             out.append(section)
     return out
+
+
+def _other_endpoint(new: Mapping[str, Any], old: Mapping[str, Any], key: str) -> bool:
+    """Whether `key` (base_url or api_key_env) changed in a way that sends code or a key
+    elsewhere. A model served on loopback (llama.cpp, Ollama) sees nothing that leaves
+    this machine, so pointing at one - with its own key variable - is not loosening."""
+    if new.get(key) == old.get(key):
+        return False
+    url = new.get("base_url")
+    if isinstance(url, str):
+        host = (urlsplit(url).hostname or "").lower()
+        if host in ("localhost", "::1") or host.startswith("127."):
+            return False
+    return True
 
 
 def _looser(new: Any, old: Any) -> bool:
