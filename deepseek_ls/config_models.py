@@ -224,6 +224,38 @@ DEFAULT_DENY_PATHS: tuple[str, ...] = (
 )
 
 
+class SandboxConfig(_Section):
+    """The OS sandbox (bubblewrap) every command the agent starts runs in (docs/tools.md)."""
+
+    # auto: use bubblewrap when it works here, else ask before every command;
+    # off: never sandbox (every command then needs an explicit approval).
+    mode: Literal["auto", "off"] = "auto"
+    bwrap_path: str | None = None
+    # Extra absolute paths writable inside the sandbox (e.g. a build cache under ~).
+    writable_paths: list[str] = Field(default_factory=list)
+    # Extra absolute paths hidden inside the sandbox, on top of policy.deny_paths matches.
+    masked_paths: list[str] = Field(default_factory=list)
+
+
+# gitignore-style patterns, matched case-insensitively (policy.exec_config_files).
+EXEC_CONFIG_FILES = (
+    # Python: test collection, packaging and tool configuration that loads plugins
+    "conftest.py", "setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "pytest.ini", "noxfile.py",
+    "sitecustomize.py", "usercustomize.py", "*.pth", "manage.py",
+    # JavaScript: scripts and configuration files that are programs
+    "package.json", ".npmrc", ".yarnrc", ".yarnrc.yml", "*.config.js", "*.config.cjs", "*.config.mjs",
+    "*.config.ts", ".eslintrc*", ".babelrc*", ".mocharc*",
+    # Make, Rust, Go
+    "Makefile", "makefile", "GNUmakefile", "*.mk", "build.rs", "Cargo.toml", ".cargo/", "go.mod", "go.work",
+    "rust-toolchain", "rust-toolchain.toml",
+    # editors, CI, hooks, shells
+    ".vscode/", ".idea/", ".devcontainer/", ".github/workflows/", ".gitlab-ci.yml", ".circleci/",
+    "Jenkinsfile", ".travis.yml", "azure-pipelines.yml", ".pre-commit-config.yaml", ".husky/", ".githooks/",
+    ".gitattributes", ".gitmodules", ".envrc", ".bashrc", ".bash_profile", ".profile", ".zshrc", ".tool-versions",
+    ".mcp.json",
+)
+
+
 class PolicyConfig(_Section):
     approval_mode: ApprovalMode = "suggest"
     # Appendix A spelling; "ask" means suggest.
@@ -252,6 +284,10 @@ class PolicyConfig(_Section):
     deny_paths: list[str] = Field(default_factory=lambda: list(DEFAULT_DENY_PATHS))
     command_timeout_seconds: float = Field(default=120.0, gt=0)
     max_output_bytes: int = Field(default=64_000, gt=0)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    # Files that execute or configure execution: a patch touching one always needs an explicit
+    # approval showing its content, "always allow" and approval_mode=auto notwithstanding.
+    exec_config_files: list[str] = Field(default_factory=lambda: list(EXEC_CONFIG_FILES))
 
 
 class IndexConfig(_Section):

@@ -59,7 +59,20 @@ if [ ! -x "$VENV/bin/deepseek-ls" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want
   echo "$want" > "$stamp"
 fi
 
-# 3. Optional editors.
+# 3. bubblewrap: the OS sandbox every command the agent starts runs in (docs/tools.md).
+#    Without it the product still works, but asks before every command.
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    log "installing bubblewrap (apt)"
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null 2>&1 ||
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; }; } ||
+      log "could not install bubblewrap; commands will need approval every time"
+  else
+    log "bubblewrap (bwrap) is not installed: commands will need approval every time (sudo apt-get install bubblewrap)"
+  fi
+fi
+
+# 4. Optional editors.
 run_optional() {
   local script="$ROOT/scripts/$1"
   if [ -x "$script" ] || [ -f "$script" ]; then

@@ -68,7 +68,7 @@ class Agent:
             policy=PathPolicy(self.root, config.policy.deny_paths),
             overlay=self.overlay,
             sink=self.sink,
-            gate=SafetyGate.from_config(config.agent_loop),
+            gate=SafetyGate.from_config(config.agent_loop, config.policy),
         )
         if isinstance(getattr(self.patches, "sink", None), NullSink):
             self.patches.sink = self.sink

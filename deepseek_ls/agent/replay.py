@@ -311,12 +311,30 @@ class ReplayWorld(World):
         return self._patches[patch_id]
 
     async def run_command(self, command: str, timeout: float) -> CommandResult:
-        p = self.rec.take("VerificationRun@v1").payload
+        self._replay_command_approval(command)
+        event = self.rec.take("VerificationRun@v1")
+        self._last_verify_seq = event.seq_no
+        p = event.payload
         if p["command"] != command:
             raise ReplayDivergence(f"replay verified with {command!r}, the recording with {p['command']!r}")
         if p.get("exit_code") is None and str(p.get("output", "")).startswith("refused by policy: "):
             raise PolicyViolation(command, "replayed", p["output"][len("refused by policy: "):])
         return CommandResult(command, p.get("exit_code"), p.get("output", ""), p.get("duration_ms") or 0.0)
+
+
+    def _replay_command_approval(self, command: str) -> None:
+        """A verification command that needed an explicit approval: the question and the answer as recorded."""
+        queue = self.rec.queues["VerificationRun@v1"]
+        if not queue:
+            return
+        after, upto = getattr(self, "_last_verify_seq", 0), queue[0].seq_no
+        ask = next((e for e in self.rec.events if after < e.seq_no < upto and e.kind == "ApprovalRequested@v1"
+                    and e.payload.get("title") == f"Verify: {command}"), None)
+        if ask is None:
+            return
+        self.sink.emit(ask.kind, ask.payload)
+        answer = self.rec.take("ApprovalResolved@v1")
+        self.sink.emit(answer.kind, answer.payload)
 
 
 def normalise(events: list[Event]) -> list[tuple[str, Any]]:

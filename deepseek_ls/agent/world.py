@@ -24,11 +24,14 @@ from deepseek_ls.store.ids import new_id
 from deepseek_ls.patch import ApplyResult, PatchError, PatchSet, PatchStore
 from deepseek_ls.policy import PathPolicy, PolicyViolation
 from deepseek_ls.policy.command_secrets import guard_command
+from deepseek_ls.policy.approvals import command_review
 from deepseek_ls.policy.commands import CommandPolicy
+from deepseek_ls.policy.sandbox import Sandbox
 from deepseek_ls.store.sink import EventSink
 from deepseek_ls.tools import shell
 from deepseek_ls.tools.fs import workspace_files
 from deepseek_ls.tools.overlay import DocumentOverlay
+from deepseek_ls.ui_port import ApprovalRequest
 
 log = logging.getLogger("deepseek_ls.agent")
 
@@ -66,6 +69,9 @@ class World:
         self.tools = tools
         self.paths = PathPolicy(self.root, config.policy.deny_paths)
         self.commands = CommandPolicy(config.policy)
+        self.sandbox = getattr(tools, "sandbox", None) or Sandbox(
+            self.root, deny_paths=config.policy.deny_paths, config=config.policy.sandbox
+        )
 
     # -- recording ---------------------------------------------------------------
 
@@ -205,13 +211,19 @@ class World:
     # -- commands ------------------------------------------------------------------
 
     async def run_command(self, command: str, timeout: float) -> CommandResult:
-        """Run an allowlisted verification command: policy-checked, no shell, scrubbed environment,
-        the whole process group killed on timeout (the tool host's runner)."""
-        argv = guard_command(self.commands.check(command), cwd=self.root, paths=self.paths)
+        """Run a verification command: policy-checked, no shell, inside the OS sandbox, scrubbed
+        environment, bounded. A plan-authored command runs unprompted only in a safe shape with a
+        working sandbox; otherwise it needs an explicit approval (`PolicyViolation` when refused)."""
+        checked = self.commands.inspect(command)
+        argv = guard_command(checked.argv, cwd=self.root, paths=self.paths)  # secret paths in arguments
+        reasons = command_review(checked, await self.sandbox.astatus())
+        if reasons:
+            await self._approve_command(command, reasons, timeout)
         started = time.perf_counter()
         try:
             result = await shell.run_command(
-                argv, cwd=self.root, timeout=timeout, max_output_bytes=self.config.policy.max_output_bytes
+                argv, cwd=self.root, timeout=timeout,
+                max_output_bytes=self.config.policy.max_output_bytes, sandbox=self.sandbox,
             )
         except FileNotFoundError as exc:
             return CommandResult(command, 127, str(exc), round((time.perf_counter() - started) * 1000, 1))
@@ -220,3 +232,20 @@ class World:
             output += f"\n[timed out after {timeout:.0f} s]"
         return CommandResult(command, result.exit_code, output, round(result.duration_ms, 1))
 
+    async def _approve_command(self, command: str, reasons: list[str], timeout: float) -> None:
+        approvals = getattr(self.tools, "approvals", None)
+        if approvals is None:
+            raise PolicyViolation(command, "needs_approval", "it needs an explicit approval and nobody can give one here: "
+                                  + "; ".join(reasons))
+        request = ApprovalRequest(
+            request_id=new_id(),
+            kind="bash.run",
+            title=f"Verify: {command}",
+            detail=f"verification command from the plan (timeout {timeout:g}s); needs explicit approval:"
+            + "".join(f"\n- {r}" for r in reasons),
+            command=command,
+            session_id=getattr(self.tools, "session_id", None),
+        )
+        decision, _ = await approvals.decide(request, force_explicit=True)
+        if not decision.allowed:
+            raise PolicyViolation(command, "not_approved", decision.reason or "the verification command was not approved")

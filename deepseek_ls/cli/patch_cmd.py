@@ -54,7 +54,7 @@ def _store(args: argparse.Namespace) -> PatchStore:
         ctx.root,
         ctx.state_dir,
         policy=PathPolicy(ctx.root, config.policy.deny_paths),
-        gate=SafetyGate.from_config(config.agent_loop),
+        gate=SafetyGate.from_config(config.agent_loop, config.policy),
     )
 
 

@@ -51,10 +51,18 @@ class SourceError(RuntimeError):
     """The workspace could not be enumerated (e.g. git failed)."""
 
 
+# Every wait on a child process is bounded (a stuck git must not hang the index).
+GIT_TIMEOUT_SECONDS = 120.0
+
+
 def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    proc = subprocess.run(
-        ["git", *args], cwd=root, env=GIT_ENV, capture_output=True, stdin=subprocess.DEVNULL
-    )
+    try:
+        proc = subprocess.run(
+            ["git", *args], cwd=root, env=GIT_ENV, capture_output=True, stdin=subprocess.DEVNULL,
+            timeout=GIT_TIMEOUT_SECONDS,
+        )
+    except subprocess.TimeoutExpired:
+        raise SourceError(f"git {' '.join(args)} took more than {GIT_TIMEOUT_SECONDS:g} s") from None
     if check and proc.returncode != 0:
         raise SourceError(f"git {' '.join(args)} failed: {proc.stderr.decode(errors='replace').strip()}")
     return proc

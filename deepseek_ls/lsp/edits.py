@@ -148,11 +148,15 @@ async def _after_settled(ls: DeepSeekServer, patch_id: str) -> None:
 
 async def confirm_gated(ls: DeepSeekServer, patch: Any, hunk_ids: list[str], files: list[str]) -> bool:
     """Bulk-accepting a patch the safety gate flagged (too many files or lines)
-    needs an explicit approval, even though clicking the lens was a request."""
+    needs an explicit approval, even though clicking the lens was a request. A patch
+    touching a file that runs code (conftest.py, Makefile, .vscode/, ...) always asks,
+    showing that content, whatever was answered before."""
     if not patch.approval_required or ls.ui is None or ls.approvals is None:
         return True
-    if "patch.apply" in ls.approvals.always:
+    exec_files = list(getattr(patch, "exec_config_files", []) or [])
+    if "patch.apply" in ls.approvals.always and not exec_files:
         return True
+    from deepseek_ls.patch.gate import exec_config_content
     from deepseek_ls.ui_port import ApprovalRequest  # pydantic: loaded after start-up
 
     decision = await ls.ui.request_approval(
@@ -160,14 +164,15 @@ async def confirm_gated(ls: DeepSeekServer, patch: Any, hunk_ids: list[str], fil
             request_id=new_id(),
             kind="patch.apply",
             title=f"Apply {len(hunk_ids)} hunk(s) to {', '.join(files)}?",
-            detail="This change needs explicit approval: " + "; ".join(patch.approval_reasons),
+            detail="This change needs explicit approval: " + "; ".join(patch.approval_reasons)
+            + ("\n" + exec_config_content(patch) if exec_files else ""),
             files=files,
             hunk_ids=hunk_ids,
             patch_id=patch.patch_id,
             session_id=patch.session_id,
         )
     )
-    if decision.answer == "always_allow":
+    if decision.answer == "always_allow" and not exec_files:
         ls.approvals.always.add("patch.apply")
     if not decision.allowed:
         ls.show_message(f"deepseek-ls: not applied — approval denied for patch {patch.patch_id}.")

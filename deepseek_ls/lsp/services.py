@@ -115,7 +115,7 @@ class Services:
         return DocumentOverlay(self.root)
 
     def _make_patches(self) -> Any:
-        from deepseek_ls.patch import PatchStore
+        from deepseek_ls.patch import PatchStore, SafetyGate
         from deepseek_ls.policy import PathPolicy
 
         # The agent's store routes PatchApplied/PatchRejected to the session that
@@ -124,7 +124,8 @@ class Services:
         if agent is not None:
             return agent.patches
         policy = PathPolicy(self.root, self.config.policy.deny_paths)
-        return PatchStore(self.root, self.state_dir, policy=policy, overlay=self.overlay)
+        gate = SafetyGate.from_config(self.config.agent_loop, self.config.policy)
+        return PatchStore(self.root, self.state_dir, policy=policy, overlay=self.overlay, gate=gate)
 
     def _make_index(self) -> Any:
         from deepseek_ls.index import CodeIndex

@@ -99,6 +99,8 @@ class PatchSet(BaseModel):
     hunks: list[Hunk] = Field(default_factory=list)
     approval_required: bool = False
     approval_reasons: list[str] = Field(default_factory=list)
+    # Files that execute or configure execution (patch/gate.py): always an explicit approval.
+    exec_config_files: list[str] = Field(default_factory=list)
 
     def hunk(self, hunk_id: str) -> Hunk:
         for hunk in self.hunks:

@@ -114,7 +114,10 @@ class PatchStore:
             changes=changes,
             hunks=hunks,
         )
-        ps.approval_reasons = self.gate.approval_reasons(len(files), ps.loc, diff_bytes)
+        ps.exec_config_files = self.gate.exec_config_paths(
+            sorted({*files, *(c.old_path for c in changes.values() if c.old_path)})
+        )
+        ps.approval_reasons = self.gate.approval_reasons(len(files), ps.loc, diff_bytes, paths=ps.exec_config_files)
         ps.approval_required = bool(ps.approval_reasons)
         if not persist:
             return ps

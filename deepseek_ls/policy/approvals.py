@@ -5,18 +5,34 @@ Modes (`policy.approval_mode`, refined per kind by `approve_edits` /
 without asking, `never` denies without asking. A safety-gate hit
 (`force_explicit`) asks even in `auto`. An "always allow" answer is remembered
 for the rest of this `Approvals`' life: per command line for `bash.run`, for
-all patches for `patch.apply`. Every request and answer is an event.
+all patches for `patch.apply`; never for a `force_explicit` request (an unsafe
+command shape, no sandbox, a file that configures execution). Every request
+and answer is an event.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from deepseek_ls.config_models import ApprovalMode, PolicyConfig
 from deepseek_ls.store.sink import EventSink, NullSink
 from deepseek_ls.ui_port import ApprovalDecision, ApprovalRequest, UIPort
 
+if TYPE_CHECKING:
+    from deepseek_ls.policy.commands import CheckedCommand
+    from deepseek_ls.policy.sandbox import SandboxStatus
+
 _LEGACY = {"ask": None, "auto": "auto", "never": "never"}
+
+
+def command_review(checked: "CheckedCommand", sandbox: "SandboxStatus") -> list[str]:
+    """Why a policy-checked command needs an explicit approval in every mode: an unsafe shape
+    (options outside its safe table, make overrides, a shell line), or no OS sandbox to confine it.
+    Empty: the command may run as its mode says (verification then runs unprompted)."""
+    reasons = list(checked.review)
+    if not sandbox.available:
+        reasons.append(sandbox.describe())
+    return reasons
 
 
 class Approvals:

@@ -7,7 +7,16 @@ allowlisted prefixes (whole tokens: `cargo test` allows `cargo test -q` but not
 unless `allow_shell_metacharacters`, environment-variable prefixes
 (`FOO=bar cmd`), flags that make an allowed program run another program or
 write files (`rg --pre`, `git -c`, `find -exec`, ...), and arguments that point
-outside the workspace (absolute paths, `..`). Commands run without a shell.
+outside the workspace (absolute paths, `..`). Long options are matched as the
+programs themselves match them: an unambiguous abbreviation (`make --ev`,
+`npm --usercon`) is the option, and Go takes `--exec` for `-exec`.
+
+Passing that check is not enough to run unprompted. `CheckedCommand.review`
+lists why a command has an unsafe *shape*: any option or argument outside the
+small table of known-harmless options for its program (`_SAFE_OPTIONS`), a
+`make VAR=value` override, any extra argument to a program the table does not
+know. Such a command always needs an explicit approval (docs/tools.md).
+Commands run without a shell, inside the OS sandbox (`policy/sandbox.py`).
 """
 
 from __future__ import annotations
@@ -44,12 +53,18 @@ _DANGEROUS_FLAGS: dict[str, set[str]] = {
         "--receive-pack", "--git-dir", "--work-tree", "-C", "--textconv",
     },
     "find": {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"},
-    "make": {"-f", "--file", "--makefile", "-C", "--directory", "--eval", "-E"},
-    "npm": {"--prefix", "--userconfig", "--globalconfig", "--script-shell"},
-    "cargo": {"--config", "-Z", "--manifest-path"},
-    "pytest": {"--basetemp", "--rootdir", "-c", "--confcutdir", "--override-ini", "-o"},
+    "make": {"-f", "--file", "--makefile", "-C", "--directory", "--eval", "-E", "-I", "--include-dir",
+             "-o", "--old-file", "--assume-old", "-W", "--what-if", "--new-file", "--assume-new"},
+    "npm": {"--prefix", "--userconfig", "--globalconfig", "--script-shell", "--node-options", "--cache",
+            "--init-module", "--shell", "--registry"},
+    "cargo": {"--config", "-Z", "--manifest-path", "--target-dir", "--out-dir", "--artifact-dir"},
+    "pytest": {"--basetemp", "--rootdir", "-c", "--config-file", "--inifile", "--confcutdir", "--override-ini", "-o",
+               "-p", "--junitxml", "--junit-xml", "--debug", "--log-file", "--resultlog", "--result-log",
+               "--pastebin", "--cov-report", "--import-mode", "--report-log", "--html"},
     "python": {"-c"},
-    "go": {"-exec", "-toolexec", "-o"},
+    "go": {"-exec", "-toolexec", "-o", "-c", "-C", "-overlay", "-modfile", "-pkgdir", "-coverprofile", "-cpuprofile",
+           "-memprofile", "-blockprofile", "-mutexprofile", "-trace", "-outputdir", "-ldflags", "-gcflags",
+           "-asmflags", "-gccgoflags", "-args"},
     "mypy": {"--config-file", "--cache-dir"},
     "ruff": {"--config", "--fix", "--cache-dir"},
 }
@@ -61,10 +76,127 @@ _GETOPT = {"rg", "git", "make", "pytest", "cargo", "ruff", "mypy", "npm", "pytho
 
 def _flag_names(program: str, arg: str) -> list[str]:
     name = arg.split("=", 1)[0]
+    if program == "go" and name.startswith("--"):
+        name = name[1:]  # Go's flag package takes --exec for -exec
     names = [name]
     if program in _GETOPT and name.startswith("-") and not name.startswith("--") and len(name) > 2:
         names += [f"-{c}" for c in name[1:]]
     return names
+
+
+def _abbreviates(program: str, name: str, flags: set[str]) -> str | None:
+    """The dangerous long option `name` abbreviates (`--ev` for `--eval`): getopt_long, argparse
+    and npm's nopt all accept an unambiguous prefix."""
+    if program == "go" or not name.startswith("--") or len(name) < 4:
+        return None
+    return next((f for f in sorted(flags) if f.startswith("--") and f.startswith(name)), None)
+
+
+# Options each known program may take without an explicit approval: option -> whether it takes a
+# value. Everything else (including options that are harmless but not listed) needs approval.
+_B, _V = False, True
+_SAFE_OPTIONS: dict[str, dict[str, bool]] = {
+    "pytest": {
+        "-q": _B, "--quiet": _B, "-v": _B, "--verbose": _B, "-x": _B, "--exitfirst": _B, "-s": _B, "-l": _B,
+        "--showlocals": _B, "-k": _V, "-m": _V, "--tb": _V, "--maxfail": _V, "--lf": _B, "--last-failed": _B,
+        "--ff": _B, "--failed-first": _B, "--no-header": _B, "--no-summary": _B, "-r": _V, "--durations": _V,
+        "--color": _V, "--co": _B, "--collect-only": _B, "--strict-markers": _B, "--runxfail": _B,
+        "--disable-warnings": _B, "-n": _V, "--sw": _B, "--stepwise": _B, "--capture": _V, "--full-trace": _B,
+    },
+    "cargo": {
+        "-q": _B, "--quiet": _B, "-v": _B, "--verbose": _B, "--all": _B, "--workspace": _B, "--lib": _B,
+        "--bins": _B, "--tests": _B, "--doc": _B, "--release": _B, "--locked": _B, "--offline": _B, "--frozen": _B,
+        "--no-fail-fast": _B, "--all-features": _B, "--all-targets": _B, "--no-default-features": _B,
+        "--check": _B, "-p": _V, "--package": _V, "--test": _V, "--features": _V, "-j": _V, "--jobs": _V,
+    },
+    "npm": {"--silent": _B, "-s": _B, "--quiet": _B},
+    "go": {
+        "-v": _B, "-short": _B, "-race": _B, "-cover": _B, "-failfast": _B, "-json": _B, "-count": _V,
+        "-run": _V, "-skip": _V, "-timeout": _V, "-bench": _V, "-benchtime": _V, "-tags": _V, "-shuffle": _V,
+        "-p": _V, "-parallel": _V, "-vet": _V,
+    },
+    "git": {
+        "--stat": _B, "--name-only": _B, "--name-status": _B, "--oneline": _B, "-n": _V, "--max-count": _V,
+        "--cached": _B, "--staged": _B, "--short": _B, "-s": _B, "--porcelain": _B, "-p": _B, "--patch": _B,
+        "--no-color": _B, "--shortstat": _B, "--graph": _B, "--decorate": _B, "-b": _B, "--branch": _B,
+        "--word-diff": _B, "-w": _B, "--ignore-all-space": _B, "--since": _V, "--until": _V, "--author": _V,
+        "--grep": _V, "--all": _B, "--reverse": _B, "--unified": _V, "-U": _V, "--untracked-files": _V,
+        "--check": _B, "--no-ext-diff": _B, "--no-textconv": _B, "--format": _V, "--pretty": _V,
+    },
+    "rg": {
+        "-i": _B, "--ignore-case": _B, "-S": _B, "--smart-case": _B, "-n": _B, "--line-number": _B,
+        "-l": _B, "--files-with-matches": _B, "-c": _B, "--count": _B, "-w": _B, "--word-regexp": _B,
+        "-F": _B, "--fixed-strings": _B, "-g": _V, "--glob": _V, "-t": _V, "--type": _V, "-T": _V,
+        "--type-not": _V, "-A": _V, "-B": _V, "-C": _V, "--context": _V, "--files": _B, "-m": _V,
+        "--max-count": _V, "--hidden": _B, "-e": _V, "--regexp": _V, "-v": _B, "--invert-match": _B,
+        "-o": _B, "--only-matching": _B, "--json": _B, "--no-heading": _B, "-H": _B, "--heading": _B,
+        "--sort": _V, "--max-columns": _V, "--color": _V, "-N": _B, "--no-line-number": _B,
+    },
+    "ruff": {
+        "-q": _B, "--quiet": _B, "--select": _V, "--ignore": _V, "--extend-select": _V, "--statistics": _B,
+        "--output-format": _V, "--show-fixes": _B, "--no-cache": _B, "--diff": _B,
+    },
+    "mypy": {
+        "--strict": _B, "--ignore-missing-imports": _B, "--no-incremental": _B, "--show-error-codes": _B,
+        "--pretty": _B, "--no-error-summary": _B, "-p": _V, "--package": _V, "-m": _V, "--module": _V,
+        "--python-version": _V, "--check-untyped-defs": _B, "--follow-imports": _V,
+    },
+    "make": {"-k": _B, "--keep-going": _B, "-s": _B, "--silent": _B, "-j": _V, "--jobs": _V},
+}
+# What `cargo test -- ...` may pass to the test binary without approval.
+_CARGO_TEST_ARGS = {"--nocapture", "--exact", "--ignored", "--include-ignored", "--quiet", "-q", "--show-output"}
+
+
+def shape_review(program: str, args: list[str]) -> list[str]:
+    """Why `program args...` (the arguments after the allowlisted prefix) is not a known-safe shape."""
+    table = _SAFE_OPTIONS.get(program)
+    if table is None:
+        if args:
+            return [f"extra arguments {shlex.join(args)!r} for {program}, which has no table of safe options"]
+        return []
+    reasons: list[str] = []
+    i = 0
+    after_dashdash = False
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if after_dashdash or arg == "-" or not arg.startswith("-"):
+            if program == "make" and "=" in arg:
+                reasons.append(f"{arg!r} overrides a make variable (it can change the commands make runs)")
+            elif after_dashdash and program == "cargo" and arg.startswith("-") and arg.split("=", 1)[0] not in (
+                *_CARGO_TEST_ARGS, "--test-threads"
+            ):
+                reasons.append(f"{arg!r} is passed to the test binary and is not a known-safe option")
+            elif after_dashdash and program == "npm" and arg.startswith("-"):
+                reasons.append(f"{arg!r} is passed to the package's script")
+            continue
+        if arg == "--":
+            after_dashdash = True
+            continue
+        if program == "git" and arg[1:].isdigit():  # git log -5
+            continue
+        name, eq, _ = arg.partition("=")
+        if program == "go":
+            name = name[1:] if name.startswith("--") else name
+        if name.startswith("--") or program == "go":
+            if name not in table:
+                reasons.append(f"option {arg!r} is not a known-safe option of {program}")
+            elif table[name] and not eq:
+                i += 1  # its value
+            elif not table[name] and eq:
+                reasons.append(f"option {name!r} of {program} takes no value")
+            continue
+        # Short options, possibly clustered (-qx) or with an attached value (-k expr, -kexpr, -n4).
+        for pos in range(1, len(arg)):
+            short = "-" + arg[pos]
+            if short not in table:
+                reasons.append(f"option {short!r} (in {arg!r}) is not a known-safe option of {program}")
+                break
+            if table[short]:
+                if pos == len(arg) - 1:
+                    i += 1  # the value is the next argument
+                break
+    return reasons
 
 
 @dataclass(frozen=True)
@@ -72,6 +204,8 @@ class CheckedCommand:
     argv: list[str]
     matched_prefix: str
     shell: bool = False
+    # Why this command needs an explicit approval whatever the approval mode (empty: a safe shape).
+    review: tuple[str, ...] = ()
 
 
 class CommandPolicy:
@@ -105,8 +239,8 @@ class CommandPolicy:
                 argv = shlex.split(line)
             except ValueError as exc:
                 raise PolicyViolation(line, "unparsable", f"the command cannot be parsed: {exc}") from None
-        prefix = self._check_argv(line, argv)
-        return CheckedCommand(argv=argv, matched_prefix=prefix)
+        prefix, review = self._check_argv(line, argv)
+        return CheckedCommand(argv=argv, matched_prefix=prefix, review=tuple(review))
 
     def _inspect_shell(self, line: str) -> CheckedCommand:
         # Chaining is enabled, but every command in the chain must be allowlisted,
@@ -124,19 +258,24 @@ class CommandPolicy:
             raise PolicyViolation(line, "unparsable", f"the command cannot be parsed: {exc}") from None
         segment: list[str] = []
         prefixes = []
+        review = ["shell metacharacters are enabled: the line runs through /bin/sh"]
         for tok in tokens + [";"]:
             if tok and set(tok) <= set(";&|"):
                 if tok not in (";", "&&", "||", "|"):
                     raise PolicyViolation(line, "metacharacter", f"{tok!r} is not an allowed operator")
                 if not segment:
                     raise PolicyViolation(line, "empty_command", "an operator has no command before it")
-                prefixes.append(self._check_argv(line, segment))
+                prefix, why = self._check_argv(line, segment)
+                prefixes.append(prefix)
+                review += why
                 segment = []
             else:
                 segment.append(tok)
-        return CheckedCommand(argv=["/bin/sh", "-c", line], matched_prefix=" ; ".join(prefixes), shell=True)
+        return CheckedCommand(
+            argv=["/bin/sh", "-c", line], matched_prefix=" ; ".join(prefixes), shell=True, review=tuple(review)
+        )
 
-    def _check_argv(self, line: str, argv: list[str]) -> str:
+    def _check_argv(self, line: str, argv: list[str]) -> tuple[str, list[str]]:
         if not argv:
             raise PolicyViolation(line, "empty_command", "the command is empty")
         if _ENV_PREFIX.match(argv[0]):
@@ -151,14 +290,21 @@ class CommandPolicy:
         if program in ("python", "python3"):
             program = "pytest" if argv[1:3] == ["-m", "pytest"] else "python"
         flags = _DANGEROUS_FLAGS.get(program, set())
+        safe = _SAFE_OPTIONS.get(program, {})
         for arg in argv[1:]:
             for name in _flag_names(program, arg):
                 if name in flags:
                     raise PolicyViolation(
                         line, "dangerous_flag", f"{name!r} is refused for {program}: it can run other programs or write files"
                     )
+                full = None if name in safe else _abbreviates(program, name, flags)
+                if full is not None:
+                    raise PolicyViolation(
+                        line, "dangerous_flag",
+                        f"{name!r} abbreviates {full!r}, which is refused for {program}: it can run other programs or write files",
+                    )
             self._check_path_arg(line, arg)
-        return shlex.join(prefix)
+        return shlex.join(prefix), shape_review(program, argv[len(prefix):])
 
     @staticmethod
     def _check_path_arg(line: str, arg: str) -> None:

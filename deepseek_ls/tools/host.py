@@ -24,6 +24,7 @@ from deepseek_ls.policy.commands import CommandPolicy
 from deepseek_ls.policy.errors import PolicyViolation
 from deepseek_ls.policy.paths import PathPolicy
 from deepseek_ls.policy.redact import redact_obj
+from deepseek_ls.policy.sandbox import Sandbox
 from deepseek_ls.store.sink import EventSink, NullSink
 from deepseek_ls.tools import fs, index_tools, patch_tools, search, shell
 from deepseek_ls.tools import git as git_tools
@@ -78,6 +79,7 @@ class ToolHost:
         self.overlay = overlay if overlay is not None else DocumentOverlay(self.root)
         self.paths = PathPolicy(self.root, self.config.policy.deny_paths)
         self.commands = CommandPolicy(self.config.policy)
+        self.sandbox = Sandbox(self.root, deny_paths=self.config.policy.deny_paths, config=self.config.policy.sandbox)
         self.approvals = approvals or Approvals(self.config.policy, self.ui, sink=self.sink)
         self.patches = patches
         self.index = index
@@ -183,6 +185,7 @@ class ToolHost:
             sink=self.sink,
             patches=self.patches,
             index=self.index,
+            sandbox=self.sandbox,
             session_id=self.session_id,
             call_id=call_id,
             extras={"allowed_files": self.allowed_files},

@@ -7,6 +7,7 @@ import uuid
 
 from pydantic import BaseModel, Field
 
+from deepseek_ls.patch.gate import exec_config_content
 from deepseek_ls.tools.registry import Tool, ToolContext
 from deepseek_ls.ui_port import ApprovalRequest
 
@@ -39,6 +40,7 @@ async def patch_stage(ctx: ToolContext, args: StageArgs) -> dict:
         ],
         "approval_required": ps.approval_required,
         "approval_reasons": ps.approval_reasons,
+        "exec_config_files": ps.exec_config_files,
     }
 
 
@@ -52,7 +54,8 @@ async def patch_apply(ctx: ToolContext, args: ApplyArgs) -> dict:
         kind="patch.apply",
         title=f"Apply {len(hunks)} hunk(s) to {', '.join(files)}",
         detail="\n".join(f"{h.file}: hunk {h.hunk_id} (lines {h.old_start}-{h.end_index})" for h in hunks)
-        + ("\n" + "; ".join(ps.approval_reasons) if ps.approval_reasons else ""),
+        + ("\n" + "; ".join(ps.approval_reasons) if ps.approval_reasons else "")
+        + ("\n" + exec_config_content(ps) if ps.exec_config_files else ""),
         files=files,
         hunk_ids=[h.hunk_id for h in hunks],
         patch_id=ps.patch_id,

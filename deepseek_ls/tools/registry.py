@@ -41,6 +41,7 @@ class ToolContext:
     sink: EventSink
     patches: Any = None  # PatchStore
     index: Any = None  # CodeIndex, when the index is available
+    sandbox: Any = None  # policy.sandbox.Sandbox: confines every command a tool starts
     session_id: str | None = None
     call_id: str = ""
     extras: dict[str, Any] = field(default_factory=dict)

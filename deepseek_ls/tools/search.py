@@ -4,7 +4,9 @@ The `rg` binary comes from the `ripgrep` package installed next to our Python
 (found beside `sys.executable`, else on PATH). It runs without a shell and with
 `--no-config`, the query passed after `-e` so it can never be read as a flag,
 and the deny-list turned into exclude globs (results are filtered by the path
-policy as well).
+policy as well), inside the OS sandbox when there is one (secret files masked).
+Reading stops once `limit` matches are in; rg is then killed, its pipes
+drained and it is reaped, every wait bounded (`tools/proc.py`).
 """
 
 from __future__ import annotations
@@ -20,10 +22,13 @@ import pathspec
 from pydantic import BaseModel, Field
 
 from deepseek_ls.policy.command_secrets import rg_exclude_args
+from deepseek_ls.policy.env import scrubbed_env
 from deepseek_ls.policy.secret_files import file_is_secret, secret_kind
+from deepseek_ls.tools import proc
 from deepseek_ls.tools.registry import Tool, ToolContext
 
 MAX_LINE = 400
+SEARCH_TIMEOUT_SECONDS = 30.0
 
 
 class SearchArgs(BaseModel):
@@ -55,22 +60,26 @@ async def search_rg(ctx: ToolContext, args: SearchArgs) -> dict:
         argv += ["--glob", glob]
     argv += rg_exclude_args(ctx.paths.deny_patterns)  # after the model's globs: the last match wins
     argv += ["-e", args.query, "--", "."]
-    proc = await asyncio.create_subprocess_exec(
-        *argv, cwd=ctx.root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
+    if ctx.sandbox is not None and (await ctx.sandbox.astatus()).available:
+        argv = ctx.sandbox.wrap(argv)
+    process = await proc.spawn(argv, cwd=ctx.root, env=scrubbed_env())
+    # stderr is drained all along: a full stderr pipe would stall rg (and this search) otherwise.
+    err = proc.Capped(16_000)
+    err_task = asyncio.ensure_future(proc.drain(process.stderr, err))
     open_docs = set(ctx.overlay.open_paths())
     stopped_early = True
     try:
-        matches, stopped_early = await asyncio.wait_for(_read_matches(ctx, proc, open_docs, args.limit + 1), timeout=30)
+        matches, stopped_early = await asyncio.wait_for(
+            _read_matches(ctx, process, open_docs, args.limit + 1), timeout=SEARCH_TIMEOUT_SECONDS
+        )
     except asyncio.TimeoutError:
-        raise TimeoutError("the search took more than 30 s; narrow it with globs") from None
+        raise TimeoutError(f"the search took more than {SEARCH_TIMEOUT_SECONDS:g} s; narrow it with globs") from None
     finally:
-        if stopped_early and proc.returncode is None:
-            proc.kill()
-        err = await proc.stderr.read() if proc.stderr else b""
-        await proc.wait()
-    if not stopped_early and proc.returncode not in (0, 1):
-        raise ValueError(f"rg failed: {err.decode(errors='replace').strip()}")
+        # Kill rg if it is still going, drain both pipes, reap it: each step bounded.
+        out_task = asyncio.ensure_future(proc.drain(process.stdout, None))
+        await proc.stop(process, kill=stopped_early, drains=[out_task, err_task])
+    if not stopped_early and process.returncode not in (0, 1):
+        raise ValueError(f"rg failed: {err.value().decode(errors='replace').strip()}")
     matches += _search_buffers(ctx, args, open_docs)
     matches.sort(key=lambda m: (m["path"], m["line"]))
     return {"matches": matches[: args.limit], "truncated": len(matches) > args.limit}

@@ -1,17 +1,15 @@
 """`bash.run` and `run_command`: allowlisted commands, without a shell, bounded.
 
 Despite its name `bash.run` does not start bash: the command line is checked
-by `CommandPolicy` and executed as an argv, with a timeout (the whole process
-group is killed), stdout/stderr truncated to `policy.max_output_bytes`, and an
-environment scrubbed of variables whose names look like credentials.
+by `CommandPolicy` and executed as an argv inside the OS sandbox
+(`policy/sandbox.py`), with a timeout (the sandbox's PID namespace dies with
+it), stdout/stderr truncated to `policy.max_output_bytes`, and an environment
+scrubbed of variables whose names look like credentials. An unsafe command
+shape, or no working sandbox, needs an explicit approval in every mode.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
-import signal
-import time
 import uuid
 from pathlib import Path
 
@@ -19,6 +17,9 @@ from pydantic import BaseModel, Field
 
 from deepseek_ls.policy.command_secrets import guard_command
 from deepseek_ls.policy.env import scrubbed_env
+from deepseek_ls.policy.approvals import command_review
+from deepseek_ls.policy.sandbox import NO_SANDBOX, Sandbox
+from deepseek_ls.tools import proc
 from deepseek_ls.tools.registry import Tool, ToolContext
 from deepseek_ls.ui_port import ApprovalRequest
 
@@ -40,52 +41,38 @@ class CommandResult(BaseModel):
     duration_ms: float
 
 
-async def run_command(argv: list[str], *, cwd: Path, timeout: float, max_output_bytes: int) -> CommandResult:
-    """Run an already policy-checked argv. Never raises for the command's own failure."""
-    start = time.perf_counter()
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            env=scrubbed_env(),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{argv[0]!r} is not installed or not on PATH") from None
-    timed_out = False
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout)
-    except asyncio.TimeoutError:
-        timed_out = True
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        out, err = await proc.communicate()
-    stdout, t1 = _truncate(out, max_output_bytes)
-    stderr, t2 = _truncate(err, max_output_bytes)
+async def run_command(
+    argv: list[str], *, cwd: Path, timeout: float, max_output_bytes: int, sandbox: Sandbox | None = None
+) -> CommandResult:
+    """Run an already policy-checked (and, where needed, approved) argv. Confined by `sandbox` when it
+    is given and available. Never raises for the command's own failure; every wait is bounded."""
+    env = scrubbed_env()
+    run_argv = argv
+    if sandbox is not None and (await sandbox.astatus()).available:
+        env["TMPDIR"] = "/tmp"
+        run_argv = sandbox.wrap(argv, cwd=cwd)
+    out = await proc.run_bounded(run_argv, cwd=cwd, env=env, timeout=timeout, max_output_bytes=max_output_bytes)
+    stdout = _text(out.stdout, out.stdout_omitted, max_output_bytes)
+    stderr = _text(out.stderr, out.stderr_omitted, max_output_bytes)
     return CommandResult(
         argv=argv,
-        exit_code=None if timed_out else proc.returncode,
+        exit_code=out.exit_code,
         stdout=stdout,
         stderr=stderr,
-        truncated=t1 or t2,
-        timed_out=timed_out,
-        duration_ms=(time.perf_counter() - start) * 1000,
+        truncated=bool(out.stdout_omitted or out.stderr_omitted),
+        timed_out=out.timed_out,
+        duration_ms=out.duration_ms,
     )
 
 
-def _truncate(data: bytes, cap: int) -> tuple[str, bool]:
-    if len(data) <= cap:
-        return data.decode("utf-8", "replace"), False
-    # Keep the head and the tail: test runners put the summary at the end.
-    half = cap // 2
+def _text(data: bytes, omitted: int, cap: int) -> str:
+    if not omitted:
+        return data.decode("utf-8", "replace")
+    # Head and tail were kept: test runners put the summary at the end.
+    half = max(cap // 2, 1)
     head = data[:half].decode("utf-8", "ignore")
-    tail = data[-half:].decode("utf-8", "ignore")
-    return f"{head}\n... [{len(data) - 2 * half} bytes truncated] ...\n{tail}", True
+    tail = data[half:].decode("utf-8", "ignore")
+    return f"{head}\n... [{omitted} bytes truncated] ...\n{tail}"
 
 
 async def bash_run(ctx: ToolContext, args: BashArgs) -> dict:
@@ -94,25 +81,29 @@ async def bash_run(ctx: ToolContext, args: BashArgs) -> dict:
     if not cwd.is_dir():
         raise ValueError(f"cwd {args.cwd!r} is not a directory")
     timeout = min(args.timeout or ctx.config.policy.command_timeout_seconds, ctx.config.policy.command_timeout_seconds)
+    status = await ctx.sandbox.astatus() if ctx.sandbox is not None else NO_SANDBOX
+    reasons = command_review(checked, status)
     ctx.sink.emit(
         "PolicyDecision@v1",
         {
             "subject": f"bash.run: {args.cmd}",
             "allowed": True,
             "rule": "allowlist",
-            "reason": f"matches {checked.matched_prefix!r}",
+            "reason": f"matches {checked.matched_prefix!r}" + (f"; needs explicit approval: {'; '.join(reasons)}" if reasons else ""),
         },
     )
     request = ApprovalRequest(
         request_id=str(uuid.uuid4()),
         kind="bash.run",
         title=f"Run: {args.cmd}",
-        detail=f"in {args.cwd or '.'} (timeout {timeout:g}s)",
+        detail=f"in {args.cwd or '.'} (timeout {timeout:g}s)" + "".join(f"\n- {r}" for r in reasons),
         command=args.cmd,
     )
-    await ctx.approve(request, tool="bash.run")
+    await ctx.approve(request, force_explicit=bool(reasons), tool="bash.run")
     argv = guard_command(checked.argv, cwd=cwd, paths=ctx.paths)  # secret paths in arguments
-    result = await run_command(argv, cwd=cwd, timeout=timeout, max_output_bytes=ctx.config.policy.max_output_bytes)
+    result = await run_command(
+        argv, cwd=cwd, timeout=timeout, max_output_bytes=ctx.config.policy.max_output_bytes, sandbox=ctx.sandbox
+    )
     return result.model_dump()
 
 

@@ -1,0 +1,251 @@
+"""The OS sandbox every command the agent starts runs in (bubblewrap).
+
+`Sandbox.wrap(argv)` turns a policy-checked argv into a `bwrap` command line
+that gives the program:
+
+- a read-only view of the whole system (`--ro-bind / /`), its own `/dev`,
+  `/proc`, `/tmp` and an empty `/run` (no docker, dbus or agent sockets);
+- the workspace writable, except `.git/` and `.deepseek/` (read-only binds over
+  them, so no hook, config or approval setting can be planted);
+- secret locations masked: every file or directory in the workspace and at the
+  top of the home directory that matches `policy.deny_paths` is covered by an
+  empty file or an empty read-only tmpfs, as is the user's deepseek-ls config;
+- no network (`--unshare-net`: only a loopback nobody listens on), its own PID
+  namespace that dies with us (`--unshare-pid --die-with-parent`: when the
+  command ends or is killed, everything it started — a `setsid` or double-fork
+  child included — is killed by the kernel), no capabilities, a new session
+  (no terminal injection), and the environment the caller scrubbed.
+
+Whether bubblewrap works here (installed, user namespaces allowed) is probed
+once per binary. When it does not, `status()` says why; callers then ask for
+an explicit approval before every command (docs/tools.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import pathspec
+import platformdirs
+
+from deepseek_ls.config_models import SandboxConfig
+
+log = logging.getLogger(__name__)
+
+# Directories too large to walk on every command and with no secrets of the
+# user in them (their own deny-list matches are still masked when seen).
+_PRUNE = {".git", ".deepseek", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
+          ".pytest_cache", ".ruff_cache", "target"}
+# A workspace walk stops here; what was found so far is still masked.
+MAX_WALK_ENTRIES = 200_000
+_PROBE_TIMEOUT = 10.0
+_WARNED: set[str] = set()
+
+
+@dataclass(frozen=True)
+class SandboxStatus:
+    available: bool
+    backend: str  # "bubblewrap" or "none"
+    reason: str = ""
+
+    def describe(self) -> str:
+        if self.available:
+            return f"commands run in an OS sandbox ({self.backend})"
+        return f"no OS sandbox: {self.reason}; every command needs an explicit approval"
+
+
+NO_SANDBOX = SandboxStatus(False, "none", "this caller has no sandbox configured")
+
+
+@lru_cache(maxsize=8)
+def probe(bwrap: str | None) -> SandboxStatus:
+    """Whether `bwrap` can start a confined process here (cached per binary path)."""
+    if bwrap is None:
+        return SandboxStatus(False, "none", "bubblewrap (bwrap) is not installed (apt-get install bubblewrap)")
+    argv = [bwrap, *_BASE, "--", "true"]
+    try:
+        proc = subprocess.run(argv, capture_output=True, timeout=_PROBE_TIMEOUT, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return SandboxStatus(False, "none", f"bubblewrap could not be started ({exc})")
+    if proc.returncode != 0:
+        why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        return SandboxStatus(
+            False, "none", "bubblewrap does not work here (" + (why[-1] if why else f"exit {proc.returncode}")
+            + "; user namespaces may be disabled)"
+        )
+    return SandboxStatus(True, "bubblewrap")
+
+
+# The confinement that does not depend on the workspace.
+_BASE = [
+    "--ro-bind", "/", "/",
+    "--dev", "/dev",
+    "--proc", "/proc",
+    "--tmpfs", "/tmp",
+    "--tmpfs", "/run",
+    "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+    "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+]
+
+
+class Sandbox:
+    """Builds confined command lines for one workspace."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        deny_paths: list[str] | tuple[str, ...] = (),
+        config: SandboxConfig | None = None,
+        home: Path | None = None,
+    ) -> None:
+        self.root = Path(root).resolve()
+        self.config = config or SandboxConfig()
+        self.deny_paths = list(deny_paths)
+        self._deny = pathspec.GitIgnoreSpec.from_lines([_unanchored(p.lower()) for p in deny_paths])
+        self.home = Path(home) if home is not None else Path(os.path.expanduser("~"))
+
+    def bwrap(self) -> str | None:
+        return self.config.bwrap_path or shutil.which("bwrap")
+
+    def status(self) -> SandboxStatus:
+        """Probe (once per process and binary) whether commands can be confined."""
+        if self.config.mode == "off":
+            return SandboxStatus(False, "none", "the sandbox is turned off (policy.sandbox.mode = \"off\")")
+        status = probe(self.bwrap())
+        if not status.available and status.reason not in _WARNED:
+            _WARNED.add(status.reason)  # said once per process, then shown on every approval request
+            log.warning("%s", status.describe())
+        return status
+
+    async def astatus(self) -> SandboxStatus:
+        """`status()` without blocking the event loop on the first probe."""
+        return await asyncio.to_thread(self.status)
+
+    def wrap(self, argv: list[str], *, cwd: Path | None = None) -> list[str]:
+        """The bwrap command line that runs `argv` confined, in `cwd` (default: the workspace root)."""
+        bwrap = self.bwrap()
+        if bwrap is None:
+            raise RuntimeError("bubblewrap is not installed")
+        args = [bwrap, *_BASE]
+        for path in self._home_masks():
+            args += _mask(path)
+        for extra in self.config.writable_paths:
+            p = Path(os.path.expanduser(extra))
+            if p.is_absolute() and p.exists():
+                args += ["--bind", str(p), str(p)]
+        root = str(self.root)
+        args += ["--bind", root, root]
+        state = self.root / ".deepseek"
+        if not state.exists():
+            # A mount point is needed to keep it read-only; it is our own state directory anyway.
+            state.mkdir(exist_ok=True)
+        for reserved in (self.root / ".git", state):
+            if reserved.exists() or reserved.is_symlink():
+                args += ["--ro-bind", str(reserved), str(reserved)]
+        for path in self._workspace_masks():
+            args += _mask(path)
+        for extra in self.config.masked_paths:
+            p = Path(os.path.expanduser(extra))
+            if p.is_absolute() and (p.exists() or p.is_symlink()):
+                args += _mask(p)
+        args += ["--chdir", str(cwd or self.root), "--", *argv]
+        return args
+
+    # -- what to hide ------------------------------------------------------------
+
+    def _denied(self, rel: str, is_dir: bool) -> bool:
+        lowered = rel.lower()
+        return self._deny.match_file(lowered) or (is_dir and self._deny.match_file(lowered + "/"))
+
+    def _home_masks(self) -> list[Path]:
+        masks: list[Path] = []
+        config_dir = Path(platformdirs.user_config_dir("deepseek-ls"))
+        if config_dir.exists():
+            masks.append(config_dir)
+        home = self.home
+        if home == Path("/") or not home.is_dir():
+            return masks
+        try:
+            entries = list(os.scandir(home))
+        except OSError:
+            return masks
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if self._denied(entry.name, is_dir):
+                masks.append(Path(entry.path))
+        # Nested literal locations (".aws/credentials", ".docker/config.json").
+        for pattern in self.deny_paths:
+            body = pattern.strip("/")
+            if "/" in body and not any(c in body for c in "*?[!"):
+                candidate = home / body
+                if candidate.exists() and candidate not in masks:
+                    masks.append(candidate)
+        # The workspace itself stays visible even when it lives under a masked directory.
+        return [m for m in masks if not _contains(m, self.root)]
+
+    def _workspace_masks(self) -> list[Path]:
+        masks: list[Path] = []
+        seen = 0
+        stack = [(self.root, "")]
+        while stack:
+            directory, prefix = stack.pop()
+            try:
+                entries = list(os.scandir(directory))
+            except OSError:
+                continue
+            for entry in entries:
+                seen += 1
+                rel = prefix + entry.name
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if self._denied(rel, is_dir):
+                    masks.append(Path(entry.path))
+                elif is_dir and entry.name not in _PRUNE:
+                    stack.append((Path(entry.path), rel + "/"))
+            if seen > MAX_WALK_ENTRIES:
+                log.warning("sandbox: the workspace has more than %d entries; stopped looking for secret files",
+                            MAX_WALK_ENTRIES)
+                break
+        return masks
+
+
+def _mask(path: Path) -> list[str]:
+    """bwrap arguments that hide `path`: an empty read-only tmpfs over a directory, /dev/null over a file.
+    A symlink is masked at its target (bwrap follows it), which is what the program would open."""
+    target = path.resolve() if path.is_symlink() else path
+    if not target.exists():
+        return []
+    if target.is_dir():
+        return ["--tmpfs", str(target), "--remount-ro", str(target)]
+    return ["--ro-bind", "/dev/null", str(target)]
+
+
+def _contains(outer: Path, inner: Path) -> bool:
+    try:
+        return inner.resolve().is_relative_to(outer.resolve())
+    except OSError:
+        return False
+
+
+def _unanchored(pattern: str) -> str:
+    """Secrets are secret at any depth: ".aws/credentials" matches below any directory
+    (gitignore would anchor a pattern with an inner slash to the root)."""
+    if pattern.startswith("!"):
+        return "!" + _unanchored(pattern[1:])
+    body = pattern.rstrip("/")
+    if "/" in body and not pattern.startswith(("/", "**/")):
+        return "**/" + pattern
+    return pattern

@@ -1,0 +1,243 @@
+"""The OS sandbox (bubblewrap) confines what a command can reach, whatever the command does.
+
+Each test runs a real program inside the real sandbox and proves one property by its effect:
+network off, writes outside the workspace refused, `.git/` and `.deepseek/` untouched, secret
+files masked, nothing surviving the timeout (a setsid / double-fork child included), a
+scrubbed environment. Without a sandbox, every command needs an explicit approval.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from sandbox_kit import RecordingUI, make_workspace, requires_sandbox
+
+from deepseek_ls.config_models import Config, PolicyConfig, SandboxConfig
+from deepseek_ls.policy.sandbox import Sandbox
+from deepseek_ls.tools import shell
+from deepseek_ls.tools.host import ToolHost
+
+PY = sys.executable
+
+
+def sandbox_for(root: Path, **kw) -> Sandbox:
+    return Sandbox(root, deny_paths=PolicyConfig().deny_paths, config=SandboxConfig(**kw))
+
+
+async def run(root: Path, argv: list[str], *, timeout: float = 60, sandbox: Sandbox | None = None) -> shell.CommandResult:
+    return await shell.run_command(argv, cwd=root, timeout=timeout, max_output_bytes=64_000,
+                                   sandbox=sandbox or sandbox_for(root))
+
+
+def py(code: str) -> list[str]:
+    return [PY, "-c", code]
+
+
+@requires_sandbox
+async def test_sandbox_works_here(tmp_path: Path) -> None:
+    root, _ = make_workspace(tmp_path)
+    status = await sandbox_for(root).astatus()
+    assert status.available, status.reason
+    result = await run(root, ["true"])
+    assert result.exit_code == 0
+
+
+@requires_sandbox
+async def test_no_unapproved_exec_network_is_off(tmp_path: Path) -> None:
+    root, _ = make_workspace(tmp_path)
+    # A server on the host's loopback: reachable from outside the sandbox, not from inside.
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    accepted: list[bool] = []
+    threading.Thread(target=lambda: (server.settimeout(20), accepted.append(bool(_accept(server)))), daemon=True).start()
+    code = (f"import socket\ns=socket.socket()\ns.settimeout(5)\n"
+            f"try:\n    s.connect(('127.0.0.1', {port})); print('CONNECTED')\n"
+            f"except OSError as e:\n    print('REFUSED', e)\n")
+    result = await run(root, py(code))
+    assert "REFUSED" in result.stdout and "CONNECTED" not in result.stdout
+    # The same program outside the sandbox does connect (the test can fail).
+    outside = await shell.run_command(py(code), cwd=root, timeout=30, max_output_bytes=10_000, sandbox=None)
+    assert "CONNECTED" in outside.stdout
+    server.close()
+    ifaces = await run(root, ["cat", "/proc/net/dev"])
+    assert [line.split(":")[0].strip() for line in ifaces.stdout.splitlines()[2:]] == ["lo"]
+
+
+def _accept(server: socket.socket) -> bool:
+    try:
+        conn, _ = server.accept()
+        conn.close()
+        return True
+    except OSError:
+        return False
+
+
+@requires_sandbox
+async def test_no_unapproved_exec_writes_outside_the_workspace_are_refused(tmp_path: Path) -> None:
+    root, canaries = make_workspace(tmp_path)
+    targets = [*canaries.markers, Path.home() / f".dsls-canary-{os.getpid()}", Path(PY).parent / "dsls-canary"]
+    code = "import sys\nfor p in sys.argv[1:]:\n    try:\n        open(p, 'w').write('x'); print('WROTE', p)\n    except OSError as e:\n        print('REFUSED', p, e.strerror)\n"
+    result = await run(root, [PY, "-c", code, *map(str, targets), "inside.txt"])
+    assert (root / "inside.txt").read_text() == "x"  # the workspace itself is writable
+    for target in targets:
+        assert not target.exists(), f"{target} was written from inside the sandbox"
+    assert "WROTE inside.txt" in result.stdout
+    canaries.assert_intact()
+
+
+@requires_sandbox
+async def test_no_unapproved_exec_git_and_state_dirs_are_read_only(tmp_path: Path) -> None:
+    root, canaries = make_workspace(tmp_path)
+    code = (
+        "import os\n"
+        "for p in ['.git/hooks/pre-commit', '.git/config', '.deepseek/config.toml', '.deepseek/new.toml', '.git/HEAD']:\n"
+        "    try:\n        open(p, 'a').write('#evil\\n'); print('WROTE', p)\n"
+        "    except OSError as e:\n        print('REFUSED', p, e.strerror)\n"
+        "for p in ['.git', '.deepseek']:\n"
+        "    try:\n        os.rename(p, p + '.moved'); print('MOVED', p)\n"
+        "    except OSError as e:\n        print('REFUSED', p, e.strerror)\n"
+    )
+    result = await run(root, py(code))
+    assert "WROTE" not in result.stdout and "MOVED" not in result.stdout, result.stdout
+    assert result.stdout.count("REFUSED") == 7
+    canaries.assert_intact()
+
+
+@requires_sandbox
+async def test_no_unapproved_exec_git_command_cannot_plant_a_hook(tmp_path: Path) -> None:
+    root, canaries = make_workspace(tmp_path)
+    result = await run(root, ["git", "config", "core.hooksPath", "/tmp/evil"])
+    assert result.exit_code != 0
+    result = await run(root, ["git", "commit", "--allow-empty", "-m", "x"])
+    assert result.exit_code != 0
+    canaries.assert_intact()
+
+
+@requires_sandbox
+async def test_no_leak_secret_files_are_masked(tmp_path: Path) -> None:
+    root, _ = make_workspace(tmp_path)
+    (root / "config").mkdir()
+    (root / "config" / "server.pem").write_text("-----BEGIN PRIVATE KEY-----\ncanary-pem\n")
+    (root / ".env.local").write_text("DB=canary-env-local\n")
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("canary-ssh-key\n")
+    (home / ".netrc").write_text("machine x password canary-netrc\n")
+    sandbox = Sandbox(root, deny_paths=PolicyConfig().deny_paths, config=SandboxConfig(), home=home)
+    files = [".env", ".env.local", "config/server.pem", str(home / ".ssh" / "id_ed25519"), str(home / ".netrc")]
+    code = ("import sys\nfor p in sys.argv[1:]:\n    try:\n        print(p, repr(open(p).read()))\n"
+            "    except OSError as e:\n        print(p, 'ERR', e.strerror)\n")
+    result = await run(root, [PY, "-c", code, *files], sandbox=sandbox)
+    assert "canary" not in result.stdout, result.stdout
+    # Masked, not deleted: the real files are untouched and readable outside.
+    assert "canary-env-secret" in (root / ".env").read_text()
+    # The masks are read-only: writing through them changes nothing.
+    await run(root, [PY, "-c", "open('.env','w').write('overwritten')"], sandbox=sandbox)
+    assert "canary-env-secret" in (root / ".env").read_text()
+
+
+@requires_sandbox
+async def test_no_leak_other_processes_environment_is_invisible(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, _ = make_workspace(tmp_path)
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-canary-parent-env")
+    code = ("import os\nfound = []\nfor pid in os.listdir('/proc'):\n    if pid.isdigit():\n"
+            "        try:\n            found.append(open(f'/proc/{pid}/environ','rb').read())\n"
+            "        except OSError:\n            pass\nprint(len(found), b'sk-canary' in b''.join(found))\n")
+    result = await run(root, py(code))
+    assert result.stdout.split()[1] == "False"
+    assert "sk-canary" not in result.stdout + result.stderr
+
+
+@requires_sandbox
+async def test_no_leak_environment_is_scrubbed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, _ = make_workspace(tmp_path)
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-canary-env")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_canary")
+    monkeypatch.setenv("HARMLESS_SETTING", "visible")
+    result = await run(root, ["env"])
+    assert "HARMLESS_SETTING=visible" in result.stdout
+    assert "canary" not in result.stdout
+
+
+@requires_sandbox
+async def test_always_answers_timeout_kills_setsid_and_double_fork_children(tmp_path: Path) -> None:
+    root, _ = make_workspace(tmp_path)
+    survivor = Path("/var/tmp") / f"dsls-survivor-{os.getpid()}"
+    survivor.unlink(missing_ok=True)
+    # The workspace is shared with the host: a child that outlives the sandbox could still write here.
+    code = (
+        "import os, subprocess, time\n"
+        "subprocess.Popen(['setsid', 'sh', '-c', 'sleep 3; echo alive > late-setsid.txt'])\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        time.sleep(3); open('late-fork.txt', 'w').write('alive'); os._exit(0)\n"
+        "    os._exit(0)\n"
+        "print('started', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    result = await run(root, py(code), timeout=1.0)
+    assert result.timed_out and "started" in result.stdout
+    # Nothing is left: wait longer than the children would have slept, event-driven on their marker.
+    await _settle(4.0)
+    assert not (root / "late-setsid.txt").exists() and not (root / "late-fork.txt").exists()
+
+
+@requires_sandbox
+async def test_always_answers_background_child_dies_with_the_command(tmp_path: Path) -> None:
+    root, _ = make_workspace(tmp_path)
+    code = "import subprocess\nsubprocess.Popen(['setsid', 'sh', '-c', 'sleep 2; echo alive > late.txt'])\nprint('done')\n"
+    result = await run(root, py(code))
+    assert result.exit_code == 0 and not result.timed_out
+    await _settle(3.0)
+    assert not (root / "late.txt").exists()
+
+
+async def _settle(seconds: float) -> None:
+    import asyncio
+
+    await asyncio.sleep(seconds)
+
+
+async def test_without_a_working_sandbox_every_command_needs_explicit_approval(tmp_path: Path) -> None:
+    root, canaries = make_workspace(tmp_path)
+    ui = RecordingUI("deny")
+    policy = PolicyConfig(approval_mode="auto", sandbox=SandboxConfig(bwrap_path=str(tmp_path / "no-bwrap")))
+    host = ToolHost(root, Config(policy=policy), ui=ui)
+    status = host.sandbox.status()
+    assert not status.available and "no OS sandbox" in status.describe()
+    out = await host.call("bash.run", {"cmd": "git status"})  # auto mode and a safe shape, yet asked
+    assert not out.ok and "denied" in out.error
+    assert len(ui.approvals) == 1 and "no OS sandbox" in ui.approvals[0].detail
+    ui.answer = "always_allow"
+    assert (await host.call("bash.run", {"cmd": "git status"})).ok
+    assert (await host.call("bash.run", {"cmd": "git status"})).ok
+    assert len(ui.approvals) == 3  # "always allow" does not stick without a sandbox
+    canaries.assert_intact()
+
+
+async def test_sandbox_off_is_said_and_asks(tmp_path: Path) -> None:
+    root, _ = make_workspace(tmp_path)
+    status = sandbox_for(root, mode="off").status()
+    assert not status.available and "policy.sandbox.mode" in status.reason
+
+
+@requires_sandbox
+async def test_writable_paths_setting_opens_only_that_path(tmp_path: Path) -> None:
+    root, _ = make_workspace(tmp_path)
+    cache = Path("/var/tmp") / f"dsls-cache-{os.getpid()}"
+    cache.mkdir(exist_ok=True)
+    try:
+        sandbox = sandbox_for(root, writable_paths=[str(cache)])
+        await run(root, ["touch", str(cache / "ok"), f"/var/tmp/dsls-other-{os.getpid()}"], sandbox=sandbox)
+        assert (cache / "ok").exists() and not Path(f"/var/tmp/dsls-other-{os.getpid()}").exists()
+    finally:
+        (cache / "ok").unlink(missing_ok=True)
+        cache.rmdir()
