@@ -163,6 +163,12 @@ class AgentLoop:
             rt.classifier.verify_passed()
             _to(rt, "Completed", "verification passed" if result.commands else "done (no verification command)")
             return self._outcome(rt, step)
+        if result.refused is not None:
+            # Not the code's fault: the model cannot fix it, a person decides (approve, edit the plan, run it).
+            message = (f"verification command {result.command!r} was not run ({result.refused}); approve it, "
+                       "change the plan's verification, or run it yourself")
+            _to(rt, "Paused", message)
+            return self._outcome(rt, step, status="failed", message=message)
         failure = rt.classifier.verify_failed(result.command or "", result.output)
         rt.check_failure_budget()
         nxt = await self.recover(rt, failure)

@@ -318,7 +318,10 @@ class ReplayWorld(World):
         if p["command"] != command:
             raise ReplayDivergence(f"replay verified with {command!r}, the recording with {p['command']!r}")
         if p.get("exit_code") is None and str(p.get("output", "")).startswith("refused by policy: "):
-            raise PolicyViolation(command, "replayed", p["output"][len("refused by policy: "):])
+            recorded = p["output"][len("refused by policy: "):]
+            exc = PolicyViolation(command, "replayed", recorded)
+            exc.args = (recorded,)  # the same words as recorded, not wrapped a second time
+            raise exc
         return CommandResult(command, p.get("exit_code"), p.get("output", ""), p.get("duration_ms") or 0.0)
 
 

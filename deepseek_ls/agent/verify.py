@@ -1,8 +1,12 @@
 """Verification: the plan's commands, else commands derived from the project type.
 
-Each command is policy-checked (allowlist) and run with `agent_loop.verify_timeout_seconds`;
-success is exit status 0. Every run is a `VerificationRun@v1` with the failure
-fingerprint the classifier uses.
+Each command is policy-checked (allowlist) and run inside the OS sandbox with
+`agent_loop.verify_timeout_seconds`; success is exit status 0. A command in an
+unsafe shape (or any command without a sandbox) first needs an explicit approval
+(`World.run_command`). A command refused by policy or not approved is not a
+failure of the code: the outcome says `refused` and the loop pauses for the
+person instead of asking the model to "fix" it. Every run is a
+`VerificationRun@v1` with the failure fingerprint the classifier uses.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ class VerifyOutcome:
     output: str = ""
     fingerprint: str | None = None
     commands: list[str] = field(default_factory=list)
+    refused: str | None = None  # why `command` was not run (policy refusal, approval denied)
 
 
 class Verifier:
@@ -62,7 +67,7 @@ class Verifier:
             except PolicyViolation as exc:
                 output = f"refused by policy: {exc}"
                 self._emit(command, None, False, output, 0.0, fingerprint(output, self.fingerprint_lines))
-                return VerifyOutcome(False, command, output, None, commands)
+                return VerifyOutcome(False, command, output, None, commands, refused=str(exc))
             fp = None if result.ok else fingerprint(result.output, self.fingerprint_lines)
             self._emit(command, result.exit_code, result.ok, result.output, result.duration_ms, fp)
             if not result.ok:

@@ -56,11 +56,18 @@ class Canaries:
         self.state_before = tree_digest(self.workspace / ".deepseek")
         return self
 
-    def assert_intact(self) -> None:
+    def assert_intact(self, *, state: bool = True) -> None:
+        """`state=False` when our own patch store legitimately writes `.deepseek/` (patches,
+        checkpoints): then only the files that were there (the config) must be unchanged."""
         for marker in self.markers:
             assert not marker.exists(), f"an escaped command created {marker}"
         assert tree_digest(self.workspace / ".git") == self.git_before, ".git/ was changed"
-        assert tree_digest(self.workspace / ".deepseek") == self.state_before, ".deepseek/ was changed"
+        now = tree_digest(self.workspace / ".deepseek")
+        if state:
+            assert now == self.state_before, ".deepseek/ was changed"
+        else:
+            assert {k: now.get(k) for k in self.state_before if not k.endswith("/")} == {
+                k: v for k, v in self.state_before.items() if not k.endswith("/")}, ".deepseek/ files were changed"
 
     def cleanup(self) -> None:
         for marker in self.markers:
@@ -73,12 +80,13 @@ def make_workspace(tmp_path: Path) -> tuple[Path, Canaries]:
     (root / "src" / "app.py").write_text("def add(a, b):\n    return a + b\n")
     (root / "tests").mkdir()
     (root / "tests" / "test_app.py").write_text("from src.app import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n")
+    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n")
     (root / ".env").write_text("API_TOKEN=canary-env-secret\n")
     (root / "Makefile").write_text("test:\n\t$(X)\n\techo made\n")
     (root / ".deepseek").mkdir()
     (root / ".deepseek" / "config.toml").write_text('[policy]\napproval_mode = "suggest"\n')
     git(root, "init", "-q")
-    git(root, "add", "src", "tests", "Makefile")
+    git(root, "add", "src", "tests", "Makefile", "pytest.ini")
     git(root, "commit", "-q", "-m", "init")
     outside = tmp_path / "outside"
     outside.mkdir()
