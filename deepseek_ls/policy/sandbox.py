@@ -26,11 +26,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 import pathspec
 import platformdirs
@@ -109,8 +111,9 @@ class Sandbox:
         self.root = Path(root).resolve()
         self.config = config or SandboxConfig()
         self.deny_paths = list(deny_paths)
-        self._deny = pathspec.GitIgnoreSpec.from_lines([_unanchored(p.lower()) for p in deny_paths])
+        self._deny = _matcher([_unanchored(p.lower()) for p in deny_paths])
         self.home = Path(home) if home is not None else Path(os.path.expanduser("~"))
+        self._walk_cache: dict[str, tuple[int, list[Path], list[tuple[str, str]], int]] = {}
 
     def bwrap(self) -> str | None:
         return self.config.bwrap_path or shutil.which("bwrap")
@@ -135,8 +138,6 @@ class Sandbox:
         if bwrap is None:
             raise RuntimeError("bubblewrap is not installed")
         args = [bwrap, *_BASE]
-        for path in self._home_masks():
-            args += _mask(path)
         for extra in self.config.writable_paths:
             p = Path(os.path.expanduser(extra))
             if p.is_absolute() and p.exists():
@@ -150,7 +151,8 @@ class Sandbox:
         for reserved in (self.root / ".git", state):
             if reserved.exists() or reserved.is_symlink():
                 args += ["--ro-bind", str(reserved), str(reserved)]
-        for path in self._workspace_masks():
+        # Masks come last: a later bind (the workspace, when it is or contains $HOME) would uncover them.
+        for path in [*self._home_masks(), *self._workspace_masks()]:
             args += _mask(path)
         for extra in self.config.masked_paths:
             p = Path(os.path.expanduser(extra))
@@ -163,7 +165,7 @@ class Sandbox:
 
     def _denied(self, rel: str, is_dir: bool) -> bool:
         lowered = rel.lower()
-        return self._deny.match_file(lowered) or (is_dir and self._deny.match_file(lowered + "/"))
+        return self._deny(lowered) or (is_dir and self._deny(lowered + "/"))
 
     def _home_masks(self) -> list[Path]:
         masks: list[Path] = []
@@ -195,31 +197,51 @@ class Sandbox:
         return [m for m in masks if not _contains(m, self.root)]
 
     def _workspace_masks(self) -> list[Path]:
+        """Deny-listed files and directories in the workspace. Each directory's findings are cached
+        under its mtime: creating, deleting or renaming an entry changes it, so a later command
+        re-lists only the directories that changed (one stat per directory otherwise)."""
         masks: list[Path] = []
         seen = 0
-        stack = [(self.root, "")]
+        stack = [(str(self.root), "")]
+        cache: dict[str, tuple[int, list[Path], list[tuple[str, str]], int]] = {}
         while stack:
             directory, prefix = stack.pop()
             try:
-                entries = list(os.scandir(directory))
+                mtime = os.stat(directory).st_mtime_ns
             except OSError:
                 continue
-            for entry in entries:
-                seen += 1
-                rel = prefix + entry.name
-                try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                except OSError:
-                    continue
-                if self._denied(rel, is_dir):
-                    masks.append(Path(entry.path))
-                elif is_dir and entry.name not in _PRUNE:
-                    stack.append((Path(entry.path), rel + "/"))
+            hit = self._walk_cache.get(directory)
+            if hit is None or hit[0] != mtime:
+                hit = (mtime, *self._scan(directory, prefix))
+            cache[directory] = hit
+            masks += hit[1]
+            stack += hit[2]
+            seen += hit[3]
             if seen > MAX_WALK_ENTRIES:
                 log.warning("sandbox: the workspace has more than %d entries; stopped looking for secret files",
                             MAX_WALK_ENTRIES)
                 break
+        self._walk_cache = cache
         return masks
+
+    def _scan(self, directory: str, prefix: str) -> tuple[list[Path], list[tuple[str, str]], int]:
+        masks: list[Path] = []
+        subdirs: list[tuple[str, str]] = []
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            return masks, subdirs, 0
+        for entry in entries:
+            rel = prefix + entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if self._denied(rel, is_dir):
+                masks.append(Path(entry.path))
+            elif is_dir and entry.name not in _PRUNE:
+                subdirs.append((entry.path, rel + "/"))
+        return masks, subdirs, len(entries)
 
 
 def _mask(path: Path) -> list[str]:
@@ -238,6 +260,23 @@ def _contains(outer: Path, inner: Path) -> bool:
         return inner.resolve().is_relative_to(outer.resolve())
     except OSError:
         return False
+
+
+def _matcher(patterns: list[str]) -> Callable[[str], bool]:
+    """One regex for the whole deny-list (pathspec would try every pattern per path, which
+    dominated the walk); lists with negations ("!x") keep pathspec's ordered matching."""
+    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+    parts = []
+    for pattern in spec.patterns:
+        if pattern.include is None:
+            continue
+        if not pattern.include or pattern.regex is None:
+            return spec.match_file
+        parts.append(re.sub(r"\(\?P<[^>]+>", "(?:", pattern.regex.pattern))
+    if not parts:
+        return lambda path: False
+    combined = re.compile("|".join(f"(?:{p})" for p in parts))
+    return lambda path: combined.search(path) is not None
 
 
 def _unanchored(pattern: str) -> str:

@@ -21,6 +21,8 @@ from pathlib import Path
 
 # After a kill, how long to wait for the pipes to close and the process to be reaped.
 KILL_GRACE_SECONDS = 5.0
+# After the process exited, how long its pipes may stay open (held by a descendant) before we stop reading.
+PIPE_GRACE_SECONDS = 1.0
 _CHUNK = 65536
 
 
@@ -82,14 +84,44 @@ async def drain(stream: asyncio.StreamReader | None, sink: _Capped | None) -> No
 
 
 def kill_group(proc: asyncio.subprocess.Process) -> None:
-    """SIGKILL the process group `proc` leads (it was started with start_new_session)."""
-    if proc.returncode is not None:
-        return
+    """SIGKILL the process group `proc` leads (it was started with start_new_session); also after
+    the leader exited, for what it left running in its group."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+
+
+async def wait_exit(proc: asyncio.subprocess.Process, timeout: float) -> bool:
+    """Whether `proc` exited within `timeout`. Unlike `proc.wait()`, this does not also wait for its
+    pipes to close (asyncio wakes `wait()` only then, so a child holding stdout would hang it)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    waiter = asyncio.ensure_future(proc.wait())
+    interval = 0.005
+    try:
+        while proc.returncode is None:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            # The usual case: the pipes close with the process and the waiter fires at once;
+            # polling the return code covers a pipe held open by a descendant.
+            await asyncio.wait({waiter}, timeout=min(interval, remaining))
+            interval = min(interval * 2, 0.25)
+        return True
+    finally:
+        waiter.cancel()
+        with contextlib.suppress(BaseException):
+            await waiter
+
+
+def close(proc: asyncio.subprocess.Process) -> None:
+    """Close the transport (its pipes): nothing is read any more."""
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
 
 
 async def spawn(argv: list[str], *, cwd: Path, env: dict[str, str] | None) -> asyncio.subprocess.Process:
@@ -113,63 +145,57 @@ async def stop(
     *,
     kill: bool = True,
     drains: list[asyncio.Future] | None = None,
-    grace: float = KILL_GRACE_SECONDS,
+    grace: float | None = None,
 ) -> None:
     """End `process`: kill its group (unless `kill` is False: it is finishing by itself), drain its
     pipes (`drains`: readers the caller already runs, else fresh ones that discard) and reap it.
-    Each step is bounded by `grace`; a stuck process is killed, a stuck pipe abandoned."""
+    Each step is bounded by `grace`; a stuck process is killed, a stuck pipe closed."""
+    grace = KILL_GRACE_SECONDS if grace is None else grace
     if kill:
         kill_group(process)
     if drains is None:
         drains = [asyncio.ensure_future(drain(process.stdout, None)), asyncio.ensure_future(drain(process.stderr, None))]
-    gathered = asyncio.gather(*drains, return_exceptions=True)
+    if not await wait_exit(process, grace):
+        kill_group(process)
+        await wait_exit(process, grace)
+    await _settle(process, drains, grace)
+
+
+async def _settle(process: asyncio.subprocess.Process, readers: list[asyncio.Future], grace: float) -> None:
+    """After the process exited: let the readers finish what is in the pipes, bounded; then close."""
+    gathered = asyncio.gather(*readers, return_exceptions=True)
     try:
         await asyncio.wait_for(asyncio.shield(gathered), grace)
     except asyncio.TimeoutError:
-        kill_group(process)
-        for task in drains:
+        pass  # a descendant outside the group holds a pipe: stop reading it
+    finally:
+        for task in readers:
             task.cancel()
         with contextlib.suppress(BaseException):
             await gathered
-    try:
-        await asyncio.wait_for(process.wait(), grace)
-    except asyncio.TimeoutError:
-        kill_group(process)
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(process.wait(), grace)
+        close(process)
 
 
 async def run_bounded(
     argv: list[str], *, cwd: Path, env: dict[str, str] | None, timeout: float, max_output_bytes: int
 ) -> ProcessOutput:
-    """Run `argv` to completion or `timeout`; never waits longer than timeout + 2 x KILL_GRACE_SECONDS."""
+    """Run `argv` to completion or `timeout`; never waits longer than timeout + 2 x KILL_GRACE_SECONDS
+    + PIPE_GRACE_SECONDS. Cancelling the caller kills the process group."""
     start = time.perf_counter()
     proc = await spawn(argv, cwd=cwd, env=env)
     out, err = Capped(max_output_bytes), Capped(max_output_bytes)
-    readers = asyncio.ensure_future(asyncio.gather(drain(proc.stdout, out), drain(proc.stderr, err)))
+    readers = [asyncio.ensure_future(drain(proc.stdout, out)), asyncio.ensure_future(drain(proc.stderr, err))]
     timed_out = False
     try:
-        try:
-            await asyncio.wait_for(proc.wait(), timeout)
-        except asyncio.TimeoutError:
+        if not await wait_exit(proc, timeout):
             timed_out = True
             kill_group(proc)
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(proc.wait(), KILL_GRACE_SECONDS)
-        # The process is gone; its pipes close unless a descendant outside the group holds them.
-        try:
-            await asyncio.wait_for(asyncio.shield(readers), KILL_GRACE_SECONDS)
-        except asyncio.TimeoutError:
-            kill_group(proc)
+            await wait_exit(proc, KILL_GRACE_SECONDS)
+        kill_group(proc)  # what it left running in its group
     finally:
-        if proc.returncode is None:
+        if proc.returncode is None:  # cancelled, or unkillable within the grace
             kill_group(proc)
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(proc.wait(), KILL_GRACE_SECONDS)
-        if not readers.done():
-            readers.cancel()
-        with contextlib.suppress(BaseException):
-            await readers
+        await _settle(proc, readers, PIPE_GRACE_SECONDS)
     return ProcessOutput(
         exit_code=None if timed_out else proc.returncode,
         stdout=out.value(),

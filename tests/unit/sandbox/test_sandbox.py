@@ -241,3 +241,28 @@ async def test_writable_paths_setting_opens_only_that_path(tmp_path: Path) -> No
     finally:
         (cache / "ok").unlink(missing_ok=True)
         cache.rmdir()
+
+
+@requires_sandbox
+async def test_no_leak_secret_created_after_an_earlier_command_is_masked(tmp_path: Path) -> None:
+    """The workspace walk is cached per directory mtime: a secret file created between two commands
+    (in a directory the first command already saw) is masked for the second."""
+    root, _ = make_workspace(tmp_path)
+    sandbox = sandbox_for(root)
+    assert (await run(root, ["cat", "src/app.py"], sandbox=sandbox)).exit_code == 0
+    (root / "src" / ".env.production").write_text("TOKEN=canary-late-secret\n")
+    (root / "src" / "deep").mkdir()
+    (root / "src" / "deep" / "id_rsa").write_text("canary-late-key\n")
+    result = await run(root, ["cat", "src/.env.production", "src/deep/id_rsa"], sandbox=sandbox)
+    assert "canary" not in result.stdout
+
+
+@requires_sandbox
+async def test_no_leak_home_secrets_stay_masked_when_the_workspace_is_home(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("canary-home-key\n")
+    (home / "project.py").write_text("x = 1\n")
+    sandbox = Sandbox(home, deny_paths=PolicyConfig().deny_paths, config=SandboxConfig(), home=home)
+    result = await run(home, ["cat", ".ssh/id_rsa", "project.py"], sandbox=sandbox)
+    assert "x = 1" in result.stdout and "canary" not in result.stdout
