@@ -136,3 +136,46 @@ def test_chaining_when_enabled_still_requires_every_command_allowlisted() -> Non
     with pytest.raises(PolicyViolation) as info:
         policy.check("pytest > out.txt")
     assert info.value.rule == "metacharacter"
+
+
+# -- shape review: what runs unprompted, what always asks --------------------------------------
+
+import pytest as _pytest  # noqa: E402
+
+from deepseek_ls.policy.commands import CommandPolicy as _Policy  # noqa: E402
+
+
+@_pytest.mark.parametrize("command", [
+    "pytest", "pytest -q", "pytest -q -x tests/test_app.py::test_add", "pytest -k 'add and not slow' --tb=short",
+    "python -m pytest -q -rfE", "python -m pytest -vv --maxfail=1 -n 4", "cargo test", "cargo test -q --workspace",
+    "cargo test -- --nocapture", "cargo fmt --check", "cargo check --all-targets", "npm test", "npm run lint",
+    "go test ./...", "go test -run TestAdd -count=1 ./pkg/...", "git status --short", "git diff --stat HEAD~1",
+    "git log -5 --oneline", "rg -n -i todo src", "rg -g '*.py' -e foo", "ruff check src", "mypy --strict src",
+    "make test", "make test -j 4 -k",
+])
+def test_common_verification_commands_have_a_safe_shape(command: str) -> None:
+    assert _Policy().inspect(command).review == ()
+
+
+@_pytest.mark.parametrize(("command", "why"), [
+    ("make test CC=evil", "overrides a make variable"),
+    ("pytest --lf-unknown", "not a known-safe option"),
+    ("git diff --no-index a b", "--no-index"),
+    ("cargo test -- --logfile=x", "passed to the test binary"),
+    ("npm test -- --watch", "passed to the package's script"),
+    ("go test -trimpath ./...", "-trimpath"),
+    ("rg --engine=pcre2 x", "--engine"),
+    ("pytest -qz", "'-z'"),
+    ("git status --short=x", "takes no value"),
+])
+def test_unusual_shapes_need_explicit_approval(command: str, why: str) -> None:
+    review = _Policy().inspect(command).review
+    assert review and why in " ".join(review)
+
+
+def test_unknown_program_takes_no_extra_argument_unprompted() -> None:
+    from deepseek_ls.config_models import PolicyConfig
+
+    policy = _Policy(PolicyConfig(allowlist=["tox"]))
+    assert policy.inspect("tox").review == ()
+    assert "no table of safe options" in policy.inspect("tox -e py311").review[0]
