@@ -24,6 +24,7 @@ an explicit approval before every command (docs/tools.md).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import re
@@ -147,7 +148,9 @@ class Sandbox:
         state = self.root / ".deepseek"
         if not state.exists():
             # A mount point is needed to keep it read-only; it is our own state directory anyway.
-            state.mkdir(exist_ok=True)
+            # (A workspace we cannot write to cannot be written from inside either.)
+            with contextlib.suppress(OSError):
+                state.mkdir(exist_ok=True)
         for reserved in (self.root / ".git", state):
             if reserved.exists() or reserved.is_symlink():
                 args += ["--ro-bind", str(reserved), str(reserved)]
