@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -71,6 +72,17 @@ async def main() -> None:
             added = [o - b for o, b in zip(ours, base)]
             print(f"{'  added per command':<34} median {statistics.median(ours) - statistics.median(base):8.2f} ms  "
                   f"p95 of paired differences {pct(added, 0.95):8.2f} ms")
+        # What bubblewrap itself costs (no asyncio, no output handling): the floor for the lines above.
+        bare_b, bare_p = [], []
+        wrapped = sandbox.wrap(["true"])
+        for _ in range(args.rounds):
+            start = time.perf_counter()
+            subprocess.run(wrapped, check=True, timeout=60)
+            bare_b.append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            subprocess.run(["true"], check=True, timeout=60)
+            bare_p.append((time.perf_counter() - start) * 1000)
+        report("bare bwrap true (subprocess.run)", bare_b, bare_p, "bare true")
         wraps = []
         for _ in range(args.rounds):
             start = time.perf_counter()
