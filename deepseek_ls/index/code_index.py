@@ -447,7 +447,7 @@ class CodeIndex:
                 paths = self._glob_cache[key] = q.glob_filter(path_glob, [p for p, _ in current.manifest.files])
         hits = q.run(
             current.index, current.index.searcher(), compiled, top_k=top_k, paths=paths,
-            lang=normalize_language(lang) if lang else None,
+            lang=normalize_language(lang) if lang else None, root=self.root,
         )
         return q.QueryResult(query=text, fresh=self.is_fresh(), hits=hits, warnings=compiled.warnings)
 
@@ -471,8 +471,7 @@ class CodeIndex:
         ranked: list[str] = []
         if query:
             compiled = q.compile_query(current.index, query)
-            hits = q.run(current.index, current.index.searcher(), compiled, top_k=50, paths=None, lang=None,
-                         with_lines=False)
+            hits = q.run(current.index, current.index.searcher(), compiled, top_k=50, paths=None, lang=None)
             ranked = [h.path for h in hits]
         seen = set(ranked)
         order = ranked + [p for p in overview_order(all_paths) if p not in seen]

@@ -4,20 +4,26 @@ User text goes through tantivy's lenient parser (it never raises); if the
 parser reports errors (an unbalanced quote, `a.b:c` read as a field name) the
 query is retried with its words only, so typing code never fails. Sub-words of
 compound identifiers in the query are matched against the `parts` field with a
-small boost, so `parseConfig` also finds `parse_config`. Line hits are found in
-the stored content with plain substring search (fast), best lines first.
+small boost, so `parseConfig` also finds `parse_config`. Line hits are computed
+only for the files returned, from the file's bytes as they are in the workspace
+now (the content is not stored in the index: fetching a hit reads only its small
+stored fields), with one regex scan for all terms; only the chosen lines are
+decoded. Best lines first.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 import pathspec
 import tantivy
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr, computed_field
 
 from . import schema as f
 from .tokenize import query_parts, query_words
@@ -34,10 +40,26 @@ class LineHit(BaseModel):
 
 
 class FileHit(BaseModel):
+    """One ranked file. Its `lines` are computed on first access (or when the hit is
+    serialised), so a caller that shows three results pays for three."""
+
     path: str
     score: float
     lang: str = "text"
-    lines: list[LineHit] = Field(default_factory=list)
+    _lines: list[LineHit] | None = PrivateAttr(default=None)
+    _load_lines: Callable[[], list[LineHit]] | None = PrivateAttr(default=None)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def lines(self) -> list[LineHit]:
+        if self._lines is None:
+            load, self._load_lines = self._load_lines, None
+            self._lines = load() if load is not None else []
+        return self._lines
+
+    def with_lines(self, load: Callable[[], list[LineHit]]) -> "FileHit":
+        self._load_lines = load
+        return self
 
 
 class QueryResult(BaseModel):
@@ -98,40 +120,74 @@ def _snippet(line: str) -> str:
     return line if len(line) <= SNIPPET_CHARS else line[: SNIPPET_CHARS - 1] + "…"
 
 
-def _occurrences(haystack: str, terms: list[str]) -> dict[int, set[str]]:
-    """Line start offset -> the terms seen on that line (bounded per term)."""
-    per_line: dict[int, set[str]] = {}
-    for term in terms:
-        pos, seen = haystack.find(term), 0
-        while pos != -1 and seen < MAX_OCCURRENCES_PER_TERM:
-            per_line.setdefault(haystack.rfind("\n", 0, pos) + 1, set()).add(term)
-            seen += 1
-            end = haystack.find("\n", pos)
-            pos = -1 if end == -1 else haystack.find(term, end)
+@functools.lru_cache(maxsize=256)
+def _term_pattern(terms: tuple[str, ...], flags: int) -> re.Pattern[bytes]:
+    return re.compile(b"|".join(re.escape(t.encode()) for t in sorted(terms, key=len, reverse=True)), flags)
+
+
+def _occurrences(data: bytes, terms: list[str], flags: int = 0) -> dict[int, set[bytes]]:
+    """Line start offset -> the terms seen on that line (at most `MAX_OCCURRENCES_PER_TERM`
+    lines a term), in one regex scan of the file's bytes for all terms (ignoring case
+    folds ASCII letters only)."""
+    fold = bytes.lower if flags & re.IGNORECASE else bytes
+    wanted = {t.lower() if flags & re.IGNORECASE else t for t in terms}
+    if not wanted:
+        return {}
+    per_line: dict[int, set[bytes]] = {}
+    counts: dict[bytes, int] = {}
+    full = 0
+    for match in _term_pattern(tuple(sorted(wanted)), flags).finditer(data):
+        term = fold(match.group())
+        count = counts.get(term, 0)
+        if count >= MAX_OCCURRENCES_PER_TERM:
+            continue
+        seen = per_line.setdefault(data.rfind(b"\n", 0, match.start()) + 1, set())
+        if term in seen:
+            continue
+        seen.add(term)
+        counts[term] = count + 1
+        if count + 1 == MAX_OCCURRENCES_PER_TERM:
+            full += 1
+            if full == len(wanted):
+                break
     return per_line
 
 
 def line_hits(
-    content: str, terms: list[str], part_terms: list[str] | None = None, limit: int = MAX_LINES_PER_FILE
+    content: str | bytes, terms: list[str], part_terms: list[str] | None = None, limit: int = MAX_LINES_PER_FILE
 ) -> list[LineHit]:
     """The best `limit` lines for the query (more and longer terms first), in line order.
 
-    Terms are looked up as typed first (cheap: no copy of the file); only when
-    none occurs as typed is the file lowercased, once, for a case-insensitive
-    pass, and then for the sub-words of compound query words.
+    Terms are looked up as typed first; only when none occurs as typed is the
+    scan repeated ignoring case, and then for the sub-words of compound query words.
+    Only the chosen lines are decoded.
     """
-    per_line = _occurrences(content, terms) if terms else {}
+    data = content.encode() if isinstance(content, str) else content
+    per_line = _occurrences(data, terms)
     if not per_line and (terms or part_terms):
-        lowered = content.lower()
-        per_line = _occurrences(lowered, sorted({t.lower() for t in terms})) or _occurrences(lowered, part_terms or [])
+        per_line = _occurrences(data, terms, re.IGNORECASE) or _occurrences(data, part_terms or [], re.IGNORECASE)
     best = sorted(per_line.items(), key=lambda kv: (-sum(len(t) for t in kv[1]), kv[0]))[:limit]
     out, line, counted_to = [], 1, 0
     for start, _ in sorted(best):
-        line += content.count("\n", counted_to, start)
+        line += data.count(b"\n", counted_to, start)
         counted_to = start
-        end = content.find("\n", start)
-        out.append(LineHit(line=line, text=_snippet(content[start : end if end != -1 else len(content)])))
+        end = data.find(b"\n", start)
+        text = data[start : end if end != -1 else len(data)].decode("utf-8", "replace")
+        out.append(LineHit(line=line, text=_snippet(text)))
     return out
+
+
+def file_bytes(root: Path, path: str) -> bytes:
+    """The workspace file's bytes for line hits (b"" when it is gone or unreadable)."""
+    try:
+        fd = os.open(os.path.join(root, path), os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return b""
+    try:
+        with os.fdopen(fd, "rb", closefd=True) as fh:
+            return fh.read()
+    except OSError:
+        return b""
 
 
 def run(
@@ -142,8 +198,10 @@ def run(
     top_k: int,
     paths: list[str] | None,
     lang: str | None,
-    with_lines: bool = True,
+    root: Path | None = None,
 ) -> list[FileHit]:
+    """The top `top_k` files; with `root`, each with its line hits (read from the file
+    when first asked for)."""
     if compiled.query is None or top_k <= 0 or (paths is not None and not paths):
         return []
     query = with_filters(index.schema, compiled.query, paths=paths, lang=lang)
@@ -158,13 +216,17 @@ def run(
         doc = searcher.doc(address)
         scored.append((round(score, 5), doc.get_first(f.PATH), doc))
     scored.sort(key=lambda item: (-item[0], item[1]))
-    return [
-        FileHit(
-            path=path, score=score, lang=doc.get_first(f.LANG) or "text",
-            lines=line_hits(doc.get_first(f.CONTENT) or "", compiled.terms, compiled.part_terms) if with_lines else [],
-        )
-        for score, path, doc in scored[:top_k]
-    ]
+    out = []
+    for score, path, doc in scored[:top_k]:
+        hit = FileHit(path=path, score=score, lang=doc.get_first(f.LANG) or "text")
+        if root is not None:
+            hit.with_lines(functools.partial(_lines_of, root, path, compiled.terms, compiled.part_terms))
+        out.append(hit)
+    return out
+
+
+def _lines_of(root: Path, path: str, terms: list[str], part_terms: list[str]) -> list[LineHit]:
+    return line_hits(file_bytes(root, path), terms, part_terms)
 
 
 def symbol_table(doc: tantivy.Document) -> list[list[Any]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tantivy
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 CODE_ANALYZER = "code"
 
@@ -17,7 +17,7 @@ CODE_ANALYZER = "code"
 PATH = "path"  # exact, for deletes and --path-glob filtering
 PATH_TEXT = "path_text"  # the path's words, for ranking ("config" finds config.py)
 LANG = "lang"  # exact
-CONTENT = "content"  # whole identifiers; stored for line hits and snippets
+CONTENT = "content"  # whole identifiers (not stored: line hits read the file itself)
 PARTS = "parts"  # sub-words of compound identifiers (see tokenize.py)
 SYMBOLS = "symbols"  # names of top-level definitions (and their sub-words)
 SYMBOL_TABLE = "symbol_table"  # stored JSON [[name, kind, line], ...] for the repo map
@@ -34,7 +34,9 @@ def build_schema() -> tantivy.Schema:
     sb.add_text_field(PATH, stored=True, tokenizer_name="raw")
     sb.add_text_field(PATH_TEXT, tokenizer_name=CODE_ANALYZER)
     sb.add_text_field(LANG, stored=True, tokenizer_name="raw")
-    sb.add_text_field(CONTENT, stored=True, tokenizer_name=CODE_ANALYZER)
+    # Not stored: fetching a hit then reads a few small fields instead of
+    # decompressing the whole file from the doc store; line hits read the file.
+    sb.add_text_field(CONTENT, stored=False, tokenizer_name=CODE_ANALYZER)
     sb.add_text_field(PARTS, tokenizer_name=CODE_ANALYZER, index_option="freq")
     sb.add_text_field(SYMBOLS, tokenizer_name=CODE_ANALYZER, index_option="freq")
     sb.add_bytes_field(SYMBOL_TABLE, stored=True, indexed=False)

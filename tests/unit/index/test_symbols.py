@@ -1,3 +1,5 @@
+import pytest
+
 from deepseek_ls.index.symbols import Symbol, extract_symbols
 
 
@@ -5,7 +7,7 @@ def names(symbols):
     return [(s.kind, s.name, s.line) for s in symbols]
 
 
-def test_python_top_level_definitions_come_from_ast():
+def test_python_top_level_definitions():
     text = (
         "import os\n"
         "MAX_SIZE = 10\n"
@@ -100,13 +102,52 @@ def test_c_functions_macros_typedefs_and_structs():
     ]
 
 
-def test_very_large_python_files_use_the_fast_regexes_with_the_same_answer():
-    from deepseek_ls.index.symbols import AST_MAX_CHARS
+def _ast_symbols(text):
+    """The reference: what `ast` calls top-level definitions."""
+    import ast
 
+    out = []
+    for node in ast.parse(text).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append(("function", node.name, node.lineno))
+        elif isinstance(node, ast.ClassDef):
+            out.append(("class", node.name, node.lineno))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            out += [("const", t.id, node.lineno) for t in targets
+                    if isinstance(t, ast.Name) and t.id[:1].isupper() and t.id == t.id.upper()]
+    return out
+
+
+TRIPLE_SINGLE = "'" * 3
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param('x = """\ndef not_me():\n"""\ndef me():\n    pass\n', id="def-inside-triple-quotes"),
+        pytest.param(f"s = {TRIPLE_SINGLE}\nclass Hidden:\n{TRIPLE_SINGLE}\nclass Shown:\n    pass\n",
+                     id="class-inside-single-triple"),
+        pytest.param('x = "# not a comment"\nLIMIT = 3\n', id="hash-inside-string"),
+        pytest.param("# don't \"open\" a string\ndef f():\n    pass\n", id="quotes-inside-comment"),
+        pytest.param('x = "a \\" still string"\nB = 2\n', id="escaped-quote"),
+        pytest.param('s = r"\\\\"\nC = 1\n', id="raw-string-backslash"),
+        pytest.param("A = b = C = 1\n", id="chained-assignment"),
+        pytest.param("_private = PUBLIC = 2\n", id="chain-starting-lowercase"),
+        pytest.param("MAX: int = 5\nMIN: int\n", id="annotated"),
+        pytest.param("X == 1\nY = X == 2\n", id="comparison-not-assignment"),
+        pytest.param("@decorator\nasync def fetch():\n    def inner():\n        pass\n", id="decorated-async-nested"),
+        pytest.param('"""Module docstring.\n\ndef example():\n"""\n\nVERSION = "1"\n', id="module-docstring"),
+        pytest.param('x = f"{1}"  # c\nclass K:\n    Z = 1\n', id="fstring-and-class-body"),
+    ],
+)
+def test_python_symbols_agree_with_ast(text):
+    assert names(extract_symbols("python", text)) == _ast_symbols(text)
+
+
+def test_a_huge_python_file_is_read_in_one_pass_with_the_same_answer():
     body = "MAX_SIZE = 10\n\n@decorator\ndef outer():\n    pass\n\nclass Thing:\n    def method(self):\n        pass\n"
-    padding = "# " + "x" * 78 + "\n"
-    big = body + padding * (AST_MAX_CHARS // len(padding) + 1)
-    assert len(big) > AST_MAX_CHARS
+    big = body + ("# " + "x" * 78 + "\n") * 20_000
     assert names(extract_symbols("python", big)) == names(extract_symbols("python", body)) == [
         ("const", "MAX_SIZE", 1),
         ("function", "outer", 4),
