@@ -1,12 +1,17 @@
 """Figures for the code index on a real corpus (the Python standard library).
 
-Prints: build time and MB/s, index size, query p50/p95 through the Python API
-over N identifier queries, `rg -w -l` on the same queries in the same run (and
-the ratio), one-file incremental update p50/p95 (saves back to back) against
-the floor of a bare tantivy one-document commit in the same directory, and a
-no-change status check.
+Each figure is printed as ours / baseline / ratio, the baseline measured in the
+same run, interleaved with ours (the machine is shared; medians):
+- full build vs raw tantivy-py indexing the same files (path + content, default
+  tokenizer and writer), on the corpus and on the corpus twice over (cost growth);
+- query through the Python API (hits only, and hits + line hits of all results)
+  vs raw tantivy-py on the same index (parse, search top 10, fetch each path);
+- the CLI answering a ten-query batch (`index query --queries-from`, one process)
+  vs ten `rg -w -l` runs, and single queries vs `rg -w -l` through the API;
+- one-file incremental update vs a bare tantivy one-document commit;
+- repo map and a no-change status check.
 
-    .venv/bin/python bench/bench_index.py [--corpus DIR] [--queries 200] [--max-files N]
+    .venv/bin/python bench/bench_index.py [--corpus DIR] [--queries 200] [--max-files N] [--rounds 3]
 
 The corpus's `.py` files are copied to a temporary directory (without
 site-packages) so the walk sees exactly them; the index state lives beside it.
@@ -28,6 +33,8 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+
+import tantivy
 
 from benchstats import pct, report as ratio_report
 from deepseek_ls.config_models import IndexConfig
@@ -66,6 +73,93 @@ def draw_queries(files: list[Path], count: int, seed: int) -> list[str]:
     return random.Random(seed).sample(candidates, count)
 
 
+def raw_build(root: Path, dest: Path) -> float:
+    """Raw tantivy-py: the same files, path + content, default tokenizer and writer."""
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    t0 = time.perf_counter()
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("path", stored=True, tokenizer_name="raw")
+    sb.add_text_field("content")
+    index = tantivy.Index(sb.build(), path=str(dest))
+    writer = index.writer()
+    for path in sorted(root.rglob("*.py")):
+        writer.add_document(tantivy.Document(path=path.relative_to(root).as_posix(),
+                                             content=path.read_bytes().decode("utf-8", "replace")))
+    writer.commit()
+    writer.wait_merging_threads()
+    return time.perf_counter() - t0
+
+
+def our_build(root: Path, state: Path, workers: int) -> tuple[float, object]:
+    shutil.rmtree(state, ignore_errors=True)
+    t0 = time.perf_counter()
+    report = CodeIndex(root, state, IndexConfig(build_workers=workers)).build()
+    return time.perf_counter() - t0, report
+
+
+def bench_build(root: Path, tmp: Path, workers: int, rounds: int, label: str) -> float:
+    ours, raw, cpu_ours, cpu_raw = [], [], [], []
+    for _ in range(rounds):
+        c0 = cpu_seconds()
+        raw.append(raw_build(root, tmp / "raw-index") * 1000)
+        c1 = cpu_seconds()
+        ours.append(our_build(root, tmp / "state-build", workers)[0] * 1000)
+        c2 = cpu_seconds()
+        cpu_raw.append(c1 - c0)
+        cpu_ours.append(c2 - c1)
+    ratio_report(f"full build, {label}", ours, raw, "raw tantivy-py")
+    print(f"  CPU (incl. workers) median {statistics.median(cpu_ours):.2f} s vs {statistics.median(cpu_raw):.2f} s"
+          f" raw: {statistics.median(cpu_ours) / statistics.median(cpu_raw):.2f}x")
+    return statistics.median(ours) / statistics.median(raw)
+
+
+def bench_queries(index: CodeIndex, root: Path, queries: list[str]) -> None:
+    current = index._opened()
+    searcher = current.index.searcher()
+    hits_only, with_lines, raw = [], [], []
+    for q in queries[:20]:  # warm-up: page cache, searcher
+        index.query(q)
+    for q in queries:
+        t0 = time.perf_counter()
+        result = index.query(q, top_k=10)
+        t1 = time.perf_counter()
+        for hit in result.hits:
+            hit.lines  # noqa: B018 - line hits of every result shown
+        t2 = time.perf_counter()
+        parsed = current.index.parse_query(q.lower(), ["content"])
+        [searcher.doc(address).get_first("path") for _, address in searcher.search(parsed, 10).hits]
+        t3 = time.perf_counter()
+        hits_only.append((t1 - t0) * 1000)
+        with_lines.append((t2 - t0) * 1000)
+        raw.append((t3 - t2) * 1000)
+    ratio_report("query, hits (API)", hits_only, raw, "raw tantivy-py")
+    ratio_report("query, hits + line hits (API)", with_lines, raw, "raw tantivy-py")
+    print(f"  p95 ratios: hits {pct(hits_only, 0.95) / pct(raw, 0.95):.2f}x, "
+          f"hits + lines {pct(with_lines, 0.95) / pct(raw, 0.95):.2f}x  [target p95 <= 2x raw]")
+
+
+def bench_cli_batch(root: Path, rg: str | None, queries: list[str], rounds: int) -> None:
+    if not rg:
+        print("CLI batch: rg not found, no ratio")
+        return
+    batch = queries[:10]
+    (root.parent / "queries.txt").write_text("\n".join(batch) + "\n")
+    cli = [sys.executable, "-m", "deepseek_ls", "--workspace", str(root), "index", "query",
+           "--queries-from", str(root.parent / "queries.txt")]
+    ours, base = [], []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        subprocess.run(cli, capture_output=True, check=True)
+        t1 = time.perf_counter()
+        for q in batch:
+            subprocess.run([rg, "-w", "-l", "-F", "-g", "!.deepseek", "--", q, "."], cwd=root, capture_output=True)
+        t2 = time.perf_counter()
+        ours.append((t1 - t0) * 1000)
+        base.append((t2 - t1) * 1000)
+    ratio_report("CLI: 10 queries (--queries-from)", ours, base, "10 x rg -w -l")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
@@ -75,11 +169,15 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workers", type=int, default=0, help="build worker processes (0 = one per CPU)")
     parser.add_argument("--git", action="store_true", help="commit the corpus to git first (blobs via cat-file)")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of each build / CLI figure")
+    parser.add_argument("--no-double", action="store_true", help="skip the doubled-corpus build")
     args = parser.parse_args()
     rg = shutil.which("rg", path=str(Path(sys.executable).parent)) or shutil.which("rg")
 
     with tempfile.TemporaryDirectory(prefix="bench-index-") as tmp:
-        root, state = Path(tmp) / "corpus", Path(tmp) / "state"
+        # The index lives where the CLI finds it (`.deepseek/` in the workspace); rg skips it.
+        root = Path(tmp) / "corpus"
+        state = root / ".deepseek"
         root.mkdir()
         files = copy_corpus(args.corpus, root, args.max_files)
         corpus_bytes = sum(f.stat().st_size for f in files)
@@ -92,6 +190,15 @@ def main() -> int:
         print(f"corpus: {len(files)} .py files, {corpus_bytes / 1e6:.1f} MB from {args.corpus}, as a {mode}")
         load = os.getloadavg()
         print(f"machine: {os.cpu_count()} CPUs, load average {load[0]:.1f} / {load[1]:.1f} (wall times inflate with load)")
+
+        single = bench_build(root, Path(tmp), args.workers, args.rounds, f"{len(files)} files")
+        if not args.no_double:
+            double = Path(tmp) / "double"
+            for copy in ("a", "b"):
+                shutil.copytree(root, double / copy)
+            doubled = bench_build(double, Path(tmp), args.workers, args.rounds, f"{2 * len(files)} files (2x)")
+            print(f"  growth when the corpus doubles: ours/raw ratio {single:.2f}x -> {doubled:.2f}x")
+            shutil.rmtree(double)
 
         index = CodeIndex(root, state, IndexConfig(build_workers=args.workers))
         cpu0 = cpu_seconds()
@@ -107,6 +214,8 @@ def main() -> int:
         print(f"index size: {size / 1e6:.1f} MB ({size / corpus_bytes:.2f}x the corpus)")
 
         queries = draw_queries(files, args.queries, args.seed)
+        bench_queries(index, root, queries)
+        bench_cli_batch(root, rg, queries, args.rounds)
         for q in queries[:20]:  # warm-up: page cache, searcher
             index.query(q)
         timings, cpu, hits = [], [], 0
@@ -125,7 +234,7 @@ def main() -> int:
             rg_times = []
             for q in queries:
                 t0 = time.perf_counter()
-                subprocess.run([rg, "-w", "-l", "-F", "--", q, "."], cwd=root, capture_output=True)
+                subprocess.run([rg, "-w", "-l", "-F", "-g", "!.deepseek", "--", q, "."], cwd=root, capture_output=True)
                 rg_times.append(time.perf_counter() - t0)
             r50, r95 = statistics.median(rg_times), pct(rg_times, 0.95)
             print(f"rg -w -l (subprocess), same queries: p50 {ms(r50)}, p95 {ms(r95)}; "

@@ -29,8 +29,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="say whether the index is fresh, stale (and what changed), corrupt or missing; exit 0 only when fresh",
         handler=_status,
     )
-    query = add_command(actions, "query", help="search the index", handler=_query)
-    query.add_argument("query", help="the search query (identifiers, words; query syntax is optional)")
+    query = add_command(
+        actions,
+        "query",
+        help="search the index (one query, or one a line with --queries-from)",
+        description=(
+            "Search the index. Several queries in one invocation (--queries-from FILE, or - for\n"
+            "stdin, one query a line) share one start-up and one open index: ten queries cost\n"
+            "about what one does (bench/bench_index.py)."
+        ),
+        handler=_query,
+    )
+    query.add_argument(
+        "query", nargs="?", help="the search query (identifiers, words; query syntax is optional)"
+    )
+    query.add_argument(
+        "--queries-from", metavar="FILE",
+        help="read queries from FILE (- for stdin), one a line; results are printed in that order",
+    )
     query.add_argument("--top-k", type=int, default=10, help="number of files to return (default 10)")
     query.add_argument(
         "--path-glob", "--glob", dest="path_glob", help="only paths matching this gitignore-style glob"
@@ -128,30 +144,50 @@ def _status(args: argparse.Namespace) -> int:
     return 0 if status.state == "fresh" else 1
 
 
+def _queries(args: argparse.Namespace) -> list[str]:
+    queries = [args.query] if args.query else []
+    if args.queries_from:
+        stream = sys.stdin if args.queries_from == "-" else open(args.queries_from, encoding="utf-8")
+        with stream:
+            queries += [line.strip() for line in stream if line.strip()]
+    if not queries:
+        raise ValueError("give a query, or --queries-from FILE (- for stdin) with one query a line")
+    return queries
+
+
 def _query(args: argparse.Namespace) -> int:
     from deepseek_ls.index import IndexUnavailable
 
+    queries = _queries(args)
     index = _open(args)
+
+    def ask(text: str):
+        return index.query(text, top_k=args.top_k, path_glob=args.path_glob, lang=args.lang)
+
     try:
         if args.update:
             index.update()
             index.wait_idle()  # close the writer kept for further saves now, not after its linger
-        result = index.query(args.query, top_k=args.top_k, path_glob=args.path_glob, lang=args.lang)
+        first = ask(queries[0])
     except IndexUnavailable as exc:
         print(f"deepseek-ls: the index is {exc.status.state} ({exc.status.reason}); building it", file=sys.stderr)
         _build_with_progress(index)
-        result = index.query(args.query, top_k=args.top_k, path_glob=args.path_glob, lang=args.lang)
+        first = ask(queries[0])
+    results = [first, *(ask(text) for text in queries[1:])]
     if args.json:
-        print_json(result)
+        print_json(results[0] if args.query and not args.queries_from else results)
         return 0
-    for warning in result.warnings:
-        print(f"note: {warning}", file=sys.stderr)
-    if not result.fresh:
+    if not results[0].fresh:
         print("note: the index is stale; `deepseek-ls index update` (or --update) refreshes it", file=sys.stderr)
-    if not result.hits:
-        print("no matches", file=sys.stderr)
-    for hit in result.hits:
-        print(f"{hit.path}  ({hit.score:.2f})")
-        for line in hit.lines:
-            print(f"  {line.line:>5}: {line.text}")
+    for result in results:
+        if len(results) > 1:
+            print(f"# {result.query}")
+        for warning in result.warnings:
+            print(f"note: {warning}", file=sys.stderr)
+        if not result.hits:
+            print("no matches", file=sys.stderr if len(results) == 1 else sys.stdout)
+        for hit in result.hits:
+            print(f"{hit.path}  ({hit.score:.2f})")
+            for line in hit.lines:
+                print(f"  {line.line:>5}: {line.text}")
     return 0

@@ -81,3 +81,24 @@ def test_skipped_files_are_listed_on_stderr(workspace, cli):
     out = cli(workspace, "build")
     assert "skipped 1 (1 binary)" in out.stderr
     assert "blob.bin" in out.stderr
+
+
+def test_several_queries_in_one_invocation_answer_each_in_order(workspace, cli, tmp_path):
+    cli(workspace, "build")
+    queries = ["parse_config", "HTTPServer", "no_such_identifier_anywhere"]
+    (tmp_path / "queries.txt").write_text("\n".join(queries) + "\n\n")
+    batch = json.loads(cli(workspace, "query", "--queries-from", str(tmp_path / "queries.txt"), "--json").stdout)
+    assert [r["query"] for r in batch] == queries
+    for result in batch:
+        alone = json.loads(cli(workspace, "query", result["query"], "--json").stdout)
+        assert result["hits"] == alone["hits"]
+    assert batch[2]["hits"] == []
+
+    text = cli(workspace, "query", "--queries-from", str(tmp_path / "queries.txt"))
+    headers = [line for line in text.stdout.splitlines() if line.startswith("# ")]
+    assert headers == [f"# {q}" for q in queries]
+
+
+def test_query_without_any_query_is_a_clear_error(workspace, cli):
+    out = cli(workspace, "query")
+    assert out.returncode != 0 and "--queries-from" in out.stderr
