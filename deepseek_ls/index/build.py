@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from ..config_models import IndexConfig
 from . import schema as f
-from .analyse import AnalysedFile, analyse, analyse_batch, sha256_hex
+from .analyse import AnalysedFile, Skipped, analyse, analyse_batch, sha256_hex
 from .document import to_document
 from .filestate import FileStateCache
 from .freshness import diff, hash_snapshot
@@ -95,7 +95,7 @@ class _Batch:
     def add(self, src: SourceFile, content: FileBytes) -> None:
         self.add_result(src, content, analyse(src.path, content.data, max_file_bytes=self.config.max_file_bytes))
 
-    def add_result(self, src: SourceFile, content: FileBytes, result: AnalysedFile | SkippedFile) -> None:
+    def add_result(self, src: SourceFile, content: FileBytes, result: AnalysedFile | Skipped) -> None:
         self.cache.record(src.path, result.sha256, oid=src.oid, mtime_ns=content.mtime_ns, size=content.size)
         if isinstance(result, AnalysedFile):
             self.writer.add_document(to_document(result))
@@ -105,7 +105,7 @@ class _Batch:
             self.count += 1
         else:
             self.files.pop(src.path, None)
-            self.skipped[src.path] = result
+            self.skipped[src.path] = SkippedFile(path=result.path, reason=result.reason, sha256=result.sha256)
 
     def unreadable(self, src: SourceFile, reason: str) -> None:
         self.skipped[src.path] = SkippedFile(path=src.path, reason="unreadable", sha256="", detail=reason)
@@ -141,7 +141,7 @@ class _Analyser:
 
     def results(
         self, items: Iterator[_Item]
-    ) -> Iterator[tuple[SourceFile, FileBytes | None, AnalysedFile | SkippedFile | None]]:
+    ) -> Iterator[tuple[SourceFile, FileBytes | None, AnalysedFile | Skipped | None]]:
         in_flight: deque[tuple[list[_Item], Future | None]] = deque()
         while True:
             chunk = list(itertools.islice(items, self.CHUNK if self.pool is not None else 1))
@@ -164,7 +164,7 @@ class _Analyser:
     def _work(self, chunk: list[_Item]) -> list[tuple[str, bytes]]:
         return [(src.path, content.data) for src, content in chunk if content is not None]
 
-    def _collect(self, chunk: list[_Item], future: Future | None) -> list[AnalysedFile | SkippedFile]:
+    def _collect(self, chunk: list[_Item], future: Future | None) -> list[AnalysedFile | Skipped]:
         if future is not None:
             try:
                 return future.result()
