@@ -20,8 +20,12 @@ class QueryArgs(BaseModel):
 async def index_query(ctx: ToolContext, args: QueryArgs) -> dict:
     if ctx.index is None:
         raise RuntimeError("the code index is not available; use fs.search_rg instead")
-    result = await asyncio.to_thread(ctx.index.query, args.q, top_k=args.top_k, path_glob=args.path_glob, lang=args.lang)
-    data = result.model_dump() if hasattr(result, "model_dump") else result
+    def query() -> dict:
+        result = ctx.index.query(args.q, top_k=args.top_k, path_glob=args.path_glob, lang=args.lang)
+        # Serialised in the thread too: it reads each hit's file for its line hits.
+        return result.model_dump() if hasattr(result, "model_dump") else result
+
+    data = await asyncio.to_thread(query)
     if isinstance(data, dict) and "hits" in data:
         # Secret files are never indexed; an index built before a file became secret (or by
         # an older version) must still not hand it out.
