@@ -20,7 +20,7 @@ from deepseek_ls.agent.plan import Plan, Step
 from deepseek_ls.agent.runtime import MAX_TOOL_ROUNDS, SessionRuntime
 from deepseek_ls.patch import PatchError
 from deepseek_ls.patch import editblock_prompts as edit_formats
-from deepseek_ls.patch.editblock import edit_blocks_to_diff
+from deepseek_ls.patch.editblock import EDIT_TOOL, blocks_from_edit_calls, edit_blocks_to_diff, edit_tool_schema, render_blocks
 from deepseek_ls.patch.parse import ParsedFile, format_diff, parse_diff, resend_failed
 from deepseek_ls.patch.wholefile import whole_file_blocks, whole_file_diff
 from deepseek_ls.policy import PolicyViolation
@@ -71,6 +71,8 @@ class Executor:
             {"role": "user", "content": prompts.step_message(step.model_dump(), feedback)},
         ]
         tools = [*world.tool_schemas(read_only=True), *world.mcp_action_schemas(), *_stage_schema(world)]
+        if edit_format == "editblock":
+            tools.append(edit_tool_schema())  # the same edit as a function call (Claude Code's Edit)
         world.allow_files(step.files)
         retries = 0
         escalated = False
@@ -81,6 +83,7 @@ class Executor:
         resend: tuple[list[ParsedFile], list[tuple[str, int]]] | None = None
         while True:
             completion = await rt.complete(messages, decision, role="executor", tools=tools)
+            completion, edit_error = _edit_calls_as_blocks(completion, contents)
             staged = [c for c in completion.tool_calls if c.function.name == STAGE_TOOL]
             if completion.tool_calls and tool_rounds < MAX_TOOL_ROUNDS:
                 tool_rounds += 1
@@ -92,10 +95,12 @@ class Executor:
             text = completion.content or ""
             classified = False
             try:
+                if edit_error:
+                    raise ExecutorParseError(edit_error)
                 answer = parse_executor_answer(text)
             except ExecutorParseError as exc:
                 problem = str(exc)
-                answer = _whole_file_answer(text, contents, loop_cfg.whole_file_max_lines)
+                answer = None if edit_error else _whole_file_answer(text, contents, loop_cfg.whole_file_max_lines)
             if answer is not None:
                 if answer.kind == "no_change":
                     return StepResult("no_change", reason=answer.reason, decision=decision)
@@ -178,6 +183,21 @@ class Executor:
         hi = min(len(lines), end or len(lines), lo + limit - 1)
         body = "\n".join(lines[lo - 1 : hi])
         return f"{path} lines {lo}-{hi}:\n```\n{body}\n```"
+
+
+def _edit_calls_as_blocks(completion, contents: dict[str, str | None]):
+    """`edit_file` tool calls become the SEARCH/REPLACE text of the answer, read like any other
+    (the transcript then shows the calls as that text); a call that cannot be used gives the error."""
+    calls = [c for c in completion.tool_calls if c.function.name == EDIT_TOOL]
+    if not calls:
+        return completion, None
+    error = None
+    try:
+        text = render_blocks(blocks_from_edit_calls([c.function.arguments for c in calls], contents))
+    except PatchError as exc:
+        error = f"the {EDIT_TOOL} calls could not be used: {exc}"
+        text = "\n".join(f"{EDIT_TOOL}({c.function.arguments})" for c in calls)
+    return completion.model_copy(update={"content": text, "tool_calls": []}), error
 
 
 def _partial_failure(diff: str, exc: PatchError) -> tuple[list[ParsedFile], list[tuple[str, int]]] | None:

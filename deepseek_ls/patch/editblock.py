@@ -19,6 +19,7 @@ result is an ordinary diff: whatever the format, the answer becomes one
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -119,3 +120,57 @@ def _lines(text: str) -> list[str]:
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     return lines
+
+
+# -- the `edit_file` tool: the same edit as a function call (Claude Code's Edit) ------------
+
+EDIT_TOOL = "edit_file"
+
+
+def edit_tool_schema() -> dict:
+    return {"type": "function", "function": {
+        "name": EDIT_TOOL,
+        "description": ("Replace old_string with new_string in one file. old_string must be copied exactly "
+                        "from the file and occur exactly once in it; an empty old_string creates the file."),
+        "parameters": {"type": "object", "properties": {
+            "path": {"type": "string", "description": "workspace-relative path"},
+            "old_string": {"type": "string"},
+            "new_string": {"type": "string"},
+        }, "required": ["path", "old_string", "new_string"]},
+    }}
+
+
+def blocks_from_edit_calls(arguments: list[str], files: dict[str, str | None]) -> list[EditBlock]:
+    """`edit_file` calls (their JSON arguments) as edit blocks. An `old_string` that is part of a
+    line is widened to its whole lines when it occurs exactly once in the file's text (`files`);
+    otherwise it is matched line by line like any SEARCH text."""
+    blocks = []
+    for raw in arguments:
+        try:
+            args = json.loads(raw or "{}")
+            path, old, new = args["path"], args["old_string"], args["new_string"]
+            if not all(isinstance(v, str) for v in (path, old, new)):
+                raise TypeError
+        except (ValueError, KeyError, TypeError):
+            raise PatchError(f"an {EDIT_TOOL} call needs JSON arguments path, old_string, new_string (strings); got {raw[:200]!r}") from None
+        text = files.get(path)
+        if text is not None and old and text.count(old) > 1:
+            raise PatchError(f"{EDIT_TOOL}: old_string occurs {text.count(old)} times in {path}; include more of the "
+                             "surrounding text so it occurs exactly once")
+        if text is not None and old and text.count(old) == 1:
+            at = text.index(old)
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at + len(old))
+            end = len(text) if end < 0 else end + 1
+            whole = text[start:end]
+            blocks.append(EditBlock(path, whole, whole.replace(old, new, 1)))
+        else:
+            blocks.append(EditBlock(path, old, new))
+    return blocks
+
+
+def render_blocks(blocks: list[EditBlock]) -> str:
+    """Edit blocks as the SEARCH/REPLACE text an answer would carry (for the transcript)."""
+    def eol(s: str) -> str:
+        return s if not s or s.endswith("\n") else s + "\n"
+    return "".join(f"{b.path}\n<<<<<<< SEARCH\n{eol(b.search)}=======\n{eol(b.replace)}>>>>>>> REPLACE\n\n" for b in blocks)

@@ -87,3 +87,19 @@ async def test_registry_entry_edit_format_selects_editblock(make_agent, fake_dee
     assert view["state"] == "Completed", view["last_error"]
     system = [r for r in fake_deepseek.requests if r.role == "executor"][0].body["messages"][0]["content"]
     assert "<<<<<<< SEARCH" in system
+
+
+async def test_edit_tool_call_with_a_unique_old_string_is_staged(make_agent, fake_deepseek, workspace):
+    fake_deepseek.add({"match": {"role": "planner"}, "content": PLAN})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "occurs 2 times"},
+                       "tool_calls": [{"name": "edit_file", "arguments": {"path": "app.py", "old_string": "a - b", "new_string": "a + b"}}]})
+    fake_deepseek.add({"match": {"role": "executor"}, "tool_calls": [
+        {"name": "edit_file", "arguments": {"path": "app.py", "old_string": "return", "new_string": "yield"}}]})
+    cfg = scenario_config()
+    cfg.agent_loop.edit_format = "editblock"
+    agent = make_agent(config=cfg)
+    view = await agent.run("Fix add")
+    assert view["state"] == "Completed", view["last_error"]
+    assert (workspace / "app.py").read_text() == APP.replace("a - b", "a + b")
+    first = [r for r in fake_deepseek.requests if r.role == "executor"][0].body
+    assert "edit_file" in [t["function"]["name"] for t in first["tools"]]

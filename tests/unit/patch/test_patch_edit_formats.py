@@ -59,3 +59,21 @@ def test_a_snippet_is_not_taken_for_the_whole_file():
     assert whole_file_diff("app.py", old, blocks["app.py"], max_lines=400) is None
     assert whole_file_diff("app.py", old, old.replace("line 4\n", "LINE 4\n"), max_lines=10) is None  # too big
     assert "+LINE 4" in whole_file_diff("app.py", old, old.replace("line 4\n", "LINE 4\n"), max_lines=400)
+
+
+def test_edit_tool_call_old_string_is_widened_to_its_lines_and_must_be_unique(workspace: Path, store: PatchStore):
+    import json
+
+    from deepseek_ls.patch.editblock import blocks_from_edit_calls
+
+    text = "def add(a, b):\n    return a - b  # sum\n"
+    (workspace / "a.py").write_text(text)
+    call = json.dumps({"path": "a.py", "old_string": "a - b", "new_string": "a + b"})
+    blocks = blocks_from_edit_calls([call], {"a.py": text})
+    ps = store.stage(edit_blocks_to_diff(blocks, lambda p: True))
+    assert store.apply(ps.patch_id).ok
+    assert (workspace / "a.py").read_text() == "def add(a, b):\n    return a + b  # sum\n"
+    with pytest.raises(PatchError, match="occurs 2 times"):
+        blocks_from_edit_calls([json.dumps({"path": "a.py", "old_string": "a", "new_string": "b"})], {"a.py": "a\na\n"})
+    with pytest.raises(PatchError, match="needs JSON arguments"):
+        blocks_from_edit_calls(['{"path": "a.py"'], {"a.py": text})
