@@ -16,7 +16,7 @@ _EXPORTS = {
     "ChangedPath": ".freshness",
     "CodeIndex": ".code_index",
     "FileHit": ".query",
-    "IndexBusy": ".code_index",
+    "IndexBusy": ".writing",
     "IndexStatus": ".freshness",
     "IndexUnavailable": ".code_index",
     "LineHit": ".query",
@@ -29,7 +29,8 @@ __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
     from .build import BuildCancelled, BuildProgress, BuildReport
-    from .code_index import CodeIndex, IndexBusy, IndexUnavailable
+    from .code_index import CodeIndex, IndexUnavailable
+    from .writing import IndexBusy
     from .freshness import ChangedPath, IndexStatus
     from .manifest import Manifest, SkippedFile
     from .query import FileHit, LineHit, QueryResult

@@ -1,7 +1,9 @@
 """`CodeIndex`: the one object the rest of deepseek-ls uses to reach the index.
 
 It lives at `.deepseek/index/` (`manifest.json`, `filestate.json`, the lock and
-the tantivy generation directories). Writes (build, update) take a file lock,
+the tantivy generation directories). Opening, reading and the build/update
+logic are here; who may write and when (locks, the kept-open writer session)
+is in `writing.py`. Writes (build, update) take a file lock,
 so the language server and a CLI in another terminal never write at once;
 reads need no lock and notice other processes' writes by the manifest's stat.
 """
@@ -12,13 +14,12 @@ import logging
 import os
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import tantivy
-from filelock import FileLock, Timeout
+from filelock import FileLock
 
 from ..config_models import IndexConfig, PolicyConfig
 from ..store.sink import EventSink, NullSink
@@ -33,14 +34,12 @@ from .reader import ContentReader
 from .repo_map import overview_order, render
 from .schema import SCHEMA_VERSION
 from .sources import deny_exclude_patterns, take_snapshot
-from .storage import StorageCorrupt, new_writer, open_index, remove_generations, settle, verify
+from .storage import StorageCorrupt, open_index, remove_generations, verify
 from .symbols import Symbol
 from .writer_session import WRITER_LINGER_SECONDS, WRITER_MAX_HOLD_SECONDS, WriterSession
+from .writing import LOCK_TIMEOUT_SECONDS, IndexWriting
 
 log = logging.getLogger(__name__)
-
-LOCK_TIMEOUT_SECONDS = 60.0
-
 
 class IndexUnavailable(RuntimeError):
     """The index is missing or corrupt; `status` says which. Build it first."""
@@ -51,10 +50,6 @@ class IndexUnavailable(RuntimeError):
         self.status = status
 
 
-class IndexBusy(RuntimeError):
-    """Another process holds the index's write lock for too long."""
-
-
 @dataclass
 class _Open:
     manifest: Manifest
@@ -62,8 +57,9 @@ class _Open:
     stamp: tuple[int, int, int]  # manifest.json (inode, mtime_ns, size)
 
 
-class CodeIndex:
-    """Build, update, check and query the workspace's code index."""
+class CodeIndex(IndexWriting):
+    """Build, update, check and query the workspace's code index (the write locks and
+    the kept-open writer are `IndexWriting`'s, in writing.py)."""
 
     def __init__(
         self,
@@ -123,23 +119,6 @@ class CodeIndex:
                 raise
             return self._open_once()
 
-    def _wait_for_writers(self) -> bool:
-        """True if a writer was in flight (and has now finished)."""
-        busy = self._writing.locked() or self._session is not None
-        if busy:
-            self.wait_idle(self.lock_timeout)
-        probe = FileLock(str(self.dir / "write.lock"), thread_local=False)
-        try:
-            probe.acquire(timeout=0)
-        except Timeout:
-            busy = True
-            try:
-                probe.acquire(timeout=self.lock_timeout)
-            except Timeout:
-                return True  # still busy: let the caller look again anyway
-        probe.release()
-        return busy
-
     def _open_once(self) -> _Open:
         stamp = self._stamp()
         current = self._open
@@ -195,80 +174,6 @@ class CodeIndex:
         if self._cache is None:
             self._cache = FileStateCache(self.dir / "filestate.json")
         return self._cache
-
-    # ---- writing -------------------------------------------------------------------------
-    #
-    # One writer at a time: `_writing` (in this process, for the length of one
-    # build or update) then `write.lock` (across processes). Updates keep their
-    # tantivy writer open in a `WriterSession`, which holds `write.lock` until it
-    # closes itself shortly after the last save (see writer_session.py); a build,
-    # `wait_idle` or an update that cannot reuse it closes it first.
-
-    def _lock_file(self) -> None:
-        try:
-            self._write_lock.acquire(timeout=self.lock_timeout)
-        except Timeout:
-            raise IndexBusy(
-                f"another process has been writing the index for over {self.lock_timeout:.0f}s "
-                f"({self.dir / 'write.lock'})"
-            ) from None
-
-    def _take_writing(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        if not self._writing.acquire(timeout=self.lock_timeout):
-            raise IndexBusy(f"this process has been writing the index for over {self.lock_timeout:.0f}s")
-
-    def _claim_session(self) -> WriterSession | None:
-        """With `_writing` held: the open session for one more update, else None
-        (after waiting for a closing one to let go of the lock)."""
-        with self._session_lock:
-            session = self._session
-        if session is None or session.claim():
-            return session
-        if not session.close(self.lock_timeout):
-            raise IndexBusy(f"the index writer has been closing for over {self.lock_timeout:.0f}s")
-        return None
-
-    def _begin_write(self) -> None:
-        self._take_writing()
-        try:
-            if not self._close_current_session():
-                raise IndexBusy(f"the index writer has been closing for over {self.lock_timeout:.0f}s")
-            self._lock_file()
-        except BaseException:
-            self._writing.release()
-            raise
-
-    def _close_current_session(self) -> bool:
-        with self._session_lock:
-            session = self._session
-        return session is None or session.close(self.lock_timeout)
-
-    def _end_write(self) -> None:
-        self._write_lock.release()
-        self._writing.release()
-
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        """Hold the write locks for the block."""
-        self._begin_write()
-        try:
-            yield
-        finally:
-            self._end_write()
-
-    def wait_idle(self, timeout: float | None = None) -> bool:
-        """Wait until no write of this instance is in flight, closing the kept-open
-        writer (its background merges included). True when idle. Call before
-        exiting to leave a tidy index."""
-        if not self._writing.acquire(timeout=-1 if timeout is None else timeout):
-            return False
-        try:
-            with self._session_lock:
-                session = self._session
-            return session is None or session.close(timeout)
-        finally:
-            self._writing.release()
 
     def build(self, progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> BuildReport:
         """Index the whole workspace from scratch (a new generation). Cancellable."""
@@ -338,49 +243,6 @@ class CodeIndex:
                     session.release(committed, broken=broken)
         finally:
             self._writing.release()
-
-    def _open_session(self, gen_dir: Path) -> WriterSession:
-        session = WriterSession(
-            new_writer(open_index(gen_dir)), gen_dir.name, self._close_session,
-            linger=self.writer_linger, max_hold=self.writer_max_hold,
-        )
-        with self._session_lock:
-            self._session = session
-        return session
-
-    def _close_session(self, session: WriterSession) -> None:
-        """In the session's thread: wait for the merges, record the files they left, release the lock."""
-        writer = session.writer
-        try:
-            if session.broken:
-                writer.rollback()  # drop a failed update's uncommitted changes
-            if session.manifest is None:
-                writer.wait_merging_threads()
-                return
-            current = self._open
-            base = session.manifest
-            if current is not None and current.manifest.storage.generation == session.generation:
-                base = current.manifest  # may be newer (an update that changed nothing but the baseline)
-            storage = settle(writer, self.dir / session.generation, base.storage)
-            if storage != base.storage:
-                self._adopt(
-                    base.model_copy(update={"storage": storage}),
-                    current.index if current is not None else None,
-                    fresh=self._fresh,
-                )
-        except Exception:  # noqa: BLE001 - the next open sees the mismatch and rebuilds
-            log.exception("closing the index writer failed")
-        finally:
-            # Drop the writer (and tantivy's own lock) before another process may take write.lock.
-            session.writer = writer = None  # type: ignore[assignment]
-            try:
-                self._filestate().save()
-            except OSError as exc:
-                log.warning("index file-state cache not saved: %s", exc)
-            with self._session_lock:
-                if self._session is session:
-                    self._session = None
-            self._write_lock.release()
 
     def _relative(self, paths: list[str | Path]) -> list[str]:
         out = []
