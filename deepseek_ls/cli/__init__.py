@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "mcp": "mcp_cmd",
     "models": "models_cmd",
     "trust": "trust_cmd",
+    "acp": "acp_cmd",
 }
 # `deepseek-ls --help` lists the commands from this table without importing any of
 # their modules (tests/unit/cli checks it says what each module registers).

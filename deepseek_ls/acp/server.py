@@ -1,0 +1,388 @@
+"""`deepseek-ls acp`: the agent over the Agent Client Protocol (v1, JSON-RPC on stdio).
+
+A thin adapter, like `lsp/`: it translates ACP methods into calls on the core's
+`Agent` and the core's output into `session/update`s; it holds no agent logic.
+
+One ACP session is a conversation: each prompt runs in our agent (according to the
+mode: `ask` answers, `plan` plans, `agent` plans, applies after permission and
+verifies, `yolo` does the same without asking) and becomes one of our sessions,
+with its own event log; the ACP session remembers which (`.deepseek/acp/`), so
+`session/load` replays them and `deepseek-ls replay` re-runs any of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text
+from acp.helpers import update_current_mode
+from acp.schema import (
+    AgentCapabilities,
+    AvailableCommand,
+    AvailableCommandsUpdate,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
+)
+
+from deepseek_ls import __version__
+from deepseek_ls.acp.sessions import AcpSessionRecord, AcpSessionStore
+from deepseek_ls.acp.ui import AcpUI
+from deepseek_ls.acp.updates import patch_outcome, plan_update, replay_updates
+
+log = logging.getLogger(__name__)
+
+MODES = {
+    "ask": "Ask: answer a question about the code, no changes",
+    "plan": "Plan: read-only, produce a plan",
+    "agent": "Agent: plan, then edit with your permission, then verify",
+    "yolo": "YOLO: plan, edit and verify without asking (trusted repositories only)",
+}
+RESUME_WORDS = {"run", "continue", "resume", "go on"}
+COMMANDS = [
+    AvailableCommand(name="plan", description="make a plan without changing anything"),
+    AvailableCommand(name="ask", description="ask a question about the code"),
+    AvailableCommand(name="run", description="plan, apply and verify (the agent mode)"),
+]
+
+
+class AcpSession:
+    """A live ACP session: its record, its agent (one per ACP session), its UI and the running turn."""
+
+    def __init__(self, record: AcpSessionRecord, agent: Any, ui: AcpUI) -> None:
+        self.record = record
+        self.agent = agent
+        self.ui = ui
+        self.turn: asyncio.Task[Any] | None = None
+        self.current: str | None = None  # our session id of the running turn
+
+
+class DeepSeekAcpAgent:
+    def __init__(self, root: Path, loaded: Any) -> None:
+        self.root = Path(root).resolve()
+        self.loaded = loaded
+        self.conn: Any = None
+        self.client_capabilities: Any = None
+        self.sessions: dict[str, AcpSession] = {}
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
+                         **kwargs: Any) -> InitializeResponse:
+        self.client_capabilities = client_capabilities
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+            ),
+            agent_info=Implementation(name="deepseek-ls", title="DeepSeek (deepseek-ls)", version=__version__),
+            auth_methods=[],
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        return None  # the API key comes from the environment, as for the CLI
+
+    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
+        root = self._workspace(cwd)
+        store = AcpSessionStore(root)
+        record = store.create(root, mode=self._default_mode())
+        session = self._open(record, mcp_servers or [])
+        self._announce(session)
+        return NewSessionResponse(session_id=record.session_id, modes=self._modes(record.mode))
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
+                           **kwargs: Any) -> LoadSessionResponse:
+        root = self._workspace(cwd)
+        record = AcpSessionStore(root).get(session_id)
+        if record is None:
+            raise RequestError.invalid_params({"sessionId": session_id, "reason": "no such session in this workspace"})
+        old = self.sessions.pop(session_id, None)
+        if old is not None:
+            await _close(old)
+        session = self._open(record, mcp_servers or [])
+        for sid in record.ours:
+            try:
+                events = session.agent.store.open(sid).read()
+            except Exception as exc:  # noqa: BLE001 - a missing log is reported, the rest still loads
+                session.ui.send(update_agent_message_text(f"[session {sid} could not be read: {exc}]\n"))
+                continue
+            for update in replay_updates(events, lambda p: self._staged_diffs(session, p)):
+                session.ui.send(update)
+        await session.ui.flush()
+        self._announce(session)
+        return LoadSessionResponse(modes=self._modes(record.mode))
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> ListSessionsResponse:
+        root = self._workspace(cwd) if cwd else self.root
+        records = AcpSessionStore(root).list()
+        return ListSessionsResponse(sessions=[
+            SessionInfo(session_id=r.session_id, cwd=str(root), title=r.title or None, updated_at=r.updated)
+            for r in records
+        ])
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        session = self._session(session_id)
+        if mode_id not in MODES:
+            raise RequestError.invalid_params({"modeId": mode_id, "reason": f"modes: {', '.join(MODES)}"})
+        session.record.mode = mode_id
+        AcpSessionStore(Path(session.record.cwd)).save(session.record)
+        session.ui.send(update_current_mode(mode_id))
+        return SetSessionModeResponse()
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is None or session.turn is None or session.turn.done():
+            return
+        if session.current:
+            try:
+                await session.agent.cancel(session.current)
+            except Exception:  # noqa: BLE001 - cancelling the task below still stops the turn
+                log.debug("agent.cancel failed", exc_info=True)
+        session.turn.cancel()
+
+    # -- prompts ---------------------------------------------------------------------------
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        session = self._session(session_id)
+        if session.turn is not None and not session.turn.done():
+            raise RequestError.invalid_request({"reason": "a prompt is already running in this session"})
+        text, context = _prompt_text(prompt)
+        if not text.strip():
+            raise RequestError.invalid_params({"reason": "the prompt has no text"})
+        mode, text = _command(text, session.record.mode)
+        if not session.record.title:
+            session.record.title = text.strip().splitlines()[0][:80]
+        session.turn = asyncio.current_task()
+        try:
+            await self._run_turn(session, mode, text, context)
+            stop = "end_turn"
+        except asyncio.CancelledError:
+            stop = "cancelled"
+        except Exception as exc:  # noqa: BLE001 - the turn ends with the reason shown in the chat
+            message = getattr(exc, "user_message", None) or f"{type(exc).__name__}: {exc}"
+            session.ui.send(update_agent_message_text(f"\n[stopped] {str(message)[:500]}\n"))
+            stop = "end_turn"
+        finally:
+            session.turn = None
+            session.current = None
+            AcpSessionStore(Path(session.record.cwd)).save(session.record)
+        try:
+            await asyncio.wait_for(session.ui.flush(), 10)
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            pass
+        return PromptResponse(stop_reason=stop)  # type: ignore[arg-type]
+
+    async def _run_turn(self, session: AcpSession, mode: str, text: str, context: str | None) -> None:
+        agent, ui = session.agent, session.ui
+        ui.content_is_answer = mode == "ask"
+        if mode == "agent" and text.strip().lower() in RESUME_WORDS and session.record.ours:
+            view = await self._tracked(session, agent.run(session_id=session.record.ours[-1]))
+            self._final(session, view)
+            return
+        if mode == "ask":
+            result = await agent.ask(text, context)
+            self._adopt(session, result.get("session_id"))
+            if not result.get("streamed") and result.get("content"):
+                ui.send(update_agent_message_text(result["content"]))
+            return
+        if mode == "plan":
+            sid, plan = await self._tracked(session, agent.plan(text, context, mode="plan"))
+            self._adopt(session, sid)
+            update = plan_update(agent.session_view(sid).get("plan"))
+            if update is not None:
+                ui.send(update)
+            ui.send(update_agent_message_text(f"\nPlan ready ({len(plan.steps)} steps). Switch to agent mode and "
+                                              "say 'run' to carry it out.\n"))
+            return
+        view = await self._tracked(session, agent.run(text, mode=mode))
+        self._adopt(session, view["session_id"])
+        self._final(session, view)
+
+    async def _tracked(self, session: AcpSession, work: Any) -> Any:
+        """Run `work` while pushing the plan and patches to the client on every state change."""
+        agent = session.agent
+        seen: dict[str, Any] = {"plan": None, "patches": {}}
+
+        def on_change(change: Any) -> None:
+            sid = change.session_id
+            session.current = sid
+            self._adopt(session, sid)
+            try:
+                view = agent.session_view(sid)
+            except Exception:  # noqa: BLE001
+                return
+            self._push_view(session, view, seen)
+
+        remove = agent.on_state_change(on_change) if hasattr(agent, "on_state_change") else (lambda: None)
+        try:
+            return await work
+        finally:
+            remove()
+
+    def _push_view(self, session: AcpSession, view: dict[str, Any], seen: dict[str, Any]) -> None:
+        plan = view.get("plan")
+        key = json.dumps(plan, sort_keys=True, default=str) if plan else None
+        if key != seen["plan"]:
+            seen["plan"] = key
+            update = plan_update(plan)
+            if update is not None:
+                session.ui.send(update)
+        for rec in view.get("patches", []):
+            pid = rec["patch_id"]
+            state = "applied" if rec.get("applied") else "rejected" if rec.get("rejected") else None
+            if state and seen["patches"].get(pid) != state and pid in session.ui.shown_patches:
+                seen["patches"][pid] = state
+                session.ui.send(patch_outcome(pid, state == "applied", f"{state}: {', '.join(rec.get('files', []))}"))
+
+    def _final(self, session: AcpSession, view: dict[str, Any]) -> None:
+        self._push_view(session, view, {"plan": None, "patches": {}})
+        state = view.get("state")
+        steps = (view.get("plan") or {}).get("steps", [])
+        done = sum(1 for s in steps if s.get("status") == "done")
+        if state == "Completed":
+            message = f"\nDone: {done}/{len(steps)} step(s) applied and verified.\n"
+        else:
+            why = view.get("last_error") or "waiting"
+            message = (f"\n[{state}] {why}. The session is kept: send 'run' to resume, "
+                       f"or see it with `deepseek-ls replay {view.get('session_id')}`.\n")
+        session.ui.send(update_agent_message_text(message))
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _workspace(self, cwd: str | None) -> Path:
+        if not cwd:
+            raise RequestError.invalid_params({"reason": "cwd is required"})
+        path = Path(cwd)
+        if not path.is_absolute() or not path.is_dir():
+            raise RequestError.invalid_params({"cwd": str(cwd)[:300], "reason": "not an absolute path to a directory"})
+        return path.resolve()
+
+    def _default_mode(self) -> str:
+        mode = self.loaded.config.agent_loop.mode
+        return mode if mode in MODES and mode != "yolo" else "agent"  # never start in yolo
+
+    def _modes(self, current: str) -> SessionModeState:
+        return SessionModeState(
+            current_mode_id=current,
+            available_modes=[SessionMode(id=m, name=m, description=d) for m, d in MODES.items()],
+        )
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params({"sessionId": str(session_id)[:100], "reason": "unknown session; "
+                                               "create it with session/new or load it with session/load"})
+        return session
+
+    def _open(self, record: AcpSessionRecord, mcp_servers: list[Any]) -> AcpSession:
+        from deepseek_ls.acp.wiring import build_agent
+
+        root = Path(record.cwd)
+        holder: dict[str, Any] = {}
+        ui = AcpUI(self.conn, record.session_id, diffs=lambda pid: self._diffs(holder["agent"], root, pid), root=root)
+        agent = build_agent(root, self.loaded, ui, mcp_servers, conn=self.conn, session_id=record.session_id,
+                            client_capabilities=self.client_capabilities)
+        holder["agent"] = agent
+        session = AcpSession(record, agent, ui)
+        ui.on_session = lambda sid: self._running(session, sid)
+        self.sessions[record.session_id] = session
+        return session
+
+    def _running(self, session: AcpSession, sid: str) -> None:
+        if session.turn is not None and session.current != sid:
+            session.current = sid
+            self._adopt(session, sid)
+
+    def _announce(self, session: AcpSession) -> None:
+        session.ui.send(AvailableCommandsUpdate(session_update="available_commands_update", available_commands=COMMANDS))
+
+    def _adopt(self, session: AcpSession, sid: str | None) -> None:
+        if sid and sid not in session.record.ours:
+            session.record.ours.append(sid)
+            session.record.updated = _now()
+            AcpSessionStore(Path(session.record.cwd)).save(session.record)
+
+    @staticmethod
+    def _diffs(agent: Any, root: Path, patch_id: str) -> list[tuple[str, str | None, str]]:
+        from deepseek_ls.patch.hunks import apply_hunks
+
+        ps = agent.patches.get(patch_id)
+        out = []
+        for file in ps.files:
+            change = ps.changes.get(file)
+            old = change.base_text if change is not None else None
+            new = apply_hunks(old or "", ps.hunks_of(file))
+            out.append((str(root / file), old, new))
+        return out
+
+    def _staged_diffs(self, session: AcpSession, payload: dict[str, Any]) -> list[tuple[str, str | None, str]]:
+        try:
+            return self._diffs(session.agent, Path(session.record.cwd), payload["patch_id"])
+        except Exception:  # noqa: BLE001 - a pruned patch file: show the files without text
+            return []
+
+    async def aclose(self) -> None:
+        for session in list(self.sessions.values()):
+            await _close(session)
+
+
+async def _close(session: AcpSession) -> None:
+    if session.turn is not None and not session.turn.done():
+        session.turn.cancel()
+    session.ui.closed = True
+    try:
+        await session.agent.aclose()
+        await session.agent.llm.aclose()
+    except Exception:  # noqa: BLE001
+        log.debug("closing an ACP session failed", exc_info=True)
+
+
+def _prompt_text(blocks: list[Any]) -> tuple[str, str | None]:
+    """The prompt's text, and embedded resources (files the client attached) as context."""
+    texts, context = [], []
+    for block in blocks or []:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            texts.append(block.text)
+        elif kind == "resource":
+            res = block.resource
+            if getattr(res, "text", None) is not None:
+                context.append(f"--- {getattr(res, 'uri', '')}\n{res.text}")
+        elif kind == "resource_link":
+            texts.append(f"(see {getattr(block, 'uri', '')})")
+    return "\n".join(texts), ("\n\n".join(context) or None)
+
+
+def _command(text: str, mode: str) -> tuple[str, str]:
+    """`/plan …`, `/ask …`, `/run …` choose the mode for this prompt."""
+    stripped = text.lstrip()
+    for name, chosen in (("/plan", "plan"), ("/ask", "ask"), ("/run", "agent")):
+        if stripped == name or stripped.startswith(name + " "):
+            return chosen, stripped[len(name):].strip() or text
+    return mode, text
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

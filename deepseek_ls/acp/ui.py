@@ -1,0 +1,151 @@
+"""`AcpUI`: the core's `UIPort` for one ACP session.
+
+Streamed model text becomes `agent_message_chunk`, reasoning `agent_thought_chunk`,
+status lines thoughts too; every approval the policy asks for becomes
+`session/request_permission` with allow once / allow always / reject once / reject
+always (mapped to our `allow_once` / `always_allow` / `deny`, "reject always"
+remembered for the connection). A staged patch is shown as an `edit` tool call with
+its diff before permission is asked, and its outcome updates that tool call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any, Callable
+
+from acp import start_tool_call, text_block, tool_content, update_agent_message_text, update_agent_thought_text
+from acp.schema import PermissionOption
+
+from deepseek_ls.acp.updates import patch_tool_call
+from deepseek_ls.ui_port import ApprovalDecision, ApprovalRequest
+
+log = logging.getLogger(__name__)
+
+OPTIONS = [
+    PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+    PermissionOption(option_id="allow_always", name="Always allow", kind="allow_always"),
+    PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
+    PermissionOption(option_id="reject_always", name="Always reject", kind="reject_always"),
+]
+ANSWER = {"allow_once": "allow_once", "allow_always": "always_allow", "reject_once": "deny", "reject_always": "deny"}
+KIND = {"patch.apply": "edit", "bash.run": "execute", "mcp.call": "other", "plan.execute": "think", "scope.grow": "think"}
+PERMISSION_TIMEOUT = 3600.0  # a person may take long; an answer never comes only if the client is gone
+
+
+class AcpUI:
+    def __init__(self, conn: Any, acp_session_id: str, *, diffs: Callable[[str], list[tuple[str, str | None, str]]],
+                 root: Path) -> None:
+        self.conn = conn
+        self.session_id = acp_session_id
+        self.diffs = diffs  # patch_id -> [(absolute path, old text, new text)]
+        self.root = root
+        self.rejected_always: set[tuple[str, str]] = set()
+        self.shown_patches: set[str] = set()
+        self.pending: set[asyncio.Task[Any]] = set()
+        self.closed = False
+        # Model text is the answer in `ask`; while planning and editing it is plan JSON and
+        # diffs, shown as the agent's thinking (the plan and the edits arrive as their own updates).
+        self.content_is_answer = True
+        # Told our session id as soon as the core streams for it (the turn's session, for cancel).
+        self.on_session: Callable[[str], None] | None = None
+
+    # -- sending -----------------------------------------------------------------------
+
+    def send(self, update: Any) -> None:
+        """Queue one `session/update` (the UIPort's stream/progress are synchronous)."""
+        if self.closed:
+            return
+        task = asyncio.get_running_loop().create_task(self._send(update))
+        self.pending.add(task)
+        task.add_done_callback(self.pending.discard)
+
+    async def _send(self, update: Any) -> None:
+        try:
+            await self.conn.session_update(session_id=self.session_id, update=update)
+        except Exception as exc:  # noqa: BLE001 - a gone client: stop sending, the session pauses
+            log.info("session/update not delivered (%s)", exc)
+            self.closed = True
+
+    async def flush(self) -> None:
+        """Wait until every queued update was written (before a prompt answers)."""
+        while self.pending:
+            await asyncio.gather(*list(self.pending), return_exceptions=True)
+
+    # -- UIPort ------------------------------------------------------------------------
+
+    def stream(self, channel: str, text: str, *, session_id: str | None = None) -> None:
+        if session_id and self.on_session is not None:
+            self.on_session(session_id)
+        if not text:
+            return
+        if channel == "content" and self.content_is_answer:
+            self.send(update_agent_message_text(text))
+        else:  # reasoning, and status lines (verification results, MCP tools, retries)
+            self.send(update_agent_thought_text(text))
+
+    def progress(self, token: str, message: str, percentage: int | None = None, *, done: bool = False) -> None:
+        return None  # the client shows the turn as running; model text and tool calls carry the rest
+
+    async def ask_user(self, question: str, choices: list[str] | None = None) -> str | None:
+        """ACP has no free-text question: choices go through a permission request; otherwise the
+        question is shown and the turn stops (the answer comes as the next prompt)."""
+        if choices:
+            options = [PermissionOption(option_id=str(i), name=c[:80], kind="allow_once") for i, c in enumerate(choices)]
+            call = start_tool_call(f"question-{abs(hash(question)) % 10**8}", question[:200], kind="think",
+                                   status="pending")
+            await self._send(call)
+            picked = await self._permission(call, options)
+            return choices[int(picked)] if picked is not None and picked.isdigit() else None
+        self.send(update_agent_message_text(f"\n{question}\n(answer it in your next message)\n"))
+        return None
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
+        key = (request.kind, request.command or request.patch_id or "*")
+        if key in self.rejected_always or (request.kind, "*") in self.rejected_always:
+            return ApprovalDecision(request_id=request.request_id, answer="deny", reason="rejected always earlier")
+        call = self._tool_call_for(request)
+        await self._send(call)
+        picked = await self._permission(call, OPTIONS)
+        if picked is None:
+            return ApprovalDecision(request_id=request.request_id, answer="deny", reason="the client cancelled")
+        if picked == "reject_always":
+            self.rejected_always.add(key)
+        return ApprovalDecision(request_id=request.request_id, answer=ANSWER.get(picked, "deny"),  # type: ignore[arg-type]
+                                reason=f"{picked} in the editor")
+
+    def _tool_call_for(self, request: ApprovalRequest) -> Any:
+        if request.kind == "patch.apply" and request.patch_id:
+            self.shown_patches.add(request.patch_id)
+            try:
+                diffs = self.diffs(request.patch_id)
+            except Exception as exc:  # noqa: BLE001 - still ask, with the text we have
+                log.warning("no diff for patch %s: %s", request.patch_id, exc)
+                diffs = []
+            return patch_tool_call(request.patch_id, request.files, diffs)
+        detail = [tool_content(text_block(request.detail))] if request.detail else None
+        return start_tool_call(f"approval-{request.request_id}", request.title[:200], kind=KIND.get(request.kind, "other"),
+                               status="pending", content=detail, raw_input={"command": request.command})
+
+    async def _permission(self, call: Any, options: list[PermissionOption]) -> str | None:
+        if self.closed:
+            return None
+        try:
+            response = await asyncio.wait_for(
+                self.conn.request_permission(session_id=self.session_id, tool_call=_as_update(call), options=options),
+                PERMISSION_TIMEOUT,
+            )
+        except Exception as exc:  # noqa: BLE001 - a gone client or a malformed answer: deny
+            log.info("session/request_permission failed (%s); denying", exc)
+            return None
+        outcome = getattr(response, "outcome", None)
+        return getattr(outcome, "option_id", None) if getattr(outcome, "outcome", None) == "selected" else None
+
+
+def _as_update(call: Any) -> Any:
+    """A `ToolCallStart` as the `ToolCallUpdate` a permission request carries."""
+    from acp.schema import ToolCallUpdate
+
+    return ToolCallUpdate(tool_call_id=call.tool_call_id, title=call.title, kind=call.kind, status=call.status,
+                          content=call.content, raw_input=call.raw_input)

@@ -1,0 +1,43 @@
+"""`deepseek-ls acp`: serve the agent over the Agent Client Protocol on stdio (docs/acp.md)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from deepseek_ls.cli.common import add_command, resolve_context
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    add_command(
+        subparsers,
+        "acp",
+        help="serve the agent over the Agent Client Protocol on stdio (Zed, JetBrains, CodeCompanion)",
+        description=(
+            "Speaks ACP v1 (JSON-RPC) on stdin/stdout for editors that host agents: Zed,\n"
+            "JetBrains IDEs, CodeCompanion.nvim, avante.nvim, agent-shell. Each session's cwd is\n"
+            "its workspace. Logs go to stderr. See docs/acp.md for the editors' settings."
+        ),
+        handler=_acp,
+    )
+
+
+def _acp(args: argparse.Namespace) -> int:
+    from acp import run_agent
+
+    from deepseek_ls.acp.server import DeepSeekAcpAgent
+
+    ctx = resolve_context(args, create_state=False)
+    agent = DeepSeekAcpAgent(ctx.root, ctx.loaded_config)
+
+    async def serve() -> None:
+        try:
+            await run_agent(agent)
+        finally:
+            await agent.aclose()
+
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        return 130
+    return 0
