@@ -56,6 +56,7 @@ SUMMARIES: dict[str, str] = {
     "mcp": "list, test and approve MCP servers (tools named mcp_<server>_<tool>)",
     "models": "list the model registry: capabilities, prices, which profile uses each, where each value came from",
     "trust": "trust this workspace's .deepseek/config.toml (settings that loosen policy then apply)",
+    "acp": "serve the agent over the Agent Client Protocol on stdio (Zed, JetBrains, CodeCompanion)",
 }
 # Global options that take a value (so the value is not mistaken for the command).
 _VALUE_OPTIONS = {"--workspace", "--config", "--profile"}
