@@ -50,7 +50,10 @@ def patch_tool_call(patch_id: str, files: list[str], diffs: list[tuple[str, str 
     return start_tool_call(
         f"patch-{patch_id}", title, kind="edit", status=status,
         content=[tool_diff_content(path, new, old) for path, old, new in diffs],
-        locations=None, raw_input={"patch_id": patch_id, "files": files},
+        # No `locations`: CodeCompanion then opens the file to follow the agent, which blocks a
+        # headless Neovim; the diff content already carries each absolute path.
+        locations=None,
+        raw_input={"patch_id": patch_id, "files": files},
     )
 
 
