@@ -195,19 +195,27 @@ class Agent:
     # -- the API ---------------------------------------------------------------
 
     async def ask(self, prompt: str, context: str | None = None, *, profile: str | None = None,
-                  role: str = "ask") -> dict[str, Any]:
-        """A one-shot answer (role `ask`, or `chat` from the REPL), recorded as its own session."""
+                  role: str = "ask", on_session: Callable[[str], None] | None = None) -> dict[str, Any]:
+        """A one-shot answer (role `ask`, or `chat` from the REPL), recorded as its own session.
+
+        `on_session(session_id)` is called once the session exists, before the model is asked
+        (an editor uses it to cancel the request by session)."""
         rt = self._new_session(prompt, role)
+        if on_session is not None:
+            on_session(rt.session_id)
         async with self._driving(rt, "ask", prompt=prompt, context=context, profile=profile, role=role):
             return await ops.ask(rt, prompt, context, profile, role)
 
     async def plan(self, prompt: str, context: str | None = None, mode: str | None = None,
-                   *, profile: str | None = None) -> tuple[str, Plan]:
+                   *, profile: str | None = None, on_session: Callable[[str], None] | None = None) -> tuple[str, Plan]:
         """Start a session and make its plan; the session then waits (Paused) for steps to be run.
 
+        `on_session(session_id)` is called once the session exists, before planning starts.
         Raises `SessionCancelled` when the person cancels a clarifying question (the session is Idle).
         """
         rt = self._new_session(prompt, mode or self.config.agent_loop.mode)
+        if on_session is not None:
+            on_session(rt.session_id)
         rt.override = profile
         async with self._driving(rt, "plan", prompt=prompt, context=context, profile=profile):
             return rt.session_id, await ops.plan(rt, prompt, context)
@@ -267,13 +275,18 @@ class Agent:
         if rt.session.state in ops.LIVE_STATES:
             with bound(rt.session):
                 rt.session.machine.to("Paused", ops.INTERRUPTED)
+                ops.release_running_step(rt, ops.INTERRUPTED)
         view = self.session_view(rt.session_id)
         return {"session_id": rt.session_id, "state": view["state"], "plan": view["plan"]}
 
     async def cancel(self, session_id: str) -> bool:
-        """Stop a session where it is (Paused); a running request is cancelled by its caller's task."""
+        """Stop a session where it is (Paused; a stopped step can be run again). A running
+        request is cancelled by its caller's task (whose failure handling pauses the session)."""
         rt = self._runtime(session_id)
+        if rt.session.machine.terminal or rt.session.state in ("Paused", "Idle"):
+            return False
         with bound(rt.session):
+            ops.record(rt, "cancel")  # replay re-issues it
             return ops.cancel(rt)
 
     def session_view(self, session_id: str) -> dict[str, Any]:

@@ -53,6 +53,23 @@ def settle_failure(rt: SessionRuntime, exc: BaseException) -> None:
         return
     if machine.can("Paused"):
         machine.to("Paused", reason)
+        release_running_step(rt, reason)
+
+
+def release_running_step(rt: SessionRuntime, reason: str) -> None:
+    """A step stopped while running (cancelled, an LLM error, a kill) goes back to
+    `pending`, so it can be run again. A step whose patches are staged stays
+    `running`: its hunks still wait for accept/reject."""
+    session = rt.session
+    plan, step_id = session.plan, session.current_step_id
+    if plan is None or step_id is None:
+        return
+    step = next((s for s in plan.steps if s.step_id == step_id), None)
+    if step is None or step.status != "running":
+        return
+    if any(not rec.settled for rec in session.step_patches(step_id)):
+        return
+    loop._mark(rt, plan, step, "pending", f"stopped: {reason}")
 
 
 async def ask(rt: SessionRuntime, prompt: str, context: str | None = None, profile: str | None = None,
@@ -117,6 +134,7 @@ def resume_state(rt: SessionRuntime) -> None:
     machine = rt.session.machine
     if machine.state in LIVE_STATES:
         machine.to("Paused", INTERRUPTED)
+        release_running_step(rt, INTERRUPTED)
     if machine.state == "Failed":
         raise AgentFailure(
             f"session {rt.session_id} failed: {rt.session.last_error}; start a new one or revise its plan"
@@ -135,4 +153,5 @@ def cancel(rt: SessionRuntime) -> bool:
     if rt.session.machine.terminal or rt.session.state in ("Paused", "Idle"):
         return False
     rt.session.machine.to("Paused", "cancelled by the user")
+    release_running_step(rt, "cancelled by the user")
     return True

@@ -49,15 +49,17 @@ def editor_context(ls: DeepSeekServer, args: params.AskArgs) -> str | None:
 
 async def ask(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     a = params.parse_args(params.AskArgs, args)
-    async with driving(ls, "DeepSeek: answering", None):
-        result = await agent(ls).ask(a.prompt, editor_context(ls, a))
+    async with driving(ls, "DeepSeek: answering", None) as drive:
+        result = await agent(ls).ask(a.prompt, editor_context(ls, a), on_session=drive.attach)
     return result
 
 
 async def plan(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     a = params.parse_args(params.PlanArgs, args)
-    async with driving(ls, "DeepSeek: planning", None):
-        session_id, new_plan = await agent(ls).plan(a.prompt, editor_context(ls, a), a.mode)
+    async with driving(ls, "DeepSeek: planning", None) as drive:
+        session_id, new_plan = await agent(ls).plan(
+            a.prompt, editor_context(ls, a), a.mode, on_session=lambda sid: drive.attach(sid, make_active=True)
+        )
     refresh_session(ls, session_id)
     return {"session_id": session_id, "plan": new_plan.to_json()}
 

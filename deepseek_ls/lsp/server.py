@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcRequestCancelled
 from pygls.lsp.server import LanguageServer
 
 from deepseek_ls import __version__
@@ -81,8 +82,10 @@ class DeepSeekServer(LanguageServer):
         # Views of sessions the editor has seen: {session_id: Session.view()}.
         self.session_views: dict[str, dict[str, Any]] = {}
         self.views_generation = 0  # bumped on every refresh (lens cache key)
-        # The command task currently driving each session (deepseek.cancel cancels it).
+        # The command task currently driving each session, and every running agent
+        # command (ask/plan before their session exists too): deepseek.cancel cancels them.
         self.session_tasks: dict[str, asyncio.Task[Any]] = {}
+        self.running_commands: set[asyncio.Task[Any]] = set()
         # Steps whose hunks are settled, verified once their files are saved:
         # {session_id: (step_id, files)}.
         self.pending_verification: dict[str, tuple[str, list[str]]] = {}
@@ -133,6 +136,9 @@ class DeepSeekServer(LanguageServer):
         forwarded to `window/logMessage`); a failing notification handler is also
         shown, since the person may be waiting on it. Never raises into the IO loop."""
         name = getattr(source, "__name__", str(source))
+        if isinstance(error, JsonRpcRequestCancelled):
+            log.info("%s", error)  # the person cancelled: not a server error
+            return
         log.error("server error (%s): %s", name, error)
         if name == "FeatureNotificationError":
             self.show_error(f"deepseek-ls: an editor notification could not be handled: {error}")

@@ -97,19 +97,49 @@ def write_plan_document(ls: DeepSeekServer, session_id: str, plan: dict[str, Any
     return path
 
 
+class Drive:
+    """The command task driving a session, registered so `deepseek.cancel` finds it.
+
+    A command that creates its session (ask, plan) starts unattached and calls
+    `attach(session_id)` once the agent made the session. State changes reach
+    the client through `state_changed`, pushed by the agent."""
+
+    def __init__(self, ls: DeepSeekServer, task: asyncio.Task[Any] | None) -> None:
+        self.ls = ls
+        self.task = task
+        self.session_id: str | None = None
+        if task is not None:
+            ls.running_commands.add(task)
+
+    def attach(self, session_id: str, *, make_active: bool = False) -> None:
+        ls, task = self.ls, self.task
+        self.session_id = session_id
+        if task is not None:
+            ls.session_tasks[session_id] = task
+        if make_active:
+            # The editor's status now names this session (its cancel targets it).
+            refresh_session(ls, session_id)
+
+    def close(self) -> None:
+        ls, task = self.ls, self.task
+        if task is not None:
+            ls.running_commands.discard(task)
+            if self.session_id and ls.session_tasks.get(self.session_id) is task:
+                ls.session_tasks.pop(self.session_id, None)
+
+
 @contextlib.asynccontextmanager
-async def driving(ls: DeepSeekServer, title: str, session_id: str | None) -> AsyncIterator[None]:
-    """Progress + cancellation for one agent call on `session_id` (its state
-    changes reach the client through `state_changed`, pushed by the agent)."""
-    task = asyncio.current_task()
-    if session_id and task is not None:
-        ls.session_tasks[session_id] = task
+async def driving(ls: DeepSeekServer, title: str, session_id: str | None) -> AsyncIterator[Drive]:
+    """Progress + cancellation for one agent call on `session_id` (None: the call
+    makes its session and attaches it through the yielded `Drive`)."""
+    drive = Drive(ls, asyncio.current_task())
+    if session_id:
+        drive.attach(session_id)
     try:
         async with work_done(ls, title):
-            yield
+            yield drive
     finally:
-        if session_id and ls.session_tasks.get(session_id) is task:
-            ls.session_tasks.pop(session_id, None)
+        drive.close()
 
 
 def state_changed(ls: DeepSeekServer, change: Any, loop: asyncio.AbstractEventLoop) -> None:
@@ -155,26 +185,46 @@ async def resume_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     return {"session_id": sid, "state": view["state"], "plan": view.get("plan")}
 
 
+CANCEL_WAIT_SECONDS = 10.0
+
+
 async def cancel_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    """Stop what runs: the command driving `session_id`, or with no session_id every
+    running agent command (ask, plan, step, revision, verification); then the
+    session's pending question and approvals. Answers once the work has stopped."""
     a = params.parse_args(params.OptionalSessionArgs, args)
-    sid = a.session_id or ls.active_session
-    if not sid:
-        raise ValueError("no session to cancel; give session_id")
-    cancelled = False
-    task = ls.session_tasks.get(sid)
-    if task is not None and not task.done():
-        task.cancel()
-        cancelled = True
-    if await cancel_questions(ls, sid):
-        cancelled = True  # the agent ends a cancelled question itself (Idle)
+    if a.session_id:
+        tasks = [t for t in [ls.session_tasks.get(a.session_id)] if t is not None]
     else:
-        cancelled = await agent(ls).cancel(sid) or cancelled
-    for request_ in ls.approvals.pending() if ls.approvals else []:
-        if request_.session_id in (sid, None):
-            ls.approvals.resolve(request_.request_id, "deny", "session cancelled")
-    if sid in ls.session_views:
+        tasks = list(ls.running_commands)
+    tasks = [t for t in tasks if not t.done() and t is not asyncio.current_task()]
+    sessions = {sid for sid, t in ls.session_tasks.items() if t in tasks}
+    if a.session_id:
+        sessions.add(a.session_id)
+    elif not tasks and ls.active_session:
+        sessions.add(ls.active_session)
+    if not tasks and not sessions:
+        return {"cancelled": False, "session_id": None, "sessions": []}
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        # The tasks pause their sessions as they unwind (a stopped step becomes runnable).
+        _, still = await asyncio.wait(tasks, timeout=CANCEL_WAIT_SECONDS)
+        if still:
+            log.warning("%d cancelled command(s) still unwinding after %ss", len(still), CANCEL_WAIT_SECONDS)
+    cancelled = bool(tasks)
+    for sid in sorted(sessions):
+        if await cancel_questions(ls, sid):
+            cancelled = True  # the agent ends a cancelled question itself (Idle)
+        elif not tasks:
+            cancelled = await agent(ls).cancel(sid) or cancelled
+        for request_ in ls.approvals.pending() if ls.approvals else []:
+            if request_.session_id in (sid, None):
+                ls.approvals.resolve(request_.request_id, "deny", "session cancelled")
+                cancelled = True
         refresh_session(ls, sid, make_active=False)
-    return {"cancelled": cancelled, "session_id": sid}
+    session_id = a.session_id or (sorted(sessions)[0] if len(sessions) == 1 else None)
+    return {"cancelled": cancelled, "session_id": session_id, "sessions": sorted(sessions)}
 
 
 async def undo_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from lsp_harness import ADD_FIX, APP, file_uri, open_doc, run, wait_until
+from lsp_harness import ADD_FIX, APP, file_uri, lenses, open_doc, run, wait_until
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
@@ -111,18 +111,36 @@ async def test_cancelling_the_progress_stops_planning(agent_editor, fake_deepsee
     assert [s["state"] for s in sessions["sessions"]] == ["Paused"]
 
 
-async def test_deepseek_cancel_stops_the_running_step(agent_editor, fake_deepseek) -> None:
+async def test_deepseek_cancel_stops_the_running_step(agent_editor, fake_deepseek, app_workspace: Path) -> None:
     client, state = agent_editor
     fake_deepseek.add({"match": {"role": "planner"}, "content": "```json\n" + json.dumps(PLAN) + "\n```"})
     fake_deepseek.add({"match": {"role": "executor"}, "content": "y" * 2000, "chunk_chars": 5, "chunk_delay": 0.02})
+    uri = file_uri(app_workspace)
+    open_doc(client, uri, APP)
     planned = await run(client, names.CMD_PLAN, {"prompt": "make test_add pass"})
     session_id, step_id = planned["session_id"], planned["plan"]["steps"][0]["step_id"]
     streamed_before = len(state.notifications.get("deepseek/stream", []))
     running = asyncio.ensure_future(run(client, names.CMD_RUN_STEP, {"session_id": session_id, "step_id": step_id}))
     await wait_until(lambda: len(state.notifications.get("deepseek/stream", [])) > streamed_before + 2)
+    step_lens = await _step_lens(client, uri)
+    assert "running" in step_lens.command.title and step_lens.command.command != names.CMD_RUN_STEP
     cancelled = await run(client, names.CMD_CANCEL, {"session_id": session_id})
-    assert cancelled == {"cancelled": True, "session_id": session_id}
+    assert cancelled["cancelled"] is True and cancelled["session_id"] == session_id
     with pytest.raises(JsonRpcException, match="cancel"):
         await asyncio.wait_for(running, 10)
     plan = await client.protocol.send_request_async(names.REQ_PLAN, {"session_id": session_id})
     assert plan.state == "Paused"
+    # The stopped step is runnable again: pending, and its lens offers Run.
+    assert plan.plan.steps[0].status == "pending"
+    step_lens = await _step_lens(client, uri)
+    assert step_lens.command.command == names.CMD_RUN_STEP and "pending" in step_lens.command.title
+    # Running it again works (the fake answers the executor anew: nothing to change this time).
+    fake_deepseek.add({"match": {"role": "executor"}, "content": ADD_FIX})
+    outcome = await run(client, names.CMD_RUN_STEP, {"session_id": session_id, "step_id": step_id})
+    assert outcome["status"] == "staged"
+
+
+async def _step_lens(client, uri: str) -> types.CodeLens:
+    found = [lens for lens in await lenses(client, uri) if lens.command.title.startswith("▶ Step 1")]
+    assert len(found) == 1, [lens.command.title for lens in await lenses(client, uri)]
+    return found[0]
