@@ -208,8 +208,13 @@ function M.resume(opts)
   end
 end
 
-function M.cancel()
-  run("cancel", cmd.cancel, { session_id = current_session() }, function(result)
+--- Without an argument: whatever runs (an ask or a plan may not have told us
+--- its session yet); `:DeepSeekCancel <session_id>` stops that session only.
+--- Neovim drops the reply of a cancelled request (RequestCancelled is
+--- "RPC-internal"), so the cancelled command ends silently; this says it.
+function M.cancel(opts)
+  local args = opts and opts.args ~= "" and { session_id = opts.args } or {}
+  run("cancel", cmd.cancel, args, function(result)
     ui.notify(result and result.cancelled and "cancelled" or "nothing to cancel")
   end)
 end
@@ -326,7 +331,7 @@ M.specs = {
   DeepSeekDeny = { M.deny, { desc = "DeepSeek: deny the pending request" } },
   DeepSeekSessions = { M.sessions, { desc = "DeepSeek: list sessions and resume one" } },
   DeepSeekResume = { M.resume, { nargs = "?", desc = "DeepSeek: resume a session [session_id]" } },
-  DeepSeekCancel = { M.cancel, { desc = "DeepSeek: cancel the running session" } },
+  DeepSeekCancel = { M.cancel, { nargs = "?", desc = "DeepSeek: cancel what is running [session_id]" } },
   DeepSeekUndo = { M.undo, { desc = "DeepSeek: undo the last applied change" } },
   DeepSeekShowPlan = { M.show_plan, { nargs = "?", desc = "DeepSeek: open the plan document [session_id]" } },
   DeepSeekWhy = { M.why, { nargs = "?", desc = "DeepSeek: explain the routing (why max-think?) [session_id]" } },
