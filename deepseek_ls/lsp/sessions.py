@@ -205,6 +205,8 @@ async def cancel_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
         sessions.add(ls.active_session)
     if not tasks and not sessions:
         return {"cancelled": False, "session_id": None, "sessions": []}
+    # The running command is stopped as a whole (its session pauses, resumable);
+    # a question it waits on is withdrawn with it.
     for task in tasks:
         task.cancel()
     if tasks:
@@ -215,7 +217,7 @@ async def cancel_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     cancelled = bool(tasks)
     for sid in sorted(sessions):
         if await cancel_questions(ls, sid):
-            cancelled = True  # the agent ends a cancelled question itself (Idle)
+            cancelled = True  # a question left without its command: the agent ends it (Idle)
         elif not tasks:
             cancelled = await agent(ls).cancel(sid) or cancelled
         for request_ in ls.approvals.pending() if ls.approvals else []:
