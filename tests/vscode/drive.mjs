@@ -220,6 +220,59 @@ async function flow(page) {
   step("undo-explained");
 }
 
+/** Wait until the "DeepSeek" output panel shows `want` (streamed text). */
+async function panelShows(page, want) {
+  await page.waitForFunction(
+    (w) => [...document.querySelectorAll(".part.panel .view-lines")].some((v) => v.textContent.replace(/\u00a0/g, " ").includes(w)),
+    want,
+    { timeout: T },
+  );
+}
+
+/** Run "DeepSeek: Cancel" from the palette; returns the toast it shows. */
+async function cancelFromPalette(page) {
+  await palette(page, "DeepSeek: Cancel");
+  const toast = page.locator(".notifications-toasts .notification-list-item", { hasText: /DeepSeek: (cancelled|nothing was running)/ }).last();
+  await toast.waitFor({ state: "visible", timeout: T });
+  const text = (await toast.textContent()).trim();
+  await toast.locator(".codicon-notifications-clear").click().catch(() => {});
+  return text;
+}
+
+/**
+ * Cancel from the palette while the model streams: first a plan (its session
+ * is new to the editor), then a running step, whose lens must offer Run again.
+ */
+async function cancelFlow(page) {
+  await openFile(page, config.file);
+  step("file-open");
+  await palette(page, "DeepSeek: Plan…");
+  await answerInputBox(page, config.slowPrompt);
+  await panelShows(page, config.streamText);
+  step("plan-streaming");
+  result.planCancelToast = await cancelFromPalette(page);
+  await expectStatus(page, "paused");
+  result.statusAfterPlanCancel = result.status;
+  result.lensesAfterPlanCancel = await lensTitles(page);
+  step("plan-cancelled");
+  await shot(page, "plan-cancelled");
+
+  await palette(page, "DeepSeek: Plan…");
+  await answerInputBox(page, config.prompt);
+  const stepLens = lens(page, /Step 1/).first();
+  await stepLens.waitFor({ state: "visible", timeout: T });
+  result.stepLensBefore = (await lensTitles(page)).find((t) => t.includes("Step 1"));
+  await stepLens.click();
+  await lens(page, /Step 1: .*running/).first().waitFor({ state: "visible", timeout: T });
+  step("step-running");
+  result.stepCancelToast = await cancelFromPalette(page);
+  await lens(page, /Step 1: .*pending/).first().waitFor({ state: "visible", timeout: T });
+  result.stepLensAfterCancel = (await lensTitles(page)).find((t) => t.includes("Step 1"));
+  step("step-runnable-again");
+  await shot(page, "step-cancelled");
+  result.toastsAtEnd = await page.$$eval(".notifications-toasts .notification-list-item", (els) => els.map((e) => e.textContent.trim()));
+}
+
 /** The status bar item says `want` (e.g. the profile); records its colours. */
 async function expectStatus(page, want) {
   await page.waitForFunction(
@@ -334,6 +387,9 @@ try {
     await startup(browser);
   } else if (config.scenario === "broken") {
     await broken(page);
+  } else if (config.scenario === "cancel") {
+    await smoke(page);
+    await cancelFlow(page);
   } else {
     await smoke(page);
     if (config.scenario === "flow") await flow(page);

@@ -121,3 +121,34 @@ def test_a_server_that_cannot_start_is_reported_with_the_fix(code_server, vscode
     assert "deepseek.server.command" in message, message
     assert "Restart Server" in message, message
     assert run.result["status"].endswith("(server failed)"), run.result
+
+
+SLOW = {"chunk_chars": 5, "chunk_delay": 0.03}
+TICKS = "tick tock " * 300  # ~20 s of streaming at that pace: cancelled long before the end
+CANCEL_SCRIPT = [
+    {"match": {"role": "planner", "contains": "slow plan please"}, "content": TICKS, **SLOW},
+    {"match": {"role": "planner"}, "content": "```json\n" + json.dumps(PLAN, indent=2) + "\n```"},
+    {"match": {"role": "executor"}, "content": TICKS, **SLOW},
+]
+
+
+def test_cancel_from_the_palette_stops_a_plan_and_a_step_mid_stream(
+    code_server, vscode_tools, workspace, artifacts, fake_deepseek_process
+):
+    (workspace / "app.py").write_text(ORIGINAL)
+    fake = fake_deepseek_process(CANCEL_SCRIPT)
+    cs = code_server({"DEEPSEEK_API_KEY": "test-key", "DEEPSEEK_BASE_URL": fake.base_url})
+    run = drive(vscode_tools, cs, artifacts, "cancel", file="app.py", slowPrompt="slow plan please",
+                streamText="tick tock tick", prompt="convert add and sub arguments to int")
+    assert run.returncode == 0, run.output
+    wanted = ["plan-streaming", "plan-cancelled", "step-running", "step-runnable-again"]
+    assert [n for n in run.step_names() if n in wanted] == wanted, run.result
+    assert run.result["planCancelToast"] == "DeepSeek: cancelled.", run.result
+    assert run.result["stepCancelToast"] == "DeepSeek: cancelled.", run.result
+    assert "paused" in run.result["statusAfterPlanCancel"], run.result
+    assert not any("Step 1" in t for t in run.result["lensesAfterPlanCancel"]), "the cancelled plan made no plan"
+    assert "pending" in run.result["stepLensAfterCancel"], run.result
+    # A cancel is not a failure: no error toast.
+    assert not [t for t in run.result["toastsAtEnd"] if "failed" in t.lower()], run.result["toastsAtEnd"]
+    roles = [r.get("role") for r in fake.requests()]
+    assert roles == ["planner", "planner", "executor"], roles

@@ -12,7 +12,7 @@ import { mcpItems, type McpStatus } from "./mcp";
 import { Commands, type Plan, type RoutingExplanation, type ServerApi, type SessionSummary } from "./protocol";
 import { SECRET_KEY } from "./secrets";
 import type { ServerManager } from "./server";
-import { CommandFailed, currentSettings } from "./server";
+import { CommandCancelled, CommandFailed, currentSettings } from "./server";
 import type { StatusBar } from "./statusBar";
 import { stateLabel } from "./statusBar";
 import type { StreamPanel } from "./streamPanel";
@@ -44,6 +44,7 @@ function guarded(server: ServerManager, name: string, body: (...args: unknown[])
       return await body(...args);
     } catch (error) {
       if (error instanceof CommandFailed) server.log(`DeepSeek: ${name}: ${error.message}`);
+      else if (error instanceof CommandCancelled) server.log(`DeepSeek: ${name} cancelled`);
       else void vscode.window.showErrorMessage(`DeepSeek: ${name} failed: ${errorText(error)}`);
       return undefined;
     }

@@ -4,6 +4,7 @@
  * pending hunk accepted (for the native diff editor).
  */
 import { diffArrays } from "diff";
+import { offsetAt } from "./positions";
 import type { Hunk, LspPosition } from "./protocol";
 
 export function pending(hunks: Hunk[]): Hunk[] {
@@ -99,19 +100,6 @@ export function decorationPlan(hunks: Hunk[]): DecorationPlan {
     }
   }
   return plan;
-}
-
-/** Offset of an LSP position (UTF-16, like JS strings) in `text`. */
-export function offsetAt(text: string, pos: LspPosition): number {
-  let offset = 0;
-  for (let line = 0; line < pos.line; line++) {
-    const nl = text.indexOf("\n", offset);
-    if (nl < 0) return text.length;
-    offset = nl + 1;
-  }
-  const lineEnd = text.indexOf("\n", offset);
-  const end = lineEnd < 0 ? text.length : lineEnd;
-  return Math.min(offset + pos.character, end);
 }
 
 /** `text` with every pending hunk's `new_text` put over its range. */

@@ -7,6 +7,7 @@ import * as fs from "fs";
 import * as vscode from "vscode";
 import {
   ExecuteCommandRequest,
+  LSPErrorCodes,
   LanguageClient,
   ResponseError,
   State,
@@ -14,6 +15,7 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from "vscode-languageclient/node";
+import { encodingProblem } from "./positions";
 import type { ServerApi } from "./protocol";
 import { declareQuestions } from "./questions";
 import { findApiKey, serverEnvironment, type SecretStore } from "./secrets";
@@ -44,6 +46,9 @@ function workspaceFolders(): string[] {
 
 /** The server's RequestFailed code: it has already shown the message (`window/showMessage`). */
 const REQUEST_FAILED = -32803;
+
+/** A command that was cancelled (deepseek.cancel, $/cancelRequest): the person asked for it. */
+export class CommandCancelled extends Error {}
 
 /** A command the server refused or failed, and already told the person about. */
 export class CommandFailed extends Error {}
@@ -121,6 +126,13 @@ export class ServerManager implements ServerApi, vscode.Disposable {
       this.fail(startFailedMessage(cmd, error));
       return false;
     }
+    const encodingError = encodingProblem(client.initializeResult?.capabilities.positionEncoding);
+    if (encodingError) {
+      this.client = undefined;
+      await client.stop().catch(() => undefined);
+      this.fail(encodingError);
+      return false;
+    }
     client.onDidChangeState((e) => {
       if (e.newState === State.Stopped && this.client === client) this.stateChanged.fire("stopped");
       if (e.newState === State.Running && this.client === client) this.stateChanged.fire("running");
@@ -180,6 +192,7 @@ export class ServerManager implements ServerApi, vscode.Disposable {
       return (await client.sendRequest(ExecuteCommandRequest.type, { command: name, arguments: [arg] })) as T;
     } catch (error) {
       if (error instanceof ResponseError && error.code === REQUEST_FAILED) throw new CommandFailed(error.message);
+      if (error instanceof ResponseError && error.code === LSPErrorCodes.RequestCancelled) throw new CommandCancelled(error.message);
       throw error;
     }
   }

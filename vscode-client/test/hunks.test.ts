@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { applyHunks, decorationPlan, hunkAtLine, offsetAt, replacedLines, textLines } from "../src/hunks";
+import { applyHunks, decorationPlan, hunkAtLine, replacedLines, textLines } from "../src/hunks";
+import { offsetAt } from "../src/positions";
 import type { Hunk } from "../src/protocol";
 
 function hunk(id: string, start: number, end: number, newText: string, status: Hunk["status"] = "pending", oldText = ""): Hunk {
