@@ -274,8 +274,8 @@ class Agent:
         rt = self._runtime(session_id)
         if rt.session.state in ops.LIVE_STATES:
             with bound(rt.session):
-                rt.session.machine.to("Paused", ops.INTERRUPTED)
                 ops.release_running_step(rt, ops.INTERRUPTED)
+                rt.session.machine.to("Paused", ops.INTERRUPTED)
         view = self.session_view(rt.session_id)
         return {"session_id": rt.session_id, "state": view["state"], "plan": view["plan"]}
 

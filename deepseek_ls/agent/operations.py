@@ -52,8 +52,8 @@ def settle_failure(rt: SessionRuntime, exc: BaseException) -> None:
             machine.to("Failed", f"{type(exc).__name__}: {exc}")
         return
     if machine.can("Paused"):
+        release_running_step(rt, reason)  # before the transition, which is pushed to the editor
         machine.to("Paused", reason)
-        release_running_step(rt, reason)
 
 
 def release_running_step(rt: SessionRuntime, reason: str) -> None:
@@ -133,8 +133,8 @@ def resume_state(rt: SessionRuntime) -> None:
     """A session killed mid-work is Paused first, so it continues from a legal state."""
     machine = rt.session.machine
     if machine.state in LIVE_STATES:
-        machine.to("Paused", INTERRUPTED)
         release_running_step(rt, INTERRUPTED)
+        machine.to("Paused", INTERRUPTED)
     if machine.state == "Failed":
         raise AgentFailure(
             f"session {rt.session_id} failed: {rt.session.last_error}; start a new one or revise its plan"
@@ -152,6 +152,6 @@ async def run(rt: SessionRuntime, approvals: Any) -> str:
 def cancel(rt: SessionRuntime) -> bool:
     if rt.session.machine.terminal or rt.session.state in ("Paused", "Idle"):
         return False
-    rt.session.machine.to("Paused", "cancelled by the user")
     release_running_step(rt, "cancelled by the user")
+    rt.session.machine.to("Paused", "cancelled by the user")
     return True
