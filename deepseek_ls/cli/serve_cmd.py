@@ -1,4 +1,5 @@
-"""`deepseek-ls serve`: run the language server (owned by the LSP issue, 7)."""
+"""`deepseek-ls serve`: run the language server; its exit code is the server's
+(0 after an orderly `shutdown` + `exit`, else 1)."""
 
 from __future__ import annotations
 
@@ -23,10 +24,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     transport.add_argument("--tcp", action="store_true", help="listen on a TCP socket")
     parser.add_argument("--host", default="127.0.0.1", help="TCP host (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=2087, help="TCP port (default: 2087)")
+    parser.add_argument(
+        "--max-message-bytes",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="refuse (and skip) LSP messages larger than N bytes (default: 64 MiB, or $DEEPSEEK_LS_MAX_MESSAGE_BYTES)",
+    )
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of bytes")
+    return int(text)
 
 
 def _serve(args: argparse.Namespace) -> int:
     from deepseek_ls.lsp.server import run  # loaded only when serving
 
-    run("tcp" if args.tcp else "stdio", args.host, args.port)
-    return 0
+    return run("tcp" if args.tcp else "stdio", args.host, args.port, args.max_message_bytes)

@@ -17,6 +17,7 @@ from lsprotocol import types
 
 from deepseek_ls.lsp import names, params
 from deepseek_ls.lsp.progress import ProgressTokens, stream
+from deepseek_ls.lsp.transport import ClientRequestFailed
 
 if TYPE_CHECKING:
     from deepseek_ls.lsp.server import DeepSeekServer
@@ -111,7 +112,7 @@ class LspUI:
             chosen = await self._ls.window_show_message_request_async(params)
         except asyncio.CancelledError:
             raise
-        except Exception as error:  # noqa: BLE001 - commands can still answer
+        except Exception as error:  # noqa: BLE001 - commands can still answer (also a timeout: ClientRequestFailed)
             log.warning("showMessageRequest failed (%s); waiting for deepseek.approve/deny", error)
             return
         title = getattr(chosen, "title", None)
@@ -133,7 +134,12 @@ class LspUI:
             message=question,
             actions=[types.MessageActionItem(title=c) for c in choices],
         )
-        chosen = await self._ls.window_show_message_request_async(params)
+        try:
+            chosen = await self._ls.window_show_message_request_async(params)
+        except ClientRequestFailed as error:  # bounded: no answer in time, or one we cannot read
+            log.warning("question not answered (%s); treated as dismissed", error)
+            self._ls.show_message(f"deepseek-ls: the question was not answered ({error.reason}); treated as dismissed.")
+            return None
         return getattr(chosen, "title", None)
 
     def stream(self, channel: StreamChannel, text: str, *, session_id: str | None = None) -> None:

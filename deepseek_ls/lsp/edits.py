@@ -20,6 +20,7 @@ from deepseek_ls.store.ids import new_id
 from deepseek_ls.lsp import names, params
 from deepseek_ls.lsp.hunk_views import HunkView, HunkViews
 from deepseek_ls.lsp.server import DeepSeekServer
+from deepseek_ls.lsp.transport import ClientRequestFailed
 from deepseek_ls.lsp.uris import current_text, open_document, relpath_to_uri, uri_to_relpath
 from deepseek_ls.lsp.workspace_edit import FileTarget, UnsupportedEdit
 from deepseek_ls.lsp.workspace_edit import build as build_edit
@@ -118,9 +119,15 @@ async def accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str],
         edit = build_edit(ls, target, version, text, merged.text or "", removes_file=removes_file)
     except UnsupportedEdit as error:
         return refused(f"deepseek-ls: not applied — {error}.")
-    response = await ls.workspace_apply_edit_async(
-        types.ApplyWorkspaceEditParams(edit=edit, label=f"deepseek: accept {len(hunk_ids)} hunk(s) in {file}")
-    )
+    try:
+        response = await ls.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=edit, label=f"deepseek: accept {len(hunk_ids)} hunk(s) in {file}")
+        )
+    except ClientRequestFailed as error:  # no answer in time, an error, or an answer we cannot read
+        return refused(
+            f"deepseek-ls: not applied — the editor gave no usable answer to the edit of {file} ({error.reason}). "
+            "Nothing was recorded; check the buffer, then accept again to retry."
+        )
     if not response.applied:
         reason = response.failure_reason or "the editor refused the edit"
         return refused(

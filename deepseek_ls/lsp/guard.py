@@ -15,10 +15,12 @@ from typing import Any, Awaitable, Callable
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
 
 from deepseek_ls.lsp.server import DeepSeekServer
+from deepseek_ls.lsp.transport import cap
 
 log = logging.getLogger(__name__)
 
 REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
+INVALID_PARAMS = -32602  # JSON-RPC: arguments that do not match the command's shape
 
 Handler = Callable[[DeepSeekServer, Any], "Any | Awaitable[Any]"]
 
@@ -61,9 +63,11 @@ async def run_guarded(
             log.warning("%s: %s", what, message)
         if not message.startswith("deepseek-ls"):
             message = f"deepseek-ls: {message}"
+        message = cap(message)  # never echo a 2 MB argument back
         if show:
             ls.show_error(message)
-        raise JsonRpcException(message=message, code=REQUEST_FAILED) from None
+        bad_args = any(cls.__name__ == "ArgsError" for cls in type(error).__mro__)
+        raise JsonRpcException(message=message, code=INVALID_PARAMS if bad_args else REQUEST_FAILED) from None
 
 
 def _cancel_with_request(ls: DeepSeekServer) -> None:
@@ -80,7 +84,8 @@ def _cancel_with_request(ls: DeepSeekServer) -> None:
 def command(server: DeepSeekServer, name: str, handler: Handler) -> None:
     """Register `handler(ls, args_dict)` as `workspace/executeCommand` `name`."""
 
-    async def execute(ls: DeepSeekServer, args: dict[str, Any] | None = None) -> Any:
+    # `Any`: pygls passes the argument as sent; `parse_args` says what is wrong with it.
+    async def execute(ls: DeepSeekServer, args: Any = None) -> Any:
         _cancel_with_request(ls)
         try:
             return await run_guarded(ls, name, handler, args)

@@ -8,13 +8,38 @@ a plain dict and `parse_args` turns it into one of these models, or raises
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+import re
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 
 class ArgsError(ValueError):
     """Arguments that do not match the command's shape."""
+
+
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\x00-\x1f\x7f]*")
+MAX_URI_CHARS = 4096
+
+
+def _check_id(value: str) -> str:
+    # Ids name files (patches, sessions): no separators, no control characters, bounded.
+    if not _ID.fullmatch(value):
+        raise ValueError("not an id: 1-128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit")
+    return value
+
+
+def _check_uri(value: str) -> str:
+    if len(value) > MAX_URI_CHARS:
+        raise ValueError(f"a URI of {len(value)} characters (the limit is {MAX_URI_CHARS})")
+    if not _URI.fullmatch(value):
+        raise ValueError("not a URI (expected scheme:..., e.g. file:///path, without control characters)")
+    return value
+
+
+Id = Annotated[str, AfterValidator(_check_id)]
+Uri = Annotated[str, AfterValidator(_check_uri)]
 
 
 class _Args(BaseModel):
@@ -34,9 +59,9 @@ class Range(_Args):
 
 class AskArgs(_Args):
     prompt: str = Field(min_length=1)
-    uri: str | None = None
+    uri: Uri | None = None
     range: Range | None = None
-    session_id: str | None = None
+    session_id: Id | None = None
 
 
 class PlanArgs(AskArgs):
@@ -44,62 +69,62 @@ class PlanArgs(AskArgs):
 
 
 class StepArgs(_Args):
-    session_id: str
-    step_id: str
+    session_id: Id
+    step_id: Id
 
 
 class ReviseArgs(_Args):
-    session_id: str
+    session_id: Id
     feedback: str = ""
-    step_id: str | None = None
+    step_id: Id | None = None
 
 
 class SessionArgs(_Args):
-    session_id: str
+    session_id: Id
 
 
 class OptionalSessionArgs(_Args):
-    session_id: str | None = None
+    session_id: Id | None = None
 
 
 class HunkArgs(_Args):
-    patch_id: str
-    hunk_id: str
+    patch_id: Id
+    hunk_id: Id
 
 
 class FileArgs(_Args):
-    patch_id: str
-    uri: str
+    patch_id: Id
+    uri: Uri
 
 
 class AllArgs(_Args):
-    patch_id: str | None = None
+    patch_id: Id | None = None
 
 
 class ApproveArgs(_Args):
-    request_id: str
+    request_id: Id
     always: bool = False
 
 
 class DenyArgs(_Args):
-    request_id: str
+    request_id: Id
     reason: str = ""
 
 
 class AnswerArgs(_Args):
-    question_id: str
+    question_id: Id
     answer: str | None  # null cancels the question
 
 
 class ExplainArgs(_Args):
-    session_id: str | None = None
-    decision_id: str | None = None
-    step_id: str | None = None
-    patch_id: str | None = None
+    session_id: Id | None = None
+    decision_id: Id | None = None
+    step_id: Id | None = None
+    patch_id: Id | None = None
 
 
 class UriArgs(_Args):
-    uri: str
+    uri: Uri
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -109,7 +134,7 @@ def parse_args(model: type[M], raw: Any) -> M:
     """Validate `raw` (a dict, a namedtuple from pygls, or None) as `model`."""
     data = to_plain(raw) if raw is not None else {}
     if not isinstance(data, dict):
-        raise ArgsError(f"expected one JSON object argument, got {type(data).__name__}")
+        raise ArgsError(f"expected one JSON object argument, got {_json_kind(data)}")
     try:
         return model.model_validate(data)
     except ValidationError as error:
@@ -117,6 +142,18 @@ def parse_args(model: type[M], raw: Any) -> M:
             f"{'.'.join(str(p) for p in e['loc']) or '(argument)'}: {e['msg']}" for e in error.errors()
         )
         raise ArgsError(f"invalid arguments: {problems}") from None
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
 
 
 def to_plain(value: Any) -> Any:

@@ -21,6 +21,7 @@ from pygls.lsp.server import LanguageServer
 from deepseek_ls import __version__
 from deepseek_ls.lsp.questions import QuestionBroker
 from deepseek_ls.lsp.tasks import BackgroundTasks
+from deepseek_ls.lsp.transport import HardenedProtocol, Limits, cap, serve_stdio, serve_tcp, strict_converter
 
 if TYPE_CHECKING:
     from deepseek_ls.config_models import Config
@@ -56,6 +57,8 @@ class DeepSeekServer(LanguageServer):
             "deepseek-ls",
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=HardenedProtocol,
+            converter_factory=strict_converter,
         )
         self.root: Path | None = None
         self.initialization_options: Any = None
@@ -139,9 +142,11 @@ class DeepSeekServer(LanguageServer):
         if isinstance(error, JsonRpcRequestCancelled):
             log.info("%s", error)  # the person cancelled: not a server error
             return
-        log.error("server error (%s): %s", name, error)
+        if name == "FeatureRequestError":
+            return  # answered to the client, and logged where it was raised
+        log.error("server error (%s): %s", name, cap(str(error), 500))
         if name == "FeatureNotificationError":
-            self.show_error(f"deepseek-ls: an editor notification could not be handled: {error}")
+            self.show_error(f"deepseek-ls: an editor notification could not be handled: {cap(str(error))}")
 
 
 def create_server() -> DeepSeekServer:
@@ -156,15 +161,18 @@ def create_server() -> DeepSeekServer:
     return server
 
 
-def run(transport: str = "stdio", host: str = "127.0.0.1", port: int = 2087) -> None:
-    """Run the server until the client disconnects (`deepseek-ls serve`)."""
+def run(
+    transport: str = "stdio", host: str = "127.0.0.1", port: int = 2087, max_message_bytes: int | None = None
+) -> int:
+    """Run the server until the client sends `exit` or disconnects (`deepseek-ls
+    serve`); the process exit code (0 after `shutdown`, else 1)."""
     from deepseek_ls.lsp.logging import configure_stderr_logging
 
     configure_stderr_logging()
+    limits = Limits.from_env(max_message_bytes)
     server = create_server()
     if transport == "tcp":
-        server.start_tcp(host, port)
-    elif transport == "stdio":
-        server.start_io()
-    else:
-        raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'tcp'")
+        return serve_tcp(server, limits, host, port)
+    if transport == "stdio":
+        return serve_stdio(server, limits)
+    raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'tcp'")

@@ -138,4 +138,4 @@ def test_malformed_messages_do_not_kill_the_server(workspace: Path, server_env: 
         proc.stdin.close()
         stderr = proc.stderr.read().decode()
         proc.stderr.close()
-    assert "Unable to handle message" in stderr or "server error" in stderr
+    assert "rejected a message (-32700)" in stderr and "rejected a message (-32600)" in stderr
