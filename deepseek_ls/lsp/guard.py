@@ -64,9 +64,11 @@ async def run_guarded(
         if not message.startswith("deepseek-ls"):
             message = f"deepseek-ls: {message}"
         message = cap(message)  # never echo a 2 MB argument back
-        if show:
-            ls.show_error(message)
+        # Arguments of the wrong shape are the client's bug: -32602 to the client
+        # (which reports it), not a pop-up from us as well.
         bad_args = any(cls.__name__ == "ArgsError" for cls in type(error).__mro__)
+        if show and not bad_args:
+            ls.show_error(message)
         raise JsonRpcException(message=message, code=INVALID_PARAMS if bad_args else REQUEST_FAILED) from None
 
 

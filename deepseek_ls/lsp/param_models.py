@@ -13,14 +13,14 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from deepseek_ls.lsp.transport import uri_problem
+
 
 class ArgsError(ValueError):
     """Arguments that do not match the command's shape."""
 
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
-_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\x00-\x1f\x7f]*")
-MAX_URI_CHARS = 4096
 
 
 def _check_id(value: str) -> str:
@@ -31,10 +31,9 @@ def _check_id(value: str) -> str:
 
 
 def _check_uri(value: str) -> str:
-    if len(value) > MAX_URI_CHARS:
-        raise ValueError(f"a URI of {len(value)} characters (the limit is {MAX_URI_CHARS})")
-    if not _URI.fullmatch(value):
-        raise ValueError("not a URI (expected scheme:..., e.g. file:///path, without control characters)")
+    problem = uri_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
     return value
 
 

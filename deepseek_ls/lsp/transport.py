@@ -186,6 +186,11 @@ class FrameParser:
         problem = None
         length = 0
         if not values:
+            glued = _RESYNC.search(self._buf, 1, end)
+            if glued is not None:  # garbage glued to the front of a header: `xyzContent-Length: 5`
+                self._drop_garbage(glued.start())
+                self._flush_garbage("bytes glued to a header")
+                return True
             problem = "a header block without Content-Length"
         elif len(values) > 1:
             problem = "conflicting Content-Length headers"
@@ -354,6 +359,19 @@ def _json_type(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "array"
     return "object"
+
+
+MAX_URI_CHARS = 4096
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\x00-\x1f\x7f]*")
+
+
+def uri_problem(uri: str) -> str | None:
+    """Why `uri` is not acceptable as a document URI (None: it is)."""
+    if len(uri) > MAX_URI_CHARS:
+        return f"a URI of {len(uri)} characters (the limit is {MAX_URI_CHARS})"
+    if not _URI.fullmatch(uri):
+        return "not a URI (expected scheme:..., e.g. file:///path, without control characters)"
+    return None
 
 
 def _strict_str(value: Any, _: Any) -> str:
@@ -599,10 +617,16 @@ class HardenedProtocol(LanguageServerProtocol):
         super().handle_message(message)
 
     def _structure(self, data: dict[str, Any]) -> Any:
+        method = cap(data.get("method", ""), 60)
         try:
-            return self.structure_message(data)
+            message = self.structure_message(data)
         except Exception as error:  # noqa: BLE001 - reported as invalid params
-            raise _Reject(INVALID_PARAMS, f"invalid params for {cap(data.get('method', ''), 60)}: {decode_problem(error)}") from None
+            raise _Reject(INVALID_PARAMS, f"invalid params for {method}: {decode_problem(error)}") from None
+        document = getattr(getattr(message, "params", None), "text_document", None)
+        uri = getattr(document, "uri", None)
+        if isinstance(uri, str) and (problem := uri_problem(uri)) is not None:
+            raise _Reject(INVALID_PARAMS, f"invalid params for {method}: textDocument.uri is {problem}")
+        return message
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         # pygls logs a traceback for every message that does not decode; ours is one line.
