@@ -351,3 +351,46 @@ def test_accept_hunk_applies_when_the_editor_says_so(staged) -> None:
     )
     assert reply["result"]["applied"] is True
     assert store.get(patch_id).hunk(hunk_id).status == "accepted"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [pytest.param(5, id="number"), pytest.param({"title": 5}, id="title-number"), pytest.param(NO_ANSWER, id="no-answer")],
+)
+def test_always_answers_an_approval_whatever_the_editor_answers(tmp_path: Path, answer: Any) -> None:
+    """A malformed (or missing) answer to the approval pop-up does not decide it:
+    the approval stays pending and the commands still answer it."""
+    from deepseek_ls.patch import SafetyGate
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "cfg.py").write_text(ORIGINAL)
+    store = PatchStore(root, state_dir(root), policy=PathPolicy(root), gate=SafetyGate(max_loc_without_approval=1))
+    patch = store.stage(DIFF)
+    assert patch.approval_required
+
+    def on_request(message: dict[str, Any]) -> Any:
+        if message["method"] == "window/showMessageRequest":
+            return answer
+        return None
+
+    # showMessageRequest waits 600 s × 0.001: the no-answer case times out in 0.6 s.
+    server = RawServer(root, server_env(tmp_path, DEEPSEEK_LS_CLIENT_TIMEOUT_SCALE="0.001"), on_request=on_request)
+    try:
+        server.initialize()
+        accepting = server.request(
+            "workspace/executeCommand", {"command": "deepseek.acceptAll", "arguments": [{"patch_id": patch.patch_id}]}
+        )
+        server.wait(lambda: [m for m in server.server_requests if m["method"] == "window/showMessageRequest"])
+        pending = server.wait(lambda: server.call("deepseek/pendingApprovals", {})["result"]["approvals"])
+        denied = server.call(
+            "workspace/executeCommand", {"command": "deepseek.deny", "arguments": [{"request_id": pending[0]["request_id"]}]}
+        )
+        assert denied["result"]["answer"] == "deny"
+        result = server.answer(accepting)["result"]
+        assert result["applied"] == [] and result["failed"][0]["message"] == "approval denied"
+        assert store.get(patch.patch_id).hunks[0].status == "pending"
+        assert server.close() == 0
+    finally:
+        server.kill()
