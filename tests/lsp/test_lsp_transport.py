@@ -342,6 +342,20 @@ def test_always_answers_accept_hunk_whatever_the_editor_answers(staged, answer: 
     server.wait(lambda: [n for n in server.notifications if n["method"] == "window/showMessage" and reason in n["params"]["message"]])
 
 
+def test_always_answers_a_request_reusing_an_id_in_progress(staged) -> None:
+    server, store, patch_id, hunk_id, answer_box = staged
+    answer_box["value"] = NO_ANSWER  # keeps the first request in progress until the timeout
+    msg_id = server.request(
+        "workspace/executeCommand",
+        {"command": "deepseek.acceptHunk", "arguments": [{"patch_id": patch_id, "hunk_id": hunk_id}]},
+    )
+    server.wait(lambda: [m for m in server.server_requests if m["method"] == "workspace/applyEdit"])
+    server.request("deepseek/status", {}, msg_id=msg_id)
+    answers = server.wait(lambda: len(server.answers.get(msg_id, [])) == 2 and server.answers[msg_id])
+    assert answers[0]["error"]["code"] == -32600 and "already in use" in answers[0]["error"]["message"]
+    assert answers[1]["result"]["applied"] is False
+
+
 def test_accept_hunk_applies_when_the_editor_says_so(staged) -> None:
     server, store, patch_id, hunk_id, answer_box = staged
     answer_box["value"] = {"applied": True}
