@@ -31,7 +31,8 @@ def user_message(error: BaseException) -> str | None:
     if message:
         return str(message)
     expected = ("ArgsError", "UnknownApproval", "FeatureUnavailable", "PatchError", "PolicyViolation",
-                "SettingsError", "ConfigError", "SessionCancelled", "AgentFailure", "UnsupportedEdit")
+                "SettingsError", "ConfigError", "SessionCancelled", "AgentFailure", "UnsupportedEdit",
+                "ClientRequestFailed")  # the editor did not answer one of our requests usably
     if isinstance(error, KeyError) and error.args:
         return str(error.args[0])  # str(KeyError) adds quotes
     if any(cls.__name__ in expected for cls in type(error).__mro__) or isinstance(
