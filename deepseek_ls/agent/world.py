@@ -25,6 +25,7 @@ from deepseek_ls.patch import ApplyResult, PatchError, PatchSet, PatchStore
 from deepseek_ls.policy import PathPolicy, PolicyViolation
 from deepseek_ls.policy.command_secrets import guard_command
 from deepseek_ls.policy.approvals import command_review
+from deepseek_ls.policy.secret_files import file_is_secret
 from deepseek_ls.policy.commands import CommandPolicy
 from deepseek_ls.policy.sandbox import Sandbox
 from deepseek_ls.store.sink import EventSink
@@ -134,13 +135,16 @@ class World:
             log.warning("index query failed: %s", exc)
             return "", 0
         lines = []
-        for hit in result.hits:
+        # An index built before a file became secret (or with another deny-list) must not
+        # hand its lines to the model: hits are checked against the policy again.
+        hits = [h for h in result.hits if self.paths.is_allowed(h.path) and not file_is_secret(self.root, h.path)]
+        for hit in hits:
             shown = "; ".join(f"{lh.line}: {lh.text.strip()[:100]}" for lh in hit.lines[:3])
             lines.append(f"- {hit.path} {shown}".rstrip())
         stale = "" if result.fresh else "(the index is stale; verify by reading the files)\n"
         # Breadth is how many parts of the tree the hits span (top-level directories), not how
         # many hits there are: top_k hits in one package are not a broad change.
-        areas = {hit.path.split("/", 1)[0] if "/" in hit.path else "." for hit in result.hits}
+        areas = {hit.path.split("/", 1)[0] if "/" in hit.path else "." for hit in hits}
         return stale + "\n".join(lines), len(areas)
 
     async def similar_paths(self, rel: str) -> list[str]:

@@ -36,6 +36,8 @@ def editor_context(ls: DeepSeekServer, args: params.AskArgs) -> str | None:
     if rel is None:
         return None
     text, _ = current_text(ls, args.uri)
+    if not _may_share(ls, rel, text):
+        return None
     lines = text.splitlines()
     limit = ls.config.agent_loop.max_context_range_lines
     if args.range is not None:
@@ -45,6 +47,19 @@ def editor_context(ls: DeepSeekServer, args: params.AskArgs) -> str | None:
     last = min(last, first + limit - 1, max(len(lines) - 1, 0))
     body = "\n".join(lines[first : last + 1])
     return f"File: {rel} (lines {first + 1}-{last + 1})\n```\n{body}\n```"
+
+
+def _may_share(ls: DeepSeekServer, rel: str, text: str) -> bool:
+    """A command started from a secret file (`.env`, a key, a credential file by content)
+    does not send that file to the model as context."""
+    from deepseek_ls.policy import PathPolicy
+    from deepseek_ls.policy.secret_files import secret_kind
+
+    assert ls.root is not None
+    if not PathPolicy(ls.root, ls.config.policy.deny_paths).is_allowed(rel) or secret_kind(text) is not None:
+        ls.show_warning(f"deepseek-ls: {rel} is a secret file; it is not sent to the model as context.")
+        return False
+    return True
 
 
 async def ask(ls: DeepSeekServer, args: Any) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from lsprotocol import types
@@ -39,3 +40,21 @@ async def test_untrusted_workspace_config_is_reported_and_trust_applies_it(
     finally:
         await client.shutdown_session()
         await client.stop()
+
+
+async def test_no_leak_a_secret_buffer_is_not_sent_as_context(agent_editor, fake_deepseek, app_workspace: Path) -> None:
+    from pygls.uris import from_fs_path
+
+    from lsp_harness import open_doc, run
+
+    client, _ = agent_editor
+    canary = "canaryqwertyzebra"
+    (app_workspace / ".env").write_text(f"NOTE={canary}\n")
+    uri = from_fs_path(str(app_workspace / ".env"))
+    open_doc(client, uri, f"NOTE={canary}\n")
+    fake_deepseek.add({"match": {"role": "ask"}, "content": "No."})
+    answer = await run(client, names.CMD_ASK, {"prompt": "what is in this file?", "uri": uri})
+    assert answer["content"] == "No."
+    assert canary not in json.dumps([r.body for r in fake_deepseek.requests])
+    shown = await wait_until(lambda: [m for m in client.messages if "secret file" in m.message])
+    assert shown[0].type == types.MessageType.Warning

@@ -44,6 +44,7 @@ class Case:
     commit: list[str] | None = None  # files committed before the tool runs ("*" = all)
     buffers: dict[str, str] = field(default_factory=dict)  # open editor buffers
     index: bool = False
+    index_deny: list[str] | None = None  # the deny-list the index was built with (an older index)
     allow: list[str] = field(default_factory=list)  # extra allowlisted commands
     canary: Callable[[str], str] | None = None  # a secret-shaped canary from a unique token
 
@@ -167,6 +168,8 @@ PATH_CASES: dict[str, Case] = {
     "index-prompt-service-account": Case({"deploy/ci.json": SERVICE_ACCOUNT}, index=True),
     "index-prompt-dotenv": Case({".env": ENV}, index=True),
     "index-prompt-kubeconfig-content": Case({"ops/cluster.yaml": KUBECONFIG}, index=True),
+    "index-prompt-index-built-without-deny-list": Case({".env": ENV, "x/.envrc": "export NOTE={c}\n"}, index=True, index_deny=["nothing"]),
+    "index-tool-index-built-without-deny-list": Case({".env": ENV}, "index_query", {"q": "canary NOTE"}, index=True, index_deny=["nothing"]),
     "index-tool-envrc": Case({".envrc": "export NOTE={c}\n"}, "index_query", {"q": "canary NOTE"}, index=True),
     "index-tool-netrc-content": Case({"notes/hosts.txt": NETRC}, "index_query", {"q": "canary password"}, index=True),
     # allowlisted commands with model-chosen arguments (verification path)
@@ -267,7 +270,7 @@ async def _run_planner_with_tool(root: Path, fake, case: Case, canary: str) -> N
         from deepseek_ls.index import CodeIndex
 
         cfg.index.enabled = True
-        index = CodeIndex(root, state_dir(root), cfg.index)
+        index = CodeIndex(root, state_dir(root), cfg.index, deny_paths=case.index_deny)
         index.build()
     if case.tool:
         args = json.loads(json.dumps(case.args).replace("{out}", str(root.parent / "outside")))
