@@ -33,7 +33,7 @@ class AnalysedFile:
 @dataclass(frozen=True, slots=True)
 class Skipped:
     path: str
-    reason: str  # too_large | binary
+    reason: str  # too_large | binary | secret
     sha256: str
 
 
@@ -50,7 +50,7 @@ def analyse(path: str, data: bytes, *, max_file_bytes: int) -> AnalysedFile | Sk
         return Skipped(path, "binary", digest)
     text = data.decode("utf-8", "replace")
     if secret_kind(text) is not None:  # a credential file with no telling name: never indexed
-        return SkippedFile(path=path, reason="secret", sha256=digest)
+        return Skipped(path, "secret", digest)
     lang = language_for(path)
     return AnalysedFile(path, digest, len(data), lang, text, extract_symbols(lang, text), identifier_parts(text))
 
