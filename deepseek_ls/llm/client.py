@@ -26,7 +26,7 @@ import httpx
 
 from deepseek_ls.config_models import LLMConfig
 from deepseek_ls.llm import history
-from deepseek_ls.llm.errors import BadRequestError, CallTimeoutError, InterruptedResponse, LLMError
+from deepseek_ls.llm.errors import BadRequestError, CallTimeoutError, ContextLengthError, InterruptedResponse, LLMError
 from deepseek_ls.llm.fit import FitReport, fit_messages, prompt_budget, strip_tags
 from deepseek_ls.llm.http_errors import error_from_status, error_from_transport, unsupported_param
 from deepseek_ls.llm.models import DROPPABLE_PARAMS, sends_reasoning_back
@@ -46,6 +46,7 @@ log = logging.getLogger("deepseek_ls.llm")
 
 # Errors after which the profile's `fallback_model` is tried: the model is down or out of capacity.
 _FALLBACK_KINDS = {"server", "rate_limit", "network"}
+_MAX_SCALE = 3.0  # the token estimate is never trusted to run low by more than this
 
 
 class LLMClient:
@@ -68,6 +69,8 @@ class LLMClient:
         self._http: httpx.AsyncClient | None = None
         # (base_url, model id) -> parameters that server rejected this session
         self.unsupported: dict[tuple[str, str], set[str]] = {}
+        # (base_url, model id) -> how much the token estimate ran low for that model (learned this session)
+        self.token_scale: dict[tuple[str, str], float] = {}
 
     def _client(self) -> httpx.AsyncClient:
         if self._http is None:
@@ -142,7 +145,7 @@ class LLMClient:
              tools: list[dict[str, Any]] | None) -> tuple[list[dict[str, Any]], FitReport]:
         entry = resolved.entry
         assert entry is not None
-        counter = PromptCounter(entry.tokenizer)
+        counter = PromptCounter(entry.tokenizer, scale=self.token_scale.get((resolved.base_url, resolved.model), 1.0))
         max_tokens = int(resolved.params.get("max_tokens") or entry.output_cap)
         tools_tokens = counter.count(repr(tools)) if tools else 0
         budget = prompt_budget(entry.context_window, max_tokens, tools_tokens)
@@ -222,7 +225,7 @@ class LLMClient:
             trace.fit = fit.as_dict() if fit else None
             total = entry.total_timeout_seconds if entry else None
             first_wait = (entry.first_token_timeout_seconds if entry else None) or self.config.idle_timeout_seconds
-            dropped_once = False
+            dropped_once = refit_once = False
             try:
                 async with asyncio.timeout(total):
                     while True:
@@ -244,6 +247,14 @@ class LLMClient:
                                     trace.chunks = reader.chunks
                                     completion = await self._attempt(resolved, trace.body, role, reader, first_wait)
                             break
+                        except ContextLengthError as exc:
+                            refitted = None if refit_once else await self._refit(resolved, messages, trace, stream,
+                                                                                 tools, tool_choice)
+                            if refitted is None:
+                                raise
+                            refit_once = True
+                            self._warn(f"{exc.user_message}; sending it again fitted with a larger token estimate")
+                            trace.body = refitted
                         except BadRequestError as exc:
                             name = None if dropped_once else unsupported_param(exc.detail or "", _droppable(trace.body))
                             if name is None:
@@ -265,9 +276,36 @@ class LLMClient:
             raise
         if entry is not None and not completion.usage.prompt_tokens and not completion.usage.completion_tokens:
             completion = completion.model_copy(update={"usage": _estimated_usage(trace, completion, entry.tokenizer)})
+        else:
+            self._calibrate(resolved, trace, completion)
         completion = trace.finish(completion)
         self.sink.emit("LLMCall@v1", trace.payload(completion=completion))
         return completion
+
+    async def _refit(self, resolved: ResolvedProfile, messages: Sequence[Mapping[str, Any]], trace: CallTrace,
+                     stream: bool, tools: list[dict[str, Any]] | None, tool_choice: Any) -> dict[str, Any] | None:
+        """The body fitted again with a 1.5x larger token estimate, when the server said the prompt was too
+        long and our count was only an estimate; None when that changes nothing (never re-send the same prompt)."""
+        if not trace.fit or trace.fit.get("exact"):
+            return None
+        key = (resolved.base_url, resolved.model)
+        self.token_scale[key] = min(self.token_scale.get(key, 1.0) * 1.5, _MAX_SCALE)
+        body, fit = await asyncio.to_thread(self._build, resolved, messages, stream=stream, tools=tools,
+                                            tool_choice=tool_choice)
+        if body.get("messages") == trace.body.get("messages"):
+            return None
+        trace.fit = fit.as_dict() if fit else None
+        return body
+
+    def _calibrate(self, resolved: ResolvedProfile, trace: CallTrace, completion: Completion) -> None:
+        """Learn from the server's own prompt count how far our estimate runs low for this model."""
+        fit = trace.fit
+        if not fit or fit.get("exact") or not fit.get("prompt_tokens") or completion.usage.estimated:
+            return
+        ratio = completion.usage.prompt_tokens / fit["prompt_tokens"]
+        key = (resolved.base_url, resolved.model)
+        if ratio > self.token_scale.get(key, 1.0):
+            self.token_scale[key] = min(ratio * 1.05, _MAX_SCALE)
 
     async def _attempt(
         self, resolved: ResolvedProfile, body: dict[str, Any], role: str, reader: StreamReader, first_wait: float

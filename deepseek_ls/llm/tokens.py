@@ -94,13 +94,14 @@ def exact_counter(tokenizer: str | None) -> TokenCounter | None:
 class PromptCounter:
     """Counts for one model: the estimate first, the real tokenizer when a count gets close to a limit."""
 
-    def __init__(self, tokenizer: str | None) -> None:
+    def __init__(self, tokenizer: str | None, *, scale: float = 1.0) -> None:
         self._tokenizer = tokenizer
         self._estimate = EstimateCounter()
+        self._scale = scale  # > 1 once a server has shown that the estimate runs low for its model
 
     def count(self, text: str, *, near: int | None = None) -> int:
         """Tokens in `text`; exact when the estimate is within 2x of `near` and a tokenizer ships."""
-        estimate = self._estimate.count(text)
+        estimate = math.ceil(self._estimate.count(text) * self._scale)
         if near is not None and estimate * 2 < near:
             return estimate
         exact = exact_counter(self._tokenizer)

@@ -99,3 +99,35 @@ def test_deepseek_counts_with_the_shipped_tokenizer():
     counter = PromptCounter("deepseek")
     assert counter.count(text, near=10 * len(text)) == EstimateCounter().count(text)  # far from a limit: no tokenizer
     assert counter.count(text, near=len(text) // 4) == exact.count(text)
+
+
+async def test_server_saying_too_long_gets_one_tighter_fit_then_remembered(fake_deepseek, sink, caplog):
+    # Our count is only an estimate for this model: when the server answers "too long" (an empty
+    # 200 stream), the prompt is fitted again with a 1.5x larger estimate and sent once more.
+    fake_deepseek.add({"content": "never", "fault": {"empty_stream": True}})
+    fake_deepseek.add({"content": "ok", "repeat": True})
+    messages = [{"role": "system", "content": SYSTEM},
+                {"role": "user", "content": code(600, "map"), "_fit": {"priority": 10, "label": "the repo map"}},
+                {"role": "user", "content": "go"}]
+    async with eight_k_client(fake_deepseek, sink) as llm:
+        result = await llm.complete(messages, role="executor")
+        assert result.content == "ok"
+        first, second = (len(json_text(r.body["messages"])) for r in fake_deepseek.requests)
+        assert second < first * 0.75
+        assert "fitted with a larger token estimate" in caplog.text
+        await llm.complete(messages, role="executor")  # the next call starts from what was learned
+        assert len(json_text(fake_deepseek.requests[-1].body["messages"])) <= second
+
+
+async def test_same_prompt_is_never_resent_after_too_long(fake_deepseek, sink):
+    fake_deepseek.add({"content": "never", "fault": {"empty_stream": True}, "repeat": True})
+    async with eight_k_client(fake_deepseek, sink) as llm:
+        with pytest.raises(ContextLengthError):
+            await llm.complete([{"role": "user", "content": "short"}], role="ask")
+    assert len(fake_deepseek.requests) == 1  # nothing to shorten: not sent again
+
+
+def json_text(messages) -> str:
+    import json
+
+    return json.dumps(messages)
