@@ -14,7 +14,7 @@ base_url = "{base_url}"
 context_window = {context_window}
 max_output_tokens = {max(max_tokens, 256)}
 default_max_tokens = {max_tokens}
-first_token_timeout_seconds = 120
+first_token_timeout_seconds = 300
 total_timeout_seconds = 300
 
 [llm.profiles.local]

@@ -26,7 +26,7 @@ TOOL = {"type": "function", "function": {
 
 def client_for(base_url: str, sink: ListSink, **entry) -> LLMClient:
     values = {"preset": "llama-cpp", "id": "smollm2", "base_url": base_url, "context_window": N_CTX,
-              "max_output_tokens": 512, "default_max_tokens": 24, "first_token_timeout_seconds": 120, **entry}
+              "max_output_tokens": 512, "default_max_tokens": 24, "first_token_timeout_seconds": 300, **entry}
     config = Config.model_validate({"llm": {"max_retries": 3, "retry_base_seconds": 0.05},
                                     "models": {"smol": values}})
     config.llm.profiles["fast"] = config.llm.profiles["fast"].model_copy(update={"model": "smol", "temperature": 0.0})
@@ -76,7 +76,10 @@ async def test_prompt_fitted_to_the_real_window_gets_an_answer(llama_server):
     sink = ListSink()
     messages = [
         {"role": "system", "content": "You are terse."},
-        {"role": "user", "content": "def f(x):\n    return x\n" * 600, "_fit": {"priority": 10, "label": "the repo map"}},
+        # Prose-like lines (about 4 characters a token for SmolLM2): the estimate alone fits it. How the
+        # estimate corrects itself when a server says "too long" is tested against the fake server.
+        {"role": "user", "content": "".join(f"The module number {i} handles the routing of the page requests.\n"
+                                            for i in range(400)), "_fit": {"priority": 10, "label": "the repo map"}},
         {"role": "user", "content": "Say ok."},
     ]
     async with client_for(llama_server, sink) as llm:
