@@ -14,11 +14,25 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+def check_base_url(value: str | None) -> str | None:
+    """A base URL must name its scheme and host: `localhost:8080/v1` would be sent nowhere useful."""
+    if value is None:
+        return value
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(
+            f"{value!r} is not an http(s) URL; write it with its scheme, e.g. 'http://{value.strip().split('://')[-1]}'"
+        )
+    return value.strip()
 
 
 PRESETS_PATH = Path(__file__).parent / "llm" / "presets.toml"
@@ -67,6 +81,8 @@ class ModelEntry(_Section):
     # Bounded calls (see docs/llm.md).
     first_token_timeout_seconds: float | None = Field(default=None, gt=0)
     total_timeout_seconds: float | None = Field(default=None, gt=0)
+
+    _base_url = field_validator("base_url")(check_base_url)
 
     @model_validator(mode="before")
     @classmethod
@@ -127,6 +143,8 @@ class ModelProfile(_Section):
     # Used when `model` is down or out of capacity after the retries (a registry entry or a model id).
     fallback_model: str | None = None
 
+    _base_url = field_validator("base_url")(check_base_url)
+
 
 def _default_profiles() -> dict[str, ModelProfile]:
     return {
@@ -161,6 +179,8 @@ class LLMConfig(_Section):
     @property
     def models(self) -> dict[str, ModelEntry]:
         return self._models if self._models is not None else _default_models()
+
+    _base_url = field_validator("base_url")(check_base_url)
 
     @model_validator(mode="after")
     def _apply_legacy_names(self) -> "LLMConfig":
@@ -393,6 +413,28 @@ class McpConfig(_Section):
     restart_backoff_seconds: float = Field(default=1.0, ge=0, le=60)
 
 
+class ModelPrices(_Section):
+    """Price per 1M tokens of one model."""
+
+    cache_hit: float = Field(ge=0)
+    cache_miss: float = Field(ge=0)
+    output: float = Field(ge=0)
+    currency: str = "USD"
+
+
+class BudgetConfig(_Section):
+    # Money one session may spend (in the currency of the models' prices); reaching it pauses the session.
+    max_cost: float | None = Field(default=None, gt=0)
+    # Prices by model id, for models the registry does not price (or to override it).
+    prices: dict[str, ModelPrices] = Field(default_factory=dict)
+
+
+class InstructionsConfig(_Section):
+    # Project instructions put at the start of every prompt (workspace-relative; missing files are skipped).
+    files: list[str] = Field(default_factory=lambda: ["AGENTS.md", ".deepseek/instructions.md"])
+    max_bytes: int = Field(default=32_000, gt=0)
+
+
 class Config(_Section):
     """The whole effective configuration."""
 
@@ -403,6 +445,8 @@ class Config(_Section):
     index: IndexConfig = Field(default_factory=IndexConfig)
     agent_loop: AgentLoopConfig = Field(default_factory=AgentLoopConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    instructions: InstructionsConfig = Field(default_factory=InstructionsConfig)
 
     @model_validator(mode="after")
     def _attach_registry(self) -> "Config":

@@ -20,11 +20,19 @@ from deepseek_ls.agent import operations as ops
 from deepseek_ls.agent.loop import StepOutcome
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.routing_sink import RoutingSink, bound
-from deepseek_ls.agent.runtime import AgentFailure, SessionCancelled, SessionRuntime, build_runtime, mode_config
+from deepseek_ls.agent.runtime import (
+    AgentFailure,
+    BudgetExceeded,
+    SessionCancelled,
+    SessionRuntime,
+    build_runtime,
+    mode_config,
+)
 from deepseek_ls.agent.session import Session, deferred_appends
 from deepseek_ls.agent.state import StateChange, StateListener
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config
+from deepseek_ls.llm.budget import price_book_for
 from deepseek_ls.patch import PatchStore, SafetyGate
 from deepseek_ls.policy import PathPolicy
 from deepseek_ls.policy.approvals import Approvals
@@ -75,6 +83,7 @@ class Agent:
         # The client records LLMCall@v1 through its sink; replay needs those events.
         if isinstance(getattr(llm, "sink", None), NullSink):
             llm.sink = self.sink
+        self.prices = price_book_for(config)
         self._runtimes: dict[str, SessionRuntime] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         # The person's MCP servers (`tools.mcp.McpManager`), started when a session first needs tools.
@@ -150,6 +159,7 @@ class Agent:
         session.machine.listener = lambda a, b, reason: session.when_durable(
             lambda: self._tell_state(sid, a, b, reason)
         )
+        session.costs.prices = self.prices
         cfg = mode_config(self.config, session.mode)
         tools = ToolHost(
             self.root, cfg, sink=session, ui=self.ui, overlay=self.overlay, patches=self.patches,
@@ -182,7 +192,8 @@ class Agent:
                             await rt.world.prepare_tools()
                         yield rt
                     except BaseException as exc:
-                        if not isinstance(exc, (AgentFailure, SessionCancelled, asyncio.CancelledError)) and (
+                        if not isinstance(exc, (AgentFailure, BudgetExceeded, SessionCancelled,
+                                                asyncio.CancelledError)) and (
                             getattr(exc, "exit_code", None) is None
                         ):
                             log.exception("agent failure in session %s", rt.session_id)
@@ -195,16 +206,20 @@ class Agent:
     # -- the API ---------------------------------------------------------------
 
     async def ask(self, prompt: str, context: str | None = None, *, profile: str | None = None,
-                  role: str = "ask", on_session: Callable[[str], None] | None = None) -> dict[str, Any]:
+                  role: str = "ask", on_session: Callable[[str], None] | None = None,
+                  model: str | None = None, stream: bool | None = None) -> dict[str, Any]:
         """A one-shot answer (role `ask`, or `chat` from the REPL), recorded as its own session.
 
+        `context` is what the editor adds (the open file or selection); the workspace context
+        (repo map, index hits, files the question names) is gathered here for every caller.
         `on_session(session_id)` is called once the session exists, before the model is asked
         (an editor uses it to cancel the request by session)."""
         rt = self._new_session(prompt, role)
         if on_session is not None:
             on_session(rt.session_id)
-        async with self._driving(rt, "ask", prompt=prompt, context=context, profile=profile, role=role):
-            return await ops.ask(rt, prompt, context, profile, role)
+        async with self._driving(rt, "ask", prompt=prompt, context=context, profile=profile, role=role,
+                                 model=model, stream=stream):
+            return await ops.ask(rt, prompt, context, profile, role, model=model, stream=stream)
 
     async def plan(self, prompt: str, context: str | None = None, mode: str | None = None,
                    *, profile: str | None = None, on_session: Callable[[str], None] | None = None) -> tuple[str, Plan]:

@@ -17,6 +17,7 @@ router nudged towards max-think. Every failure counts against
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,10 +156,17 @@ class AgentLoop:
         _to(rt, "Verifying", "verifying the change")
         token = f"deepseek-{rt.session_id}-verify"
         rt.ui.progress(token, "verifying: " + (", ".join(plan.verification) or "derived commands"))
+        outcome = "verification stopped"
         try:
             result = await rt.verifier.verify(plan.verification)
+            if result.ok:
+                outcome = f"verification passed: {', '.join(result.commands)}" if result.commands else \
+                    "verification: no command to run"
+            else:
+                last = _summary_line(result.output)
+                outcome = f"verification failed: `{result.command}`" + (f": {last[:200]}" if last else "")
         finally:
-            rt.ui.progress(token, "verification finished", done=True)
+            rt.ui.progress(token, outcome, done=True)
         if result.ok:
             rt.classifier.verify_passed()
             _to(rt, "Completed", "verification passed" if result.commands else "done (no verification command)")
@@ -316,3 +324,10 @@ class AgentLoop:
             message=message,
             next_step_id=next_step_id,
         )
+
+
+def _summary_line(output: str) -> str:
+    """The line of a command's output that best says why it failed (the last naming a failure or error)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    return next((line for line in reversed(lines) if re.search(r"fail|error", line, re.IGNORECASE)),
+                lines[-1] if lines else "")

@@ -10,15 +10,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from deepseek_ls.agent.ask_context import ASK_SYSTEM, ask_messages
 from deepseek_ls.agent.loop import AgentLoop, StepOutcome
 from deepseek_ls.agent.plan import Plan
-from deepseek_ls.agent.runtime import AgentFailure, SessionCancelled, SessionRuntime
+from deepseek_ls.agent.runtime import AgentFailure, BudgetExceeded, SessionCancelled, SessionRuntime
 from deepseek_ls.router import RouterSignals
 
-ASK_SYSTEM = (
-    "You are deepseek-ls, a coding assistant inside the user's editor. Answer the question "
-    "about their code concisely; do not propose edits unless asked."
-)
 INTERRUPTED = "resumed after an interruption"
 LIVE_STATES = ("Planning", "ExecutingStep", "AwaitingApproval", "AwaitingUserInput", "Verifying")
 
@@ -35,25 +32,38 @@ def record(rt: SessionRuntime, op: str, **args: Any) -> None:
 
 
 def settle_failure(rt: SessionRuntime, exc: BaseException) -> None:
-    """Turn an exception into a session state: AgentFailure → Failed, LLM errors/cancel → Paused (resumable)."""
+    """Turn an exception into a session state.
+
+    Cancel → Paused; a reached cost budget → Paused with the budget message; an LLM error
+    (missing key, server down after the retries, ...) → Failed with its message and class,
+    resumable once fixed; AgentFailure and anything unexpected → Failed.
+    """
     machine = rt.session.machine
     if isinstance(exc, SessionCancelled):
         return
-    if isinstance(exc, asyncio.CancelledError):
-        reason = "cancelled"
-    elif isinstance(exc, AgentFailure):
-        if machine.can("Failed"):
-            machine.to("Failed", str(exc))
+    if isinstance(exc, (asyncio.CancelledError, BudgetExceeded)):
+        reason = "cancelled" if isinstance(exc, asyncio.CancelledError) else str(exc)
+        if machine.can("Paused"):
+            release_running_step(rt, reason)  # before the transition, which is pushed to the editor
+            machine.to("Paused", reason)
         return
+    if isinstance(exc, AgentFailure):
+        reason, kind, resumable = str(exc), "AgentFailure", False
     elif getattr(exc, "exit_code", None) is not None and getattr(exc, "user_message", None):
-        reason = exc.user_message  # type: ignore[attr-defined]
+        reason, kind, resumable = exc.user_message, type(exc).__name__, True  # type: ignore[attr-defined]
     else:
-        if machine.can("Failed"):
-            machine.to("Failed", f"{type(exc).__name__}: {exc}")
-        return
-    if machine.can("Paused"):
-        release_running_step(rt, reason)  # before the transition, which is pushed to the editor
-        machine.to("Paused", reason)
+        reason, kind, resumable = f"{type(exc).__name__}: {exc}", type(exc).__name__, False
+    if machine.can("Failed"):
+        if resumable:
+            release_running_step(rt, reason)  # before the transition, which is pushed to the editor
+        machine.to("Failed", reason, error_kind=kind, resumable=resumable)
+
+
+def reopen(rt: SessionRuntime) -> None:
+    """A session that failed on something that may pass (an LLM error) continues from Paused."""
+    session = rt.session
+    if session.state == "Failed" and session.resumable:
+        session.machine.to("Paused", f"resumed after: {session.last_error}")
 
 
 def release_running_step(rt: SessionRuntime, reason: str) -> None:
@@ -73,16 +83,19 @@ def release_running_step(rt: SessionRuntime, reason: str) -> None:
 
 
 async def ask(rt: SessionRuntime, prompt: str, context: str | None = None, profile: str | None = None,
-              role: str = "ask") -> dict[str, Any]:
-    """One answer without tools; `role` is "ask" (one-shot) or "chat" (the REPL)."""
+              role: str = "ask", *, model: str | None = None, stream: bool | None = None) -> dict[str, Any]:
+    """One answer without tools, with the workspace context `ask_context` gathers (repo map,
+    index hits, files the question names, the editor's selection); `role` is "ask" (one-shot)
+    or "chat" (the REPL). The session is Completed once answered."""
     decision = rt.router.decide(RouterSignals(prompt=prompt, role=role, override=profile))  # type: ignore[arg-type]
-    messages = [{"role": "system", "content": ASK_SYSTEM}]
-    if context:
-        messages.append({"role": "user", "content": f"Editor context:\n{context}",
-                         "_fit": {"priority": 20, "label": "the editor context"}})
-    messages.append({"role": "user", "content": prompt})
+    messages = await ask_messages(
+        rt.world, prompt, system=rt.system_prompt(ASK_SYSTEM), editor_context=context,
+        max_lines=rt.config.agent_loop.max_context_range_lines,
+    )
     rt.session.emit("TurnAdded@v1", {"role": "user", "content": prompt, "agent_role": role})
-    completion = await rt.complete(messages, decision, role=role)
+    completion = await rt.complete(messages, decision, role=role, model=model, stream=stream)
+    if rt.session.machine.can("Completed"):
+        rt.session.machine.to("Completed", "answered")
     return {
         "session_id": rt.session_id,
         "content": completion.content,
@@ -90,6 +103,11 @@ async def ask(rt: SessionRuntime, prompt: str, context: str | None = None, profi
         "profile": decision.profile,
         "model": completion.model or decision.model,
         "decision_id": decision.decision_id,
+        "usage": completion.usage.model_dump(mode="json"),
+        "finish_reason": completion.finish_reason,
+        "timings": {"ttft_ms": completion.ttft_ms, "total_ms": completion.total_ms},
+        "retries": completion.retries,
+        "cost": rt.session.costs.summary(calls=False),
     }
 
 
@@ -100,6 +118,7 @@ async def plan(rt: SessionRuntime, prompt: str, context: str | None = None) -> P
 
 
 async def run_step(rt: SessionRuntime, step_id: str) -> StepOutcome:
+    reopen(rt)
     outcome = await loop.execute_step(rt, step_id)
     if outcome.status == "done" and rt.session.state == "ExecutingStep":
         # Nothing to review (NO_CHANGE): move on as if the editor had settled it.
@@ -108,6 +127,7 @@ async def run_step(rt: SessionRuntime, step_id: str) -> StepOutcome:
 
 
 async def complete_step(rt: SessionRuntime, step_id: str) -> StepOutcome:
+    reopen(rt)
     return await loop.settle_step(rt, step_id)
 
 
@@ -124,6 +144,7 @@ async def skip_step(rt: SessionRuntime, step_id: str) -> StepOutcome:
 
 
 async def revise_plan(rt: SessionRuntime, feedback: str, step_id: str | None = None) -> Plan:
+    reopen(rt)
     result = await loop.revise(rt, feedback, step_id)
     rt.session.machine.to("Paused", "plan revised")
     return result
@@ -135,6 +156,7 @@ def resume_state(rt: SessionRuntime) -> None:
     if machine.state in LIVE_STATES:
         release_running_step(rt, INTERRUPTED)
         machine.to("Paused", INTERRUPTED)
+    reopen(rt)
     if machine.state == "Failed":
         raise AgentFailure(
             f"session {rt.session_id} failed: {rt.session.last_error}; start a new one or revise its plan"
@@ -146,6 +168,9 @@ async def run(rt: SessionRuntime, approvals: Any) -> str:
     try:
         return await loop.run_to_end(rt, approvals)
     except SessionCancelled:
+        return rt.session.state
+    except BudgetExceeded as exc:
+        settle_failure(rt, exc)  # Paused, the budget message as its reason
         return rt.session.state
 
 

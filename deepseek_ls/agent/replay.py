@@ -145,7 +145,8 @@ class ReplayLLM:
         self._client = LLMClient(config.llm, env=env)
         self.calls = 0
 
-    async def complete(self, messages, *, role: str, profile: str = "fast", tools=None, on_delta=None, **_: Any) -> Completion:
+    async def complete(self, messages, *, role: str, profile: str = "fast", tools=None, on_delta=None,
+                       model: str | None = None, stream: bool | None = None, **_: Any) -> Completion:
         event = self.rec.take("LLMCall@v1")
         self.calls += 1
         p = event.payload
@@ -154,8 +155,8 @@ class ReplayLLM:
                 f"LLM call {self.calls} (event {event.seq_no}): recorded role={p['role']} profile={p['profile']}, "
                 f"replay asked role={role} profile={profile}"
             )
-        resolved = self._client.resolve(profile)
-        stream = self._client.config.stream
+        resolved = self._client.resolve(profile, model)
+        stream = self._client.config.stream if stream is None else stream
         body = self._client.build_body(resolved, messages, stream=stream, tools=tools)
         if p.get("request_hash") and request_hash(body) != p["request_hash"]:
             raise ReplayDivergence(f"LLM call {self.calls} (event {event.seq_no}, {role}): the request differs from the recorded one")
@@ -455,7 +456,8 @@ async def _reissue(rt, op: str, args: dict[str, Any], approvals: Approvals) -> N
     elif op == "plan":
         await ops.plan(rt, args["prompt"], args.get("context"))
     elif op == "ask":
-        await ops.ask(rt, args["prompt"], args.get("context"), args.get("profile"), args.get("role", "ask"))
+        await ops.ask(rt, args["prompt"], args.get("context"), args.get("profile"), args.get("role", "ask"),
+                      model=args.get("model"), stream=args.get("stream"))
     elif op in ("run_step", "complete_step", "skip_step"):
         await getattr(ops, op)(rt, args["step_id"])
     elif op == "revise_plan":

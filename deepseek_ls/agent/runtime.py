@@ -12,10 +12,12 @@ from typing import Any
 
 from deepseek_ls.agent.failures import FailureClassifier
 from deepseek_ls.agent.finish import AnswerIncomplete, complete_whole
+from deepseek_ls.agent.instructions import ProjectInstructions
 from deepseek_ls.agent.session import Session
 from deepseek_ls.agent.verify import Verifier
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config
+from deepseek_ls.llm.budget import budget_message, over_budget
 from deepseek_ls.policy.redact import redact_obj
 from deepseek_ls.router import Router, RouterDecision
 from deepseek_ls.ui_port import UIPort
@@ -29,6 +31,16 @@ class SessionCancelled(Exception):
 
 class AgentFailure(Exception):
     """An unrecoverable failure; the message is what the person reads."""
+
+
+class BudgetExceeded(Exception):
+    """The session's cost reached `budget.max_cost`: it pauses (resumable once the budget is raised)."""
+
+    exit_code = 1
+
+    @property
+    def user_message(self) -> str:
+        return str(self)
 
 
 def mode_config(config: Config, mode: str) -> Config:
@@ -52,6 +64,11 @@ class SessionRuntime:
     config: Config
     latency_mode: str = "interactive"
     override: str | None = None
+    instructions: ProjectInstructions | None = None
+
+    def system_prompt(self, base: str) -> str:
+        """A role's system prompt followed by the project's instructions (AGENTS.md): the stable prefix."""
+        return self.instructions.system_prompt(base) if self.instructions is not None else base
 
     @property
     def session_id(self) -> str:
@@ -64,8 +81,11 @@ class SessionRuntime:
         *,
         role: str,
         tools: list[dict[str, Any]] | None = None,
+        model: str | None = None,
+        stream: bool | None = None,
     ):
         sid = self.session_id
+        self.check_cost_budget()
 
         def on_delta(delta) -> None:
             channel = "reasoning" if delta.kind == "reasoning" else "content"
@@ -74,8 +94,11 @@ class SessionRuntime:
         token = f"deepseek-{sid}-{role}"
         label = "max-think" if decision.profile == "max_think" else "fast"
         self.ui.progress(token, f"{role}: asking {decision.model} ({label})")
+        extra: dict[str, Any] = {k: v for k, v in (("model", model), ("stream", stream)) if v is not None}
+
         async def call(msgs: list[dict[str, Any]]):
-            return await self.llm.complete(msgs, role=role, profile=decision.profile, tools=tools or None, on_delta=on_delta)
+            return await self.llm.complete(msgs, role=role, profile=decision.profile, tools=tools or None,
+                                           on_delta=on_delta, **extra)
 
         def notice(action: str, payload: dict[str, Any]) -> None:
             self.session.emit("FinishReasonHandled@v1", {**payload, "action": action})
@@ -107,6 +130,13 @@ class SessionRuntime:
             },
         )
         return completion
+
+    def check_cost_budget(self) -> None:
+        """Before each call: a session whose known cost reached `budget.max_cost` spends nothing more."""
+        max_cost = self.config.budget.max_cost
+        spend = self.session.costs.total()
+        if over_budget(spend, max_cost):
+            raise BudgetExceeded(budget_message(spend, max_cost, self.session_id))  # type: ignore[arg-type]
 
     def check_failure_budget(self) -> None:
         """Every classified failure counts; when `agent_loop.max_iterations` are spent, stop and say why."""
@@ -173,4 +203,5 @@ def build_runtime(session: Session, world: World, cfg: Config, llm: Any, ui: UIP
         ui=ui,
         config=cfg,
         latency_mode=cfg.router.latency_mode,
+        instructions=ProjectInstructions(world.root, cfg),
     )

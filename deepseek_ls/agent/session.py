@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol
 
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.state import SessionStateMachine
+from deepseek_ls.llm.budget import CostLedger
 
 
 # Set (to the event loop) while the agent drives a session: its appends are queued to the
@@ -97,6 +98,10 @@ class Session:
         self.events_seen = 0
         self._pending: list[Future[Any]] = []  # queued appends not yet awaited by synced()
         self._last_write: tuple[Future[Any], asyncio.AbstractEventLoop] | None = None
+        self.state_reason: str = ""
+        self.failure_kind: str | None = None  # error class of the failure that stopped the session
+        self.resumable = False  # a Failed session whose failure may pass (the model server, a budget)
+        self.costs = CostLedger()  # tokens and money of every call; prices set by the agent
 
     # -- the sink ----------------------------------------------------------------
 
@@ -155,6 +160,7 @@ class Session:
 
     def fold(self, kind: str, p: dict[str, Any]) -> None:
         self.events_seen += 1
+        self.costs.fold(kind, p)
         name = kind.split("@", 1)[0]
         handler = getattr(self, f"_on_{name}", None)
         if handler is not None:
@@ -167,8 +173,13 @@ class Session:
 
     def _on_SessionStateChanged(self, p: dict[str, Any]) -> None:
         self.machine.state = p["to_state"]
+        self.state_reason = p.get("reason") or ""
         if p["to_state"] == "Failed":
             self.last_error = p.get("reason") or self.last_error
+            self.failure_kind = p.get("error_kind") or self.failure_kind
+            self.resumable = bool(p.get("resumable"))
+        elif p["to_state"] != "Paused":
+            self.resumable = False
 
     def _on_PlanCreated(self, p: dict[str, Any]) -> None:
         self.plan = Plan.model_validate(p["plan"])
@@ -261,4 +272,6 @@ class Session:
             "pending_approvals": list(self.pending_approvals),
             "questions": self.questions,
             "last_error": self.last_error,
+            "state_reason": self.state_reason,
+            "cost": self.costs.summary(calls=False),
         }

@@ -18,7 +18,7 @@ STATES: tuple[str, ...] = get_args(SessionState)
 # Paused means "waiting for the person outside a blocking prompt": a plan shown
 # as lenses, staged hunks in the editor, a cancelled or killed run to resume.
 TRANSITIONS: dict[str, frozenset[str]] = {
-    "Idle": frozenset({"Planning"}),
+    "Idle": frozenset({"Planning", "Completed"}),  # Completed: an `ask` answered
     "Planning": frozenset({"ExecutingStep", "AwaitingUserInput", "Paused", "Completed"}),
     "ExecutingStep": frozenset(
         {"AwaitingApproval", "AwaitingUserInput", "Planning", "Verifying", "Paused", "ExecutingStep", "Completed"}
@@ -28,7 +28,7 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     "Verifying": frozenset({"ExecutingStep", "Planning", "Completed", "Paused"}),
     "Paused": frozenset({"ExecutingStep", "Planning", "Verifying", "AwaitingApproval", "Completed"}),
     "Completed": frozenset({"Planning"}),
-    "Failed": frozenset({"Planning"}),
+    "Failed": frozenset({"Planning", "Paused"}),  # Paused: resumed after a failure that passed (an LLM error)
 }
 # Any state may fail; any live state may be paused (cancel, kill).
 for _s in STATES:
@@ -66,12 +66,13 @@ class SessionStateMachine:
     def can(self, to_state: str) -> bool:
         return to_state in TRANSITIONS[self.state]
 
-    def to(self, to_state: str, reason: str = "") -> None:
+    def to(self, to_state: str, reason: str = "", **detail: object) -> None:
+        """Move to `to_state`; `detail` is recorded with the event (e.g. `error_kind` of a failure)."""
         if not self.can(to_state):
             raise IllegalTransition(f"illegal session transition {self.state} -> {to_state} ({reason})")
         from_state = self.state
         self.sink.emit(
-            "SessionStateChanged@v1", {"from_state": from_state, "to_state": to_state, "reason": reason}
+            "SessionStateChanged@v1", {"from_state": from_state, "to_state": to_state, "reason": reason, **detail}
         )
         self.state = to_state
         if self.listener is not None:

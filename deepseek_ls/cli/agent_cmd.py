@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from deepseek_ls.cli.common import CliContext, add_command, exit_with, print_json, resolve_context
-from deepseek_ls.cli.terminal_ui import TerminalUI
+from deepseek_ls.cli.terminal_ui import TerminalUI, announce_retries
 from deepseek_ls.store.ids import is_id
 
 
@@ -91,18 +91,46 @@ def _agent(ctx: CliContext, args: argparse.Namespace, ui: Any = None):
     mcp = McpManager.for_workspace(ctx.root, ctx.loaded_config, ctx.state_dir)
     for warning in mcp.servers.warnings:
         print(f"deepseek-ls: {warning}", file=sys.stderr)
+    announce_retries(ui._say)
     return Agent(ctx.root, ctx.config, llm=LLMClient(ctx.config.llm), ui=ui, index=index, mcp=mcp)
 
 
-def _drive(coro_factory) -> Any:
-    """Run the agent coroutine; LLM errors exit with their code and a one-line message."""
+class _Driven:
+    """The session a command drives, once known (for the resume hint after an error or Ctrl-C)."""
+
+    def __init__(self, session_id: str | None = None) -> None:
+        self.session_id = session_id
+        self.agent: Any = None
+
+    def current(self) -> str | None:
+        if self.session_id:
+            return self.session_id
+        if self.agent is not None and self.agent._runtimes:
+            return next(reversed(self.agent._runtimes))
+        return None
+
+    def hint(self) -> str:
+        sid = self.current()
+        return f"; resume with: deepseek-ls run --session {sid[:13]}" if sid else ""
+
+
+def _drive(coro_factory, driven: _Driven | None = None) -> Any:
+    """Run the agent coroutine; LLM errors exit with their code and a one-line message.
+
+    Ctrl-C stops the work (the session is paused) and says how to resume it.
+    """
     from deepseek_ls.agent import AgentFailure, SessionCancelled
     from deepseek_ls.llm.errors import LLMError
 
+    driven = driven or _Driven()
     try:
         return asyncio.run(coro_factory())
+    except KeyboardInterrupt:
+        print(f"\ndeepseek-ls: interrupted; the session is paused{driven.hint()}", file=sys.stderr)
+        raise SystemExit(130) from None
     except LLMError as exc:
-        exit_with(exc)
+        hint = f" (the session failed{driven.hint()} once fixed)" if driven.current() else ""
+        exit_with(f"{exc.user_message}{hint}", code=exc.exit_code)
     except SessionCancelled as exc:
         print(f"deepseek-ls: {exc}", file=sys.stderr)
         return None
@@ -119,24 +147,27 @@ def _plan(args: argparse.Namespace) -> int:
     if not prompt:
         exit_with("the request is empty", code=2)
 
+    driven = _Driven()
+
     async def go():
-        agent = _agent(ctx, args)
+        agent = driven.agent = _agent(ctx, args)
         try:
             sid, plan = await agent.plan(prompt, mode="plan", profile=args.force)
-            return sid, plan, agent.explain_routing(sid)
+            return sid, plan, agent.explain_routing(sid), agent.session_view(sid)
         finally:
             await agent.aclose()
             await agent.llm.aclose()
 
-    result = _drive(go)
+    result = _drive(go, driven)
     if result is None:
         return 1
-    sid, plan, why = result
+    sid, plan, why, view = result
     if args.json:
-        print_json({"session_id": sid, "plan": plan.to_json(), "routing": why})
+        print_json({"session_id": sid, "plan": plan.to_json(), "routing": why, "cost": view["cost"]})
         return 0
     print_plan(plan.to_json())
     print(f"\nrouting: {why['text']}")
+    print(f"cost: {view['cost']['session']['text']}")
     print(f"session {sid} — run it with: deepseek-ls run --session {sid[:13]}", file=sys.stderr)
     return 0
 
@@ -176,8 +207,10 @@ def _autopilot(args: argparse.Namespace) -> int:
 
 def _loop(ctx: CliContext, args: argparse.Namespace, *, prompt: str | None, session_id: str | None = None,
           mode: str | None = None, latency_mode: str | None = None, timeout: float | None = None) -> int:
+    driven = _Driven(session_id)
+
     async def go():
-        agent = _agent(ctx, args)
+        agent = driven.agent = _agent(ctx, args)
         try:
             task = asyncio.ensure_future(agent.run(prompt, session_id=session_id, mode=mode,
                                                    latency_mode=latency_mode, profile=args.force))
@@ -190,7 +223,7 @@ def _loop(ctx: CliContext, args: argparse.Namespace, *, prompt: str | None, sess
             await agent.aclose()
             await agent.llm.aclose()
 
-    view = _drive(go)
+    view = _drive(go, driven)
     if view is None:
         return 1
     if args.json:
@@ -212,9 +245,13 @@ def print_summary(view: dict[str, Any]) -> None:
         status = "applied" if p["applied"] else "rejected" if p["rejected"] else "pending"
         print(f"  patch {p['patch_id']} ({status}, {p['profile']}): {', '.join(p['files'])}")
     line = f"session {view['session_id']}: {view['state']}"
-    if view["state"] in ("Failed", "Paused") and view.get("last_error"):
-        line += f" — {view['last_error']}"
+    why = view.get("last_error") if view["state"] == "Failed" else view.get("state_reason")
+    if view["state"] in ("Failed", "Paused") and why:
+        line += f" — {why}"
     print(line)
+    cost = (view.get("cost") or {}).get("session")
+    if cost and cost.get("calls"):
+        print(f"cost: {cost['text']} in {cost['calls']} model call(s)")
     if view["state"] in ("Paused", "Idle"):
         print(f"continue with: deepseek-ls run --session {view['session_id'][:13]}", file=sys.stderr)
 

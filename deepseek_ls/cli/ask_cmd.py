@@ -1,27 +1,23 @@
 """`deepseek-ls ask`: one question to the model, the answer streamed to stdout.
 
-Reasoning goes to stderr only with ``--show-reasoning``; ``--json`` prints one
-object at the end instead of streaming. The call is recorded as an `ask`
-session (``deepseek-ls sessions`` lists it). LLM errors print one line on
-stderr and exit with their class's code (see docs/llm.md).
+The question goes through the agent's `ask`, the same as the editor's: it is sent
+with the workspace context (repo map, index hits, files it names) and the project's
+instructions. Reasoning goes to stderr only with ``--show-reasoning``; ``--json``
+prints one object at the end instead of streaming; progress (tokens, elapsed time)
+is shown on stderr. The call is recorded as an `ask` session (``deepseek-ls
+sessions`` lists it, with its cost). LLM errors print one line on stderr and exit
+with their class's code (see docs/llm.md).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import Any
 
-from deepseek_ls.cli.common import CliContext, add_command, exit_with, print_json, resolve_context
-from deepseek_ls.llm import Completion, InterruptedResponse, LLMClient, LLMError, StreamDelta
-from deepseek_ls.store.sessions import SessionStore
-
-ROLE = "ask"
-SYSTEM_PROMPT = (
-    "You are deepseek-ls, a coding assistant answering questions about the user's workspace. "
-    "Answer concisely; use Markdown code blocks for code."
-)
+from deepseek_ls.cli.common import add_command, exit_with, print_json, resolve_context
+from deepseek_ls.cli.terminal_ui import TerminalUI
+from deepseek_ls.llm.errors import InterruptedResponse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,85 +46,71 @@ def read_prompt(words: list[str]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from deepseek_ls.cli.agent_cmd import _agent, _drive
+
     context = resolve_context(args)
     prompt = read_prompt(args.prompt)
-    session = SessionStore(context.state_dir).create(context.root, mode=ROLE, prompt=prompt)
-    try:
-        completion = asyncio.run(_ask(context, session, prompt, args))
-    except LLMError as error:
-        if isinstance(error, InterruptedResponse):
-            _finish_stream(error.partial.content, streamed=not args.json)
-        _mark(session, "Failed", error.user_message)
-        session.close()
-        exit_with(error)
-    _mark(session, "Completed", "answered")
-    session.close()
+    ui = _AskUI(show_reasoning=args.show_reasoning, to_stdout=not args.json)
+
+    async def go() -> dict[str, Any]:
+        agent = _agent(context, args, ui)
+        try:
+            return await agent.ask(prompt, model=args.model, stream=False if args.no_stream else None)
+        except InterruptedResponse:
+            ui.end_line()
+            raise
+        finally:
+            await agent.llm.aclose()
+
+    answer = _drive(go)
+    if answer is None:
+        return 1
     if args.json:
-        print_json(_summary(completion, session.session_id))
+        print_json({k: answer[k] for k in JSON_KEYS})
     else:
-        _finish_stream(completion.content, streamed=True)
+        if not ui.printed:  # not streamed (--no-stream): print the whole answer now
+            sys.stdout.write(answer["content"])
+        _finish_stream(answer["content"], streamed=True)
     return 0
 
 
-async def _ask(context: CliContext, session: Any, prompt: str, args: argparse.Namespace) -> Completion:
-    messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
-    session.append("TurnAdded@v1", {"role": "user", "content": prompt, "agent_role": ROLE})
-    async with LLMClient(context.config.llm, sink=session) as llm:
-        completion = await llm.complete(
-            messages,
-            role=ROLE,
-            model=args.model,
-            stream=False if args.no_stream else None,
-            on_delta=None if args.json else _Printer(args.show_reasoning),
-        )
-    session.append(
-        "TurnAdded@v1",
-        {"role": "assistant", "content": completion.content,
-         "reasoning_content": completion.reasoning_content, "agent_role": ROLE},
-    )
-    return completion
+JSON_KEYS = ("content", "reasoning", "usage", "model", "profile", "finish_reason", "timings", "retries",
+             "session_id", "cost")
 
 
-def _mark(session: Any, state: str, reason: str) -> None:
-    session.append("SessionStateChanged@v1", {"from_state": "Idle", "to_state": state, "reason": reason})
+class _AskUI(TerminalUI):
+    """The answer to stdout as it arrives, reasoning to stderr when asked; progress on stderr."""
 
-
-class _Printer:
-    """Content to stdout as it arrives; reasoning to stderr when asked, ended by a newline."""
-
-    def __init__(self, show_reasoning: bool) -> None:
-        self.show_reasoning = show_reasoning
+    def __init__(self, *, show_reasoning: bool, to_stdout: bool) -> None:
+        super().__init__(show_stream=False, show_reasoning=False)
+        self.show_answer_reasoning = show_reasoning
+        self.to_stdout = to_stdout
+        self.printed = False
         self._reasoning_open = False
 
-    def __call__(self, delta: StreamDelta) -> None:
-        if delta.kind == "reasoning":
-            if self.show_reasoning:
-                sys.stderr.write(delta.text)
-                sys.stderr.flush()
-                self._reasoning_open = True
-            return
-        if self._reasoning_open:
-            sys.stderr.write("\n")
-            self._reasoning_open = False
-        sys.stdout.write(delta.text)
-        sys.stdout.flush()
+    def stream(self, channel: str, text: str, *, session_id: str | None = None) -> None:
+        super().stream(channel, text, session_id=session_id)  # counts tokens for the progress line
+        if channel == "reasoning" and self.show_answer_reasoning:
+            self._clear_live()
+            sys.stderr.write(text)
+            sys.stderr.flush()
+            self._reasoning_open = True
+        elif channel == "content" and self.to_stdout:
+            self._clear_live()
+            if self._reasoning_open:
+                sys.stderr.write("\n")
+                self._reasoning_open = False
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            self.printed = True
+
+    def end_line(self) -> None:
+        if self.printed:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
 
 
 def _finish_stream(content: str, *, streamed: bool) -> None:
     if streamed and content and not content.endswith("\n"):
         sys.stdout.write("\n")
         sys.stdout.flush()
-
-
-def _summary(completion: Completion, session_id: str) -> dict[str, Any]:
-    return {
-        "content": completion.content,
-        "reasoning": completion.reasoning_content,
-        "usage": completion.usage.model_dump(mode="json"),
-        "model": completion.model,
-        "profile": completion.profile,
-        "finish_reason": completion.finish_reason,
-        "timings": {"ttft_ms": completion.ttft_ms, "total_ms": completion.total_ms},
-        "retries": completion.retries,
-        "session_id": session_id,
-    }

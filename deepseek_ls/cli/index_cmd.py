@@ -141,7 +141,17 @@ def _status(args: argparse.Namespace) -> int:
         print(line)
         for change in status.changed:
             print(f"  {change.change:9} {change.path}")
+        if status.state in NEXT_STEP:
+            print(NEXT_STEP[status.state], file=sys.stderr)
     return 0 if status.state == "fresh" else 1
+
+
+# What to run for each state that is not fresh (`index status` says it).
+NEXT_STEP = {
+    "missing": "to build it, run: deepseek-ls index build",
+    "stale": "to bring it up to date, run: deepseek-ls index update",
+    "corrupt": "to rebuild it, run: deepseek-ls index build",
+}
 
 
 def _queries(args: argparse.Namespace) -> list[str]:

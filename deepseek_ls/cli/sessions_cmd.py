@@ -57,7 +57,9 @@ def _sessions(args: argparse.Namespace) -> int:
     if args.rebuild and store.sessions_dir.is_dir():
         with Projections(ctx.state_dir) as projections:
             projections.rebuild()
-    summaries = store.list()
+    from deepseek_ls.llm.budget import price_book_for
+
+    summaries = store.list(prices=price_book_for(ctx.config))
     if args.json:
         print_json(summaries)
         return 0
@@ -67,9 +69,12 @@ def _sessions(args: argparse.Namespace) -> int:
     for s in summaries:
         prompt = (s.prompt or "").replace("\n", " ")
         prompt = prompt if len(prompt) <= 60 else prompt[:57] + "..."
-        flag = "  [log damaged: see `replay`]" if s.error else ""
+        flag = "  [log damaged: see `replay`]" if s.log_error else ""
+        cost = f"  [{s.cost['text']}]" if s.cost and s.cost["calls"] else ""
         print(f"{s.session_id}  {s.created_at or '-':<27}  {s.mode or '-':<6} {s.state:<17} "
-              f"{s.event_count:>6} events  {prompt}{flag}")
+              f"{s.event_count:>6} events  {prompt}{cost}{flag}")
+        if s.state in ("Failed", "Paused") and (s.error or s.state_reason):
+            print(f"    {s.state.lower()}: {s.error or s.state_reason}")
     return 0
 
 
@@ -79,8 +84,14 @@ def _replay(args: argparse.Namespace) -> int:
         from deepseek_ls.cli.agent_cmd import rerun_replay  # the agent is loaded only for --rerun
 
         return int(rerun_replay(args, ctx) or 0)
-    session_id = SessionStore(ctx.state_dir).resolve(args.session_id)
+    from deepseek_ls.llm.budget import ledger_from_events, price_book_for
+
+    store = SessionStore(ctx.state_dir)
+    session_id = store.resolve(args.session_id)
     projection = session_projection(ctx.state_dir, session_id)
+    with store.open(session_id) as log:
+        events = [(e.kind, e.payload) for e in log.read()]
+    projection["cost"] = ledger_from_events(events, price_book_for(ctx.config)).summary()
     if args.json:
         print_json(projection)
         return 0
@@ -93,8 +104,10 @@ def _print_projection(p: dict) -> None:
     print(f"session {s['session_id']}  mode={s['mode']}  state={s['state']}  events={s['event_count']}")
     if s.get("prompt"):
         print(f"prompt: {s['prompt']}")
+    if s.get("log_error"):
+        print(f"warning: {s['log_error']}")
     if s.get("error"):
-        print(f"warning: {s['error']}")
+        print(f"error: {s['error']}")
     turns = p["transcript"]
     if len(turns) > 20:
         print(f"  ... {len(turns) - 20} earlier turns (--json shows all)")
@@ -109,5 +122,8 @@ def _print_projection(p: dict) -> None:
         print(f"patch {patch['patch_id']} ({patch['status']}): {', '.join(patch['files'])}")
     for d in p["router"]["decisions"]:
         print(f"router {d['unit']}: {d['profile']} (score {d['score']:.2f} / {d['threshold']:.2f})")
+    print(f"cost: {p['cost']['session']['text']}")
+    for step_id, spend in p["cost"]["steps"].items():
+        print(f"  step {step_id}: {spend['text']}")
     print(f"tools: {len(p['tool_invocations'])}  llm calls: {len(p['llm_calls'])}  "
           f"verifications: {len(p['verifications'])}  (use --json for everything)")

@@ -4,12 +4,20 @@ Approvals and questions are asked on stderr and answered on stdin (so stdout
 stays clean for `--json`); reading stdin happens in a thread so the agent's
 event loop keeps running. End of input denies an approval and cancels a
 question — a script without answers never hangs.
+
+Long work (a model call, verification) is shown as it goes: on a terminal one
+rewritten line with the tokens streamed so far and the elapsed time; otherwise
+plain lines (at the start, every `PLAIN_EVERY` seconds, at the end) that a log
+file or CI keeps readable.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
+import time
+from dataclasses import dataclass, field
 from typing import TextIO
 
 from deepseek_ls.ui_port import ApprovalDecision, ApprovalRequest
@@ -18,21 +26,77 @@ _ANSWERS = {"y": "allow_once", "yes": "allow_once", "a": "always_allow", "always
             "n": "deny", "no": "deny", "": "deny"}
 
 
+PLAIN_EVERY = 10.0  # seconds between plain progress lines when stderr is not a terminal
+TTY_EVERY = 0.5  # seconds between rewrites of the live line on a terminal
+
+
+@dataclass
+class _Activity:
+    message: str
+    started: float = field(default_factory=time.monotonic)
+    tokens: int = 0  # streamed pieces (content and reasoning), about one token each
+
+    def line(self) -> str:
+        elapsed = time.monotonic() - self.started
+        tokens = f", {self.tokens} tokens" if self.tokens else ""
+        return f"… {self.message} ({elapsed:.0f}s{tokens})"
+
+
 class TerminalUI:
     def __init__(self, *, stdin: TextIO | None = None, err: TextIO | None = None,
-                 show_stream: bool = False, show_reasoning: bool = False) -> None:
+                 show_stream: bool = False, show_reasoning: bool = False, tty: bool | None = None) -> None:
         self.stdin = stdin or sys.stdin
         self.err = err or sys.stderr
         self.show_stream = show_stream
         self.show_reasoning = show_reasoning
+        self.tty = _isatty(self.err) if tty is None else tty
         self._streaming = False
+        self._live = False  # the live progress line is on screen (terminal only)
+        self._activities: dict[str, _Activity] = {}
+        self._ticker: asyncio.TimerHandle | None = None
 
     def _say(self, text: str) -> None:
+        self._clear_live()
         if self._streaming:
             self.err.write("\n")
             self._streaming = False
         self.err.write(text + "\n")
         self.err.flush()
+
+    # -- the live line ----------------------------------------------------------------
+
+    def _clear_live(self) -> None:
+        if self._live:
+            self.err.write("\r\x1b[2K")
+            self._live = False
+
+    def _show_live(self) -> None:
+        if not self._activities or self._streaming:
+            return
+        line = next(reversed(self._activities.values())).line()
+        self.err.write("\r\x1b[2K" + line[: _width() - 1])
+        self.err.flush()
+        self._live = True
+
+    def _tick(self) -> None:
+        self._ticker = None
+        if not self._activities:
+            return
+        if self.tty:
+            self._show_live()
+        else:
+            for activity in self._activities.values():
+                self._say(activity.line())
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if self._ticker is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # called outside the event loop: no ticking, start and end lines only
+        self._ticker = loop.call_later(TTY_EVERY if self.tty else PLAIN_EVERY, self._tick)
 
     async def _readline(self) -> str | None:
         line = await asyncio.to_thread(self.stdin.readline)
@@ -66,15 +130,76 @@ class TerminalUI:
         return line if line and line.strip() else None
 
     def stream(self, channel: str, text: str, *, session_id: str | None = None) -> None:
+        if channel in ("content", "reasoning"):
+            for activity in self._activities.values():
+                activity.tokens += 1
         if channel == "status":
             self._say(text)
         elif (channel == "content" and self.show_stream) or (channel == "reasoning" and self.show_reasoning):
+            self._clear_live()
             self.err.write(text)
             self.err.flush()
             self._streaming = True
 
     def progress(self, token: str, message: str, percentage: int | None = None, *, done: bool = False) -> None:
         if done:
+            activity = self._activities.pop(token, None)
+            if activity is not None:
+                elapsed = time.monotonic() - activity.started
+                tokens = f", {activity.tokens} tokens" if activity.tokens else ""
+                self._say(f"{message} ({elapsed:.1f}s{tokens})")
+            if not self._activities and self._ticker is not None:
+                self._ticker.cancel()
+                self._ticker = None
             return
         pct = f" {percentage}%" if percentage is not None else ""
-        self._say(f"… {message}{pct}")
+        if token in self._activities:
+            self._activities[token].message = f"{message}{pct}"
+        else:
+            self._activities[token] = _Activity(f"{message}{pct}")
+            if self.tty:
+                self._show_live()
+            else:
+                self._say(f"… {message}{pct}")
+        self._schedule()
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _width() -> int:
+    import shutil
+
+    return shutil.get_terminal_size((100, 20)).columns
+
+
+class RetryNotices(logging.Filter):
+    """Shows the LLM client's retries as "attempt N/M failed: why; retrying in Xs" on the terminal.
+
+    Installed on the `deepseek_ls.llm` logger by commands that call a model; other
+    records pass through unchanged.
+    """
+
+    def __init__(self, say) -> None:
+        super().__init__()
+        self.say = say
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        if "attempt %d/%d failed" not in str(record.msg) or len(args) != 5:
+            return True
+        role, attempt, total, error, wait = args
+        why = getattr(error, "user_message", None) or str(error)
+        self.say(f"{role}: attempt {attempt}/{total} failed: {why}; retrying in {wait:.1f}s")
+        return False
+
+
+def announce_retries(say) -> RetryNotices:
+    """Route the LLM client's retry warnings through `say` (one line each); returns the filter."""
+    notices = RetryNotices(say)
+    logging.getLogger("deepseek_ls.llm").addFilter(notices)
+    return notices

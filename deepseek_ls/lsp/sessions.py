@@ -48,6 +48,8 @@ def status(ls: DeepSeekServer, session_id: str | None = None) -> dict[str, Any]:
         "max_think_active": bool(last and last.get("profile") == "max_think" and view.get("state") in BUSY_STATES),
         "last_decision": explanation(last) if last else None,
         "last_error": view.get("last_error"),
+        "state_reason": view.get("state_reason"),
+        "cost": view.get("cost"),
         "running": ls.tasks.running,
     }
 

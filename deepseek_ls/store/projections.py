@@ -114,7 +114,7 @@ class Projections:
         path = self.sessions_dir / sid / LOG_NAME
         db = self.db
         row = db.execute(
-            "SELECT log_offset, error, last_seq, event_count, created_at, updated_at "
+            "SELECT log_offset, log_error, last_seq, event_count, created_at, updated_at "
             "FROM sessions WHERE session_id=?",
             (sid,),
         ).fetchone()
@@ -148,7 +148,7 @@ class Projections:
             log.warning("cannot project session %s: %s", sid, error)
         db.execute(
             "UPDATE sessions SET log_offset=?, last_seq=?, event_count=?, created_at=?, "
-            "updated_at=?, error=? WHERE session_id=?",
+            "updated_at=?, log_error=? WHERE session_id=?",
             (offset + done, last_seq, count, created_at, updated_at, error, sid),
         )
 
@@ -157,6 +157,13 @@ class Projections:
     def sessions(self) -> list[dict[str, Any]]:
         """Every session's summary row, newest first (ids are UUIDv7: they sort by time)."""
         return self._rows("SELECT * FROM sessions ORDER BY session_id DESC", (), keep_id=True)
+
+    def llm_calls(self) -> list[dict[str, Any]]:
+        """Every projected LLM call `{session_id, call_id, role, profile, model, usage, error}`, in log order."""
+        return self._rows(
+            "SELECT session_id, call_id, role, profile, model, usage, error FROM llm_calls "
+            "ORDER BY session_id, seq_no", (), keep_id=True,
+        )
 
     def dump_session(self, session_id: str) -> dict[str, Any]:
         """One session's projections as plain JSON-ready data."""

@@ -12,7 +12,7 @@ import json
 import sqlite3
 from typing import Any, Callable
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
@@ -20,7 +20,8 @@ CREATE TABLE sessions(
   session_id TEXT PRIMARY KEY, workspace_root TEXT, mode TEXT, prompt TEXT, baseline_commit TEXT,
   state TEXT NOT NULL DEFAULT 'Idle', created_at TEXT, updated_at TEXT,
   last_seq INTEGER NOT NULL DEFAULT 0, event_count INTEGER NOT NULL DEFAULT 0,
-  log_offset INTEGER NOT NULL DEFAULT 0, active_plan_id TEXT, last_failure TEXT, error TEXT);
+  log_offset INTEGER NOT NULL DEFAULT 0, active_plan_id TEXT, last_failure TEXT, error TEXT,
+  state_reason TEXT, log_error TEXT);
 CREATE TABLE transcript(
   session_id TEXT, seq_no INTEGER, role TEXT, content TEXT, reasoning_content TEXT,
   tool_calls TEXT, tool_call_id TEXT, agent_role TEXT, PRIMARY KEY(session_id, seq_no));
@@ -112,7 +113,18 @@ def _session_created(db, sid, seq, p) -> None:
 
 
 def _state_changed(db, sid, seq, p) -> None:
-    db.execute("UPDATE sessions SET state=? WHERE session_id=?", (p["to_state"], sid))
+    # A failed session names its error and its class; any later state (a resume) clears the error.
+    if p["to_state"] == "Failed":
+        db.execute(
+            "UPDATE sessions SET state=?, state_reason=?, error=?, "
+            "last_failure=COALESCE(?, last_failure, 'AgentFailure') WHERE session_id=?",
+            (p["to_state"], p.get("reason", ""), p.get("reason") or "failed", _text(p.get("error_kind")), sid),
+        )
+        return
+    db.execute(
+        "UPDATE sessions SET state=?, state_reason=?, error=NULL WHERE session_id=?",
+        (p["to_state"], p.get("reason", ""), sid),
+    )
 
 
 def _turn_added(db, sid, seq, p) -> None:

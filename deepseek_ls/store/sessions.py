@@ -7,12 +7,16 @@ the directory listing is in creation order.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from deepseek_ls.store.ids import is_id, new_id
 from deepseek_ls.store.log import EventLog, SessionNotFound
 from deepseek_ls.store.projections import LOG_NAME, SESSIONS_DIR, Projections
+
+if TYPE_CHECKING:
+    from deepseek_ls.llm.budget import PriceBook
 
 
 class SessionSummary(BaseModel):
@@ -26,8 +30,11 @@ class SessionSummary(BaseModel):
     event_count: int = 0
     last_seq: int = 0
     active_plan_id: str | None = None
-    last_failure: str | None = None
-    error: str | None = None  # set when the log could not be projected past some line
+    last_failure: str | None = None  # class of the last failure (FailureClassified, or the error of a Failed session)
+    error: str | None = None  # why a Failed session failed
+    state_reason: str | None = None  # the reason given with the last state change (why it is Paused, ...)
+    log_error: str | None = None  # set when the log could not be projected past some line
+    cost: dict | None = None  # `llm.budget.Spend.to_json()` of the session's calls (filled by the CLI)
 
 
 class SessionStore:
@@ -94,10 +101,22 @@ class SessionStore:
             p.name for p in self.sessions_dir.iterdir() if is_id(p.name) and (p / LOG_NAME).is_file()
         )
 
-    def list(self) -> list[SessionSummary]:
-        """Every session, newest first, from the projections (brought up to date first)."""
+    def list(self, prices: "PriceBook | None" = None) -> list[SessionSummary]:
+        """Every session, newest first, from the projections (brought up to date first).
+
+        With `prices`, each summary's `cost` is its calls' tokens and money (`Spend.to_json()`).
+        """
         if not self._ids():
             return []
         with Projections(self.state_dir) as projections:
             projections.sync()
-            return [SessionSummary.model_validate(row) for row in projections.sessions()]
+            summaries = [SessionSummary.model_validate(row) for row in projections.sessions()]
+            if prices is not None:
+                from deepseek_ls.llm.budget import CostLedger
+
+                ledgers: dict[str, CostLedger] = {}
+                for call in projections.llm_calls():
+                    ledgers.setdefault(call["session_id"], CostLedger(prices)).add(call)
+                for summary in summaries:
+                    summary.cost = ledgers.get(summary.session_id, CostLedger(prices)).total().to_json()
+            return summaries

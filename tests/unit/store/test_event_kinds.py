@@ -70,6 +70,6 @@ def test_any_valid_payload_of_any_kind_round_trips_and_projects(tmp_path_factory
     with Projections(state_dir) as projections:
         projections.sync()
         session = projections.dump_session(sid)["session"]
-    assert session["error"] is None, session["error"]
+    assert session["log_error"] is None, session["log_error"]
     assert session["event_count"] == len(events) + 1
 

@@ -149,7 +149,7 @@ def test_a_line_being_written_is_not_projected_until_complete(state_dir):
             fh.write(b'{"seq_no":2,')
         projections.sync()
         assert projections.dump_session(sid)["session"]["event_count"] == 1
-        assert projections.dump_session(sid)["session"]["error"] is None
+        assert projections.dump_session(sid)["session"]["log_error"] is None
 
 
 def test_schema_version_change_rebuilds_from_the_logs(state_dir):
@@ -184,7 +184,7 @@ def test_a_corrupt_line_marks_the_session_and_keeps_what_came_before(state_dir):
         projections.sync()
         session = projections.dump_session(sid)["session"]
     assert session["event_count"] == 3
-    assert "event 4" in session["error"]
+    assert "event 4" in session["log_error"]
     assert path.read_bytes() == b"\n".join(data)  # the log is left for a human
 
 

@@ -1,0 +1,105 @@
+"""`llm.budget`: tokens and money per call, per step and per session; unknown prices stay unknown."""
+
+from __future__ import annotations
+
+import pytest
+
+from deepseek_ls.llm.budget import (
+    CostLedger,
+    Prices,
+    Spend,
+    Tokens,
+    budget_message,
+    call_cost,
+    ledger_from_events,
+    over_budget,
+    price_book,
+)
+
+FLASH = Prices(cache_hit=0.1, cache_miss=1.0, output=2.0)
+BOOK = price_book({"deepseek-v4-flash": FLASH})
+
+
+def call(model="deepseek-v4-flash", hit=0, miss=0, out=0, **extra):
+    usage = {"prompt_cache_hit_tokens": hit, "prompt_cache_miss_tokens": miss, "completion_tokens": out,
+             "prompt_tokens": hit + miss}
+    return ("LLMCall@v1", {"call_id": f"c{hit}{miss}{out}", "role": "executor", "profile": "fast",
+                           "model": model, "usage": usage, **extra})
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        pytest.param({"prompt_cache_hit_tokens": 3, "prompt_cache_miss_tokens": 7, "completion_tokens": 5},
+                     Tokens(3, 7, 5), id="deepseek-fields"),
+        pytest.param({"prompt_tokens": 10, "completion_tokens": 2}, Tokens(0, 10, 2), id="no-cache-split"),
+        pytest.param({"prompt_tokens": 10, "prompt_cache_hit_tokens": 4, "completion_tokens": None},
+                     Tokens(4, 6, 0), id="hit-only-and-null"),
+        pytest.param({}, Tokens(), id="missing-usage"),
+        pytest.param(None, Tokens(), id="none"),
+        pytest.param({"prompt_cache_hit_tokens": -5, "completion_tokens": True}, Tokens(), id="nonsense-values"),
+    ],
+)
+def test_tokens_from_usage(usage, expected):
+    assert Tokens.from_usage(usage) == expected
+
+
+def test_call_cost_is_per_million_tokens():
+    assert call_cost(Tokens(1_000_000, 2_000_000, 500_000), FLASH) == pytest.approx(0.1 + 2.0 + 1.0)
+
+
+def test_unknown_prices_give_unknown_cost_never_zero():
+    ledger = ledger_from_events([call(model="my-local-model", miss=100, out=10)], BOOK)
+    spend = ledger.total()
+    assert spend.known_cost is None
+    assert spend.to_json()["cost"] is None and spend.to_json()["tokens"]["total"] == 110
+    assert spend.cost_text() == "unknown" and "$0" not in spend.text()
+
+
+def test_partly_priced_sessions_say_so():
+    spend = ledger_from_events([call(miss=1_000_000), call(model="other", miss=5)], BOOK).total()
+    assert spend.known_cost == pytest.approx(1.0)
+    assert not spend.cost_complete and spend.cost_text() == "$1.00 + unknown"
+
+
+def test_calls_are_grouped_by_the_step_that_was_running():
+    events = [
+        call(miss=1000),  # planning, outside any step
+        ("StepMarked@v1", {"plan_id": "p", "step_id": "s1", "status": "running"}),
+        call(hit=1000, out=100),
+        call(hit=2000, out=100),
+        ("StepMarked@v1", {"plan_id": "p", "step_id": "s1", "status": "done"}),
+        call(miss=10),  # verification recovery planning
+        ("StepMarked@v1", {"plan_id": "p", "step_id": "s2", "status": "running"}),
+        call(out=50),
+    ]
+    ledger = ledger_from_events(events, BOOK)
+    steps = ledger.by_step()
+    assert steps["s1"].tokens == Tokens(3000, 0, 200) and steps["s1"].calls == 2
+    assert steps["s2"].tokens == Tokens(0, 0, 50)
+    assert ledger.total().calls == 5
+    assert [c.step_id for c in ledger.calls] == [None, "s1", "s1", None, "s2"]
+    summary = ledger.summary()
+    assert summary["session"]["tokens"]["total"] == ledger.total().tokens.total
+    assert summary["last_call"]["step_id"] == "s2" and len(summary["calls"]) == 5
+
+
+def test_prices_set_after_folding_still_apply():
+    ledger = CostLedger()
+    ledger.fold(*call(miss=1_000_000))
+    assert ledger.total().known_cost is None
+    ledger.prices = BOOK
+    assert ledger.total().known_cost == pytest.approx(1.0)
+
+
+def test_budget_is_reached_by_known_cost_only():
+    priced = ledger_from_events([call(miss=2_000_000)], BOOK).total()
+    unpriced = ledger_from_events([call(model="x", miss=2_000_000)], BOOK).total()
+    assert over_budget(priced, 2.0) and not over_budget(priced, 2.5) and not over_budget(priced, None)
+    assert not over_budget(unpriced, 0.01)
+    message = budget_message(priced, 2.0, "0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee")
+    assert "max_cost" in message and "deepseek-ls run --session 0190aaaa-bbbb" in message
+
+
+def test_empty_spend_costs_nothing_known():
+    assert Spend().cost_text() == "$0.0000" and Spend().known_cost == 0.0
