@@ -312,8 +312,12 @@ class Agent:
         return self.store.list()
 
     def explain_routing(self, session_id: str, decision_id: str | None = None, step_id: str | None = None) -> dict[str, Any]:
-        """{decision_id, text, score, threshold, profile, model, escalation, contributions, reason_codes}."""
-        decisions = self._runtime(session_id).session.decisions
+        """{decision_id, text, score, threshold, profile, model, escalation, contributions, reason_codes, cost}.
+
+        `cost`: `{session, step}` spends (`Spend.to_json()`), `step` when the decision was a step's.
+        """
+        session = self._runtime(session_id).session
+        decisions = session.decisions
         chosen = None
         if decision_id:
             chosen = next((d for d in decisions if d["decision_id"] == decision_id), None)
@@ -323,7 +327,11 @@ class Agent:
             chosen = decisions[-1]
         if chosen is None:
             raise KeyError(f"no routing decision {decision_id or step_id or ''} in session {session_id}".strip())
-        return routing_explanation(chosen)
+        unit = str(chosen.get("unit") or "")
+        step = unit.split(":", 1)[1] if unit.startswith("executor:") else None
+        cost = {"session": session.costs.total().to_json(),
+                "step": session.costs.step(step).to_json() if step else None}
+        return {**routing_explanation(chosen), "cost": cost}
 
 
 def routing_explanation(d: dict[str, Any]) -> dict[str, Any]:

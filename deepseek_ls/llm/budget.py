@@ -124,8 +124,14 @@ class Spend:
         return (f"{_k(t.prompt)} in ({_k(t.cache_hit)} cached, {_k(t.cache_miss)} missed), "
                 f"{_k(t.output)} out · {self.cost_text()}")
 
+    def short(self) -> str:
+        """A few characters for a status line: '2.9k tok · $0.0048' / '2.9k tok · cost unknown'."""
+        cost = self.cost_text()
+        return f"{_k(self.tokens.total)} tok · {'cost unknown' if cost == 'unknown' else cost}"
+
     def to_json(self) -> dict[str, Any]:
         return {
+            "short": self.short(),
             "tokens": self.tokens.to_json(),
             "cost": None if self.known_cost is None else round(self.cost, 6),
             "cost_complete": self.cost_complete,
@@ -143,7 +149,7 @@ def _money(value: float, currency: str | None) -> str:
 
 
 def _k(n: int) -> str:
-    return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,8 +294,17 @@ def price_book_for(config: Any) -> PriceBook:
 
 def _entry_prices(entry: Any) -> Prices | None:
     source = getattr(entry, "prices", None) or entry
-    values = [getattr(source, key, None) for key in ("cache_hit", "cache_miss", "output")]
+    values = [_first(source, key, f"price_{key}") for key in ("cache_hit", "cache_miss", "output")]
     if any(not isinstance(v, (int, float)) for v in values):
         return None
-    currency = getattr(source, "currency", None) or "USD"
+    currency = _first(source, "currency") or "USD"
     return Prices(float(values[0]), float(values[1]), float(values[2]), str(currency))  # type: ignore[arg-type]
+
+
+def _first(source: Any, *keys: str) -> Any:
+    """The first of `keys` that `source` (a model or a mapping) has a value for."""
+    for key in keys:
+        value = source.get(key) if isinstance(source, Mapping) else getattr(source, key, None)
+        if value is not None:
+            return value
+    return None

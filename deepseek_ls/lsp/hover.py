@@ -1,6 +1,7 @@
 """Why max-think: hovering a plan step's lens line or a hunk produced under
 max-think shows the router's explanation (score, each signal's contribution,
-threshold, profile, model, escalation)."""
+threshold, profile, model, escalation) and what the session and the step cost
+so far (tokens by kind, money)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def _step_at(ls: DeepSeekServer, uri: str, rel: str, line: int) -> tuple[dict[st
     return None
 
 
-def _hunk_decision(ls: DeepSeekServer, uri: str, line: int) -> dict[str, Any] | None:
+def _hunk_decision(ls: DeepSeekServer, uri: str, line: int) -> tuple[dict[str, Any], dict[str, Any], str | None] | None:
     for hunk in views_for_uri(ls, uri):
         start = hunk.start if hunk.start is not None else hunk.expected_start
         end = max(hunk.end if hunk.end is not None else start, hunk.anchor_line + 1)
@@ -48,8 +49,21 @@ def _hunk_decision(ls: DeepSeekServer, uri: str, line: int) -> dict[str, Any] | 
         if decision is None:
             decision = find_decision(view, step_id=info.get("step_id"))
         if decision is not None:
-            return decision
+            return decision, view, info.get("step_id")
     return None
+
+
+def cost_markdown(view: dict[str, Any], step_id: str | None) -> str:
+    """What the session (and the step) cost so far: tokens by kind and money, from the session's view."""
+    cost = view.get("cost") or {}
+    session = cost.get("session")
+    if not session or not session.get("calls"):
+        return ""
+    text = f"\n\n**cost** · session: {session['text']} ({session['calls']} calls)"
+    step = (cost.get("steps") or {}).get(step_id or "")
+    if step:
+        text += f"  \n· this step: {step['text']} ({step['calls']} calls)"  # a Markdown line break
+    return text
 
 
 def hover(ls: DeepSeekServer, params: types.HoverParams) -> types.Hover | None:
@@ -58,15 +72,22 @@ def hover(ls: DeepSeekServer, params: types.HoverParams) -> types.Hover | None:
     if rel is None or ls.services is None:
         return None
     line = params.position.line
-    decision = _hunk_decision(ls, uri, line)
-    if decision is None:
+    hit = _hunk_decision(ls, uri, line)
+    if hit is None:
         found = _step_at(ls, uri, rel, line)
         if found is not None:
-            decision = find_decision(found[0], step_id=found[1])
+            view, step_id = found
+            decision = find_decision(view, step_id=step_id)
+            hit = (decision, view, step_id) if decision is not None else None
     note = _hunk_match_note(ls, uri, line)
-    if decision is None and not note:
+    if hit is None and not note:
         return None
-    parts = ([markdown(explanation(decision))] if decision is not None else []) + ([note] if note else [])
+    parts = []
+    if hit is not None:
+        decision, view, step_id = hit
+        parts.append(markdown(explanation(decision)) + cost_markdown(view, step_id))
+    if note:
+        parts.append(note)
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n".join(parts)))
 
 

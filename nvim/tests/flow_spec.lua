@@ -179,7 +179,16 @@ H.run({
       H.eq(require("deepseek").status(), "", "statusline text when done")
       print("statusline texts seen: " .. vim.inspect(status_texts))
       H.ok(vim.tbl_contains(status_texts, "DeepSeek planning"), "the statusline showed the planning progress")
-      H.ok(vim.tbl_contains(status_texts, "DeepSeek Paused · running step"), "and the step running")
+      -- Paused after the plan, the planner's tokens (and cost, or "cost unknown") shown.
+      H.ok(vim.tbl_contains(status_texts, "DeepSeek Paused · " .. (function()
+        for _, t in ipairs(status_texts) do
+          local spend = t:match("^DeepSeek Paused · (.- tok · .-) · running step$")
+          if spend then
+            return spend
+          end
+        end
+        return "?"
+      end)() .. " · running step"), "and the step running, with the tokens spent so far")
       H.ok(S.find_lens(buf, "Step 1"), "step lens still shown")
       H.wait(10000, function()
         return S.find_lens(buf, "done")

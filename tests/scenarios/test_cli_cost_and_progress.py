@@ -96,7 +96,8 @@ def test_cost_per_call_step_and_session_in_run_sessions_and_replay(workspace, fa
 
 def test_unknown_prices_show_tokens_and_unknown_cost_never_zero(workspace, fake_deepseek_process, tmp_path):
     fake = fake_deepseek_process([{"match": {"role": "planner"}, "content": PLAN}])
-    env = env_for(fake.base_url, tmp_path)
+    # A model priced nowhere (no preset, no budget.prices).
+    env = env_for(fake.base_url, tmp_path, DEEPSEEK_LS_LLM__PROFILES__FAST__MODEL="my-local-model")
     planned = run(workspace, env, "plan", "Fix add", "--json")
     assert planned.returncode == 0, planned.stderr
     cost = json.loads(planned.stdout)["cost"]["session"]

@@ -181,6 +181,24 @@ async function flow(page) {
   result.stepLensAfterSave = (await lensTitles(page)).find((t) => t.includes("Step 1"));
   step("step-verified");
 
+  if (config.expectCost) {
+    // The status bar item's tooltip says what the session cost (tokens by kind, money, per step).
+    const item = page.locator('.statusbar-item[id$="deepseek.status"]').first();
+    const hover = page.locator(".monaco-hover, .workbench-hover", { hasText: "Cost (session" }).first();
+    for (let i = 0; i < 20 && !(await hover.isVisible()); i++) {
+      await page.mouse.move(0, 0);
+      await item.hover();
+      try {
+        await hover.waitFor({ state: "visible", timeout: 3000 });
+      } catch {
+        // the tooltip is replaced on every status push; hover again
+      }
+    }
+    result.statusTooltip = (await hover.innerText()).trim();
+    await page.mouse.move(0, 0);
+    step("cost-tooltip");
+  }
+
   // The status bar item explains the last routing decision when clicked.
   await page.locator('.statusbar-item[id$="deepseek.status"]').first().click();
   const routing = page.locator(".notifications-toasts .notification-list-item", { hasText: "DeepSeek routing:" }).first();

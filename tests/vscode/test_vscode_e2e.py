@@ -84,15 +84,24 @@ def test_plan_run_step_accept_one_hunk_reject_the_other(
     code_server, vscode_tools, workspace, artifacts, fake_deepseek_process
 ):
     (workspace / "app.py").write_text(ORIGINAL)
+    (workspace / ".deepseek").mkdir(exist_ok=True)
+    (workspace / ".deepseek" / "config.toml").write_text(
+        '[budget.prices."deepseek-v4-flash"]\ncache_hit = 0.5\ncache_miss = 2.0\noutput = 8.0\n'
+    )
     fake = fake_deepseek_process(SCRIPT)
     cs = code_server({"DEEPSEEK_API_KEY": "test-key", "DEEPSEEK_BASE_URL": fake.base_url})
     run = drive(vscode_tools, cs, artifacts, "flow", file="app.py", prompt="convert add and sub arguments to int",
-                rejectLine=10, question="what does add do?", expectAnswer="the sum of its two arguments")
+                rejectLine=10, question="what does add do?", expectAnswer="the sum of its two arguments",
+                expectCost=True)
     assert run.returncode == 0, run.output
-    assert run.step_names()[-7:] == [
-        "second-hunk-rejected-by-keybinding", "saved", "step-verified", "routing-explained", "ask-streamed",
-        "sessions-and-event-log", "undo-explained",
+    assert run.step_names()[-8:] == [
+        "second-hunk-rejected-by-keybinding", "saved", "step-verified", "cost-tooltip", "routing-explained",
+        "ask-streamed", "sessions-and-event-log", "undo-explained",
     ], run.result
+    # The tooltip: the session's tokens (cache hit / miss / output) and money, and the step's.
+    tooltip = run.result["statusTooltip"]
+    assert "Cost (session, 2 calls): " in tooltip and " cached, " in tooltip and " out · $0.0" in tooltip, tooltip
+    assert "step 1 (" in tooltip, tooltip
     assert "nothing to undo" in run.result["undoMessage"], run.result
     assert run.result["undoToasts"] == 1, run.result
     assert "[✓ done]" in run.result["stepLensAfterSave"], run.result  # verification ran on save

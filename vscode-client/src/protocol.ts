@@ -90,12 +90,34 @@ export interface RoutingExplanation {
   reason_codes: string[];
 }
 
+/** Tokens and money of some model calls (`llm/budget.py` `Spend`); `cost` is null when no call had prices. */
+export interface Spend {
+  short: string;
+  text: string;
+  tokens: { cache_hit: number; cache_miss: number; output: number; total: number };
+  cost: number | null;
+  cost_complete: boolean;
+  currency: string | null;
+  calls: number;
+  unpriced_calls: number;
+}
+
+/** What a session cost so far: in total, per plan step, and its last call. */
+export interface SessionCost {
+  session: Spend;
+  steps: Record<string, Spend>;
+  last_call?: { role: string; model: string; step_id: string | null; cost: number | null } | null;
+}
+
 export interface Status {
   session_id?: string | null;
   state: string;
   profile?: string | null;
   max_think_active: boolean;
   last_decision?: RoutingExplanation | null;
+  last_error?: string | null;
+  state_reason?: string | null;
+  cost?: SessionCost | null;
 }
 
 export interface ApprovalRequest {

@@ -1,10 +1,11 @@
 /**
  * The status bar item: session state and model profile, highlighted while
- * max-think is active; clicking it explains the last routing decision.
+ * max-think is active; its tooltip says what the session cost (tokens by kind,
+ * money, per step); clicking it explains the last routing decision.
  * `describeStatus` is pure; `StatusBar` drives any item with the
  * `vscode.StatusBarItem` shape (injected, so this file never imports vscode).
  */
-import type { RoutingExplanation, Status } from "./protocol";
+import type { RoutingExplanation, SessionCost, Status } from "./protocol";
 
 export type ServerState = "starting" | "running" | "stopped" | "failed";
 
@@ -45,6 +46,15 @@ export function routingSummary(d: RoutingExplanation): string {
     (d.reason_codes.length ? `; ${d.reason_codes.join(", ")}` : "");
 }
 
+/** Tooltip lines for what the session cost: the session, each step, the last call ("unknown" without prices). */
+export function costLines(cost: SessionCost | null | undefined): string[] {
+  if (!cost || !cost.session || cost.session.calls === 0) return [];
+  const lines = [`Cost (session, ${cost.session.calls} calls): ${cost.session.text}`];
+  const steps = Object.entries(cost.steps ?? {});
+  steps.forEach(([step, spend], i) => lines.push(`  step ${i + 1} (${step.slice(0, 8)}): ${spend.text}`));
+  return lines;
+}
+
 /** What the item shows for a server state and the last `Status` it sent. */
 export function describeStatus(server: ServerState, status: Status | undefined, forcedProfile = ""): StatusView {
   const view = describe(server, status);
@@ -67,7 +77,10 @@ function describe(server: ServerState, status: Status | undefined): Omit<StatusV
   const profile = status.max_think_active ? "max-think" : profileLabel(status.profile ?? "");
   const text = `${icon} DeepSeek: ${stateLabel(status.state)}${profile ? ` · ${profile}` : ""}`;
   const lines = [`DeepSeek session ${status.session_id}: ${stateLabel(status.state)}`];
+  const why = status.state === "Failed" ? status.last_error : status.state === "Paused" ? status.state_reason : null;
+  if (why) lines.push(why);
   if (status.last_decision) lines.push(`Last routing: ${routingSummary(status.last_decision)}`);
+  lines.push(...costLines(status.cost));
   lines.push("Click to explain the last routing decision.");
   return { text, tooltip: lines.join("\n"), highlighted: status.max_think_active };
 }

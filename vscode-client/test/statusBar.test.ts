@@ -70,3 +70,38 @@ test("StatusBar sets the background only while max-think is active", () => {
   assert.match(item.text, /completed · fast/);
   assert.equal(item.accessibilityInformation?.label, "DeepSeek: completed · fast (server running)");
 });
+
+const spend = (calls: number, text: string, cost: number | null) => ({
+  short: "", text, tokens: { cache_hit: 1000, cache_miss: 2000, output: 77, total: 3077 }, cost,
+  cost_complete: cost !== null, currency: cost === null ? null : "USD", calls, unpriced_calls: cost === null ? calls : 0,
+});
+
+test("the tooltip says what the session and each step cost", () => {
+  const s: Status = {
+    session_id: "s1", state: "AwaitingApproval", profile: "fast", max_think_active: false,
+    cost: {
+      session: spend(2, "3077 in (1000 cached, 2000 missed), 77 out · $0.0048", 0.0048),
+      steps: { "0190abcd-step": spend(1, "1500 in (900 cached, 600 missed), 40 out · $0.0016", 0.0016) },
+    },
+  };
+  const v = describeStatus("running", s);
+  assert.match(v.tooltip, /Cost \(session, 2 calls\): 3077 in \(1000 cached, 2000 missed\), 77 out · \$0\.0048/);
+  assert.match(v.tooltip, /step 1 \(0190abcd\): 1500 in .* · \$0\.0016/);
+});
+
+test("unknown prices: tokens and an unknown cost, never $0", () => {
+  const s: Status = {
+    session_id: "s1", state: "Paused", profile: "fast", max_think_active: false,
+    state_reason: "cost budget reached: raise budget.max_cost",
+    cost: { session: spend(1, "3077 in (1000 cached, 2000 missed), 77 out · unknown", null), steps: {} },
+  };
+  const v = describeStatus("running", s);
+  assert.match(v.tooltip, /77 out · unknown/);
+  assert.doesNotMatch(v.tooltip, /\$0/);
+  assert.match(v.tooltip, /cost budget reached/);
+});
+
+test("no calls yet: no cost line", () => {
+  const s: Status = { session_id: "s1", state: "Planning", max_think_active: false, cost: { session: spend(0, "", 0), steps: {} } };
+  assert.doesNotMatch(describeStatus("running", s).tooltip, /Cost/);
+});

@@ -250,6 +250,15 @@ function M.explanation_lines(r)
   if type(r.reason_codes) == "table" and #r.reason_codes > 0 then
     table.insert(lines, "reasons: " .. table.concat(r.reason_codes, ", "))
   end
+  -- What the session (and this decision's step) cost so far: tokens by kind, money.
+  local cost = type(r.cost) == "table" and r.cost or {}
+  if type(cost.session) == "table" and (cost.session.calls or 0) > 0 then
+    table.insert(lines, "")
+    table.insert(lines, ("cost (session, %d calls): %s"):format(cost.session.calls, cost.session.text))
+  end
+  if type(cost.step) == "table" and (cost.step.calls or 0) > 0 then
+    table.insert(lines, ("cost (this step, %d calls): %s"):format(cost.step.calls, cost.step.text))
+  end
   return lines
 end
 

@@ -11,6 +11,7 @@ local M = {}
 ---@field profile string|nil
 ---@field max_think_active boolean
 ---@field last_decision table|nil
+---@field cost table|nil  { session = Spend, steps = { [step_id] = Spend }, last_call = CallCost|nil }
 
 ---@type deepseek.Status|nil
 M.current = nil
@@ -51,6 +52,15 @@ end
 
 local idle_states = { Idle = true, Completed = true }
 
+--- The session's cost as one line ("3.1k in (1.1k cached, 2.0k missed), 77 out · $0.0048"), or nil.
+---@return string|nil
+function M.cost_text()
+  local spend = M.current and type(M.current.cost) == "table" and M.current.cost.session
+  if type(spend) == "table" and (spend.calls or 0) > 0 then
+    return spend.text
+  end
+end
+
 --- One short line for the statusline, "" when there is nothing to say.
 ---@return string
 function M.text()
@@ -61,6 +71,10 @@ function M.text()
   end
   if st and st.max_think_active then
     table.insert(parts, "max-think")
+  end
+  local spend = st and type(st.cost) == "table" and st.cost.session
+  if type(spend) == "table" and (spend.calls or 0) > 0 and spend.short then
+    table.insert(parts, spend.short) -- tokens and money of the session, "cost unknown" without prices
   end
   for _, p in pairs(M.progress) do
     -- Titles such as "DeepSeek: planning" would repeat our prefix.

@@ -103,3 +103,21 @@ def test_budget_is_reached_by_known_cost_only():
 
 def test_empty_spend_costs_nothing_known():
     assert Spend().cost_text() == "$0.0000" and Spend().known_cost == 0.0
+
+
+def test_price_book_from_config_prefers_budget_prices_then_registry():
+    from types import SimpleNamespace
+
+    from deepseek_ls.config_models import Config
+    from deepseek_ls.llm.budget import price_book_for
+
+    cfg = Config.model_validate({"budget": {"prices": {"m1": {"cache_hit": 1, "cache_miss": 2, "output": 3}}}})
+    assert price_book_for(cfg)("m1") == Prices(1.0, 2.0, 3.0)
+    assert price_book_for(cfg)("unpriced-model") is None
+    # A registry entry (name -> entry with `id` and `price_*` fields) is found by name and by id.
+    entry = SimpleNamespace(id="vendor/model-x", price_cache_hit=0.1, price_cache_miss=0.2, price_output=0.3,
+                            currency="CNY")
+    registry = SimpleNamespace(budget=None, models={"x": entry, "nopr": SimpleNamespace(id="y", price_output=None)})
+    book = price_book_for(registry)
+    assert book("x") == book("vendor/model-x") == Prices(0.1, 0.2, 0.3, "CNY")
+    assert book("y") is None and book("nopr") is None

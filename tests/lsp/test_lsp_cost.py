@@ -1,0 +1,67 @@
+"""Cost in the editor: `deepseek/status` (pushed and requested), the hover on a step and
+`deepseek.explainRouting` carry the tokens and money of the session and the step,
+from the fake server's DeepSeek usage fields and the workspace's configured prices."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from lsp_harness import ADD_FIX, APP, file_uri, open_doc, run, wait_until
+from lsprotocol import types
+
+from deepseek_ls.lsp import names
+
+PLAN = {
+    "goal": "make test_add pass",
+    "steps": [{"title": "Fix `add`", "intent": "edit", "files": ["app.py"]}],
+    "verification": ["python -m pytest -q"],
+    "confidence": 0.9,
+}
+PRICES = {"cache_hit": 0.5, "cache_miss": 2.0, "output": 8.0}
+
+
+@pytest.fixture
+def app_workspace(app_workspace: Path) -> Path:
+    (app_workspace / ".deepseek").mkdir(exist_ok=True)
+    (app_workspace / ".deepseek" / "config.toml").write_text(
+        '[budget.prices."deepseek-v4-flash"]\n' + "".join(f"{k} = {v}\n" for k, v in PRICES.items())
+    )
+    return app_workspace
+
+
+async def test_status_hover_and_explanation_show_tokens_and_cost(agent_editor, fake_deepseek, app_workspace: Path):
+    client, state = agent_editor
+    fake_deepseek.add({"match": {"role": "planner"}, "content": "```json\n" + json.dumps(PLAN) + "\n```"})
+    fake_deepseek.add({"match": {"role": "executor"}, "content": ADD_FIX})
+    uri = file_uri(app_workspace)
+    open_doc(client, uri, APP)
+    planned = await run(client, names.CMD_PLAN, {"prompt": "make test_add pass"})
+    session_id, step_id = planned["session_id"], planned["plan"]["steps"][0]["step_id"]
+    outcome = await run(client, names.CMD_RUN_STEP, {"session_id": session_id, "step_id": step_id})
+    assert outcome["status"] == "staged"
+
+    def costed(status) -> bool:
+        cost = (status or {}).get("cost") or {}
+        return (cost.get("session") or {}).get("calls") == 2
+
+    await wait_until(lambda: any(costed(s) for s in state.notifications.get(names.NOTIFY_STATUS, [])))
+    pushed = next(s for s in state.notifications[names.NOTIFY_STATUS] if costed(s))
+    session = pushed["cost"]["session"]
+    assert session["tokens"]["cache_miss"] > 0 and session["tokens"]["output"] > 0
+    assert session["cost"] > 0 and session["currency"] == "USD" and "$" in session["short"]
+    assert pushed["cost"]["steps"][step_id]["calls"] == 1  # the executor's call, not the planner's
+    assert pushed["cost"]["last_call"]["role"] == "executor"
+
+    requested = await client.protocol.send_request_async(names.REQ_STATUS, {})
+    assert requested.cost.session.cost == pytest.approx(session["cost"])
+
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=4, character=0)))
+    assert hover is not None
+    assert "**cost** · session: " in hover.contents.value and "this step: " in hover.contents.value
+    assert "out · $" in hover.contents.value
+
+    explained = await run(client, names.CMD_EXPLAIN_ROUTING, {"session_id": session_id, "step_id": step_id})
+    assert explained["cost"]["step"]["calls"] == 1 and explained["cost"]["session"]["calls"] == 2
