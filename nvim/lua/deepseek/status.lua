@@ -73,8 +73,10 @@ function M.text()
     table.insert(parts, "max-think")
   end
   local spend = st and type(st.cost) == "table" and st.cost.session
-  if type(spend) == "table" and (spend.calls or 0) > 0 and spend.short then
-    table.insert(parts, spend.short) -- tokens and money of the session, "cost unknown" without prices
+  if #parts > 0 and type(spend) == "table" and (spend.calls or 0) > 0 and spend.short then
+    -- Tokens and money of the session ("cost unknown" without prices), while it is not idle:
+    -- a finished session leaves the line quiet (cost_text() and :DeepSeekWhy still say it).
+    table.insert(parts, spend.short)
   end
   for _, p in pairs(M.progress) do
     -- Titles such as "DeepSeek: planning" would repeat our prefix.
