@@ -309,7 +309,8 @@ class Agent:
         return rt.session.view()
 
     def sessions(self) -> list[Any]:
-        return self.store.list()
+        """This workspace's sessions, newest first, each with its `cost` at the configured prices."""
+        return self.store.list(prices=self.prices)
 
     def explain_routing(self, session_id: str, decision_id: str | None = None, step_id: str | None = None) -> dict[str, Any]:
         """{decision_id, text, score, threshold, profile, model, escalation, contributions, reason_codes, cost}.

@@ -172,6 +172,9 @@ async def sessions_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
                 "prompt": s.prompt,
                 "mode": s.mode,
                 "last_failure": s.last_failure,
+                "error": s.error,
+                "state_reason": s.state_reason,
+                "cost": s.cost,
             }
             for s in summaries
         ]

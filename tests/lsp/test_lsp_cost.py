@@ -22,6 +22,17 @@ PLAN = {
 PRICES = {"cache_hit": 0.5, "cache_miss": 2.0, "output": 8.0}
 
 
+def plain(value):
+    """A notification's params (pygls objects) as plain JSON data."""
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
 @pytest.fixture
 def app_workspace(app_workspace: Path) -> Path:
     (app_workspace / ".deepseek").mkdir(exist_ok=True)
@@ -43,15 +54,17 @@ async def test_status_hover_and_explanation_show_tokens_and_cost(agent_editor, f
     assert outcome["status"] == "staged"
 
     def costed(status) -> bool:
-        cost = (status or {}).get("cost") or {}
+        cost = (plain(status) or {}).get("cost") or {}
         return (cost.get("session") or {}).get("calls") == 2
 
     await wait_until(lambda: any(costed(s) for s in state.notifications.get(names.NOTIFY_STATUS, [])))
-    pushed = next(s for s in state.notifications[names.NOTIFY_STATUS] if costed(s))
+    pushed = next(plain(s) for s in state.notifications[names.NOTIFY_STATUS] if costed(s))
     session = pushed["cost"]["session"]
     assert session["tokens"]["cache_miss"] > 0 and session["tokens"]["output"] > 0
     assert session["cost"] > 0 and session["currency"] == "USD" and "$" in session["short"]
-    assert pushed["cost"]["steps"][step_id]["calls"] == 1  # the executor's call, not the planner's
+    # The step's spend: the executor's call, not the planner's (the test client mangles the step-id key).
+    (step_spend,) = pushed["cost"]["steps"].values()
+    assert step_spend["calls"] == 1
     assert pushed["cost"]["last_call"]["role"] == "executor"
 
     requested = await client.protocol.send_request_async(names.REQ_STATUS, {})
@@ -65,3 +78,7 @@ async def test_status_hover_and_explanation_show_tokens_and_cost(agent_editor, f
 
     explained = await run(client, names.CMD_EXPLAIN_ROUTING, {"session_id": session_id, "step_id": step_id})
     assert explained["cost"]["step"]["calls"] == 1 and explained["cost"]["session"]["calls"] == 2
+
+    listed = await run(client, names.CMD_SESSIONS, {})
+    (row,) = listed["sessions"]
+    assert row["cost"]["calls"] == 2 and row["cost"]["cost"] == pytest.approx(session["cost"])
