@@ -1,0 +1,64 @@
+"""`TerminalUI` progress: a rewritten line on a terminal, plain lines otherwise; retries announced."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+
+import pytest
+
+from deepseek_ls.cli import terminal_ui
+from deepseek_ls.cli.terminal_ui import TerminalUI, announce_retries
+
+
+def test_not_a_terminal_gets_plain_start_and_end_lines_with_tokens():
+    err = io.StringIO()
+    ui = TerminalUI(err=err, tty=False)
+    ui.progress("t", "planner: asking deepseek-v4-flash (fast)")
+    for piece in ("a", "b", "c"):
+        ui.stream("content", piece)
+    ui.progress("t", "planner: done", done=True)
+    lines = err.getvalue().splitlines()
+    assert lines[0] == "… planner: asking deepseek-v4-flash (fast)"
+    assert lines[1].startswith("planner: done (") and lines[1].endswith("s, 3 tokens)")
+    assert "\r" not in err.getvalue() and "abc" not in err.getvalue()  # no --stream: text not shown
+
+
+async def test_a_terminal_gets_one_rewritten_line_while_the_call_runs(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(terminal_ui, "TTY_EVERY", 0.01)
+    err = io.StringIO()
+    ui = TerminalUI(err=err, tty=True)
+    ui.progress("t", "executor: asking deepseek-v4-pro (max-think)")
+    ui.stream("reasoning", "hmm")
+    await asyncio.sleep(0.05)  # a few ticks of the live line
+    ui.progress("t", "executor: done", done=True)
+    out = err.getvalue()
+    assert out.count("\r\x1b[2K… executor: asking deepseek-v4-pro (max-think) (0s, 1 tokens)") >= 2
+    last = out.rstrip("\n").split("\n")[-1].split("\r\x1b[2K")[-1]  # the live line is cleared before the final one
+    assert last.startswith("executor: done (") and last.endswith("s, 1 tokens)")
+    assert ui._ticker is None  # nothing left ticking
+
+
+async def test_plain_lines_repeat_while_a_long_call_runs(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(terminal_ui, "PLAIN_EVERY", 0.01)
+    err = io.StringIO()
+    ui = TerminalUI(err=err, tty=False)
+    ui.progress("t", "planner: asking m (fast)")
+    await asyncio.sleep(0.05)
+    ui.progress("t", "planner: done", done=True)
+    lines = err.getvalue().splitlines()
+    assert sum(line.startswith("… planner: asking m (fast) (") for line in lines) >= 2  # elapsed, repeated
+
+
+def test_retries_are_announced_as_attempt_n_failed_why():
+    said: list[str] = []
+    notices = announce_retries(said.append)
+    try:
+        error = type("ServerError", (Exception,), {"user_message": "the API failed with 503"})()
+        logging.getLogger("deepseek_ls.llm").warning(
+            "LLM call (role %s) attempt %d/%d failed: %s; retrying in %.2fs", "planner", 1, 5, error, 0.5)
+        logging.getLogger("deepseek_ls.llm").warning("something else")
+    finally:
+        logging.getLogger("deepseek_ls.llm").removeFilter(notices)
+    assert said == ["planner: attempt 1/5 failed: the API failed with 503; retrying in 0.5s"]
