@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
             ui.end_line()
             raise
         finally:
+            await agent.aclose()
             await agent.llm.aclose()
 
     answer = _drive(go)
