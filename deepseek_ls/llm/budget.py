@@ -197,7 +197,7 @@ class CostLedger:
             self.add(payload, step_id=self._step)
 
     def add(self, payload: Mapping[str, Any], *, step_id: str | None = None) -> None:
-        keep = {k: payload.get(k) for k in ("call_id", "role", "profile", "model", "error")}
+        keep = {k: payload.get(k) for k in ("call_id", "role", "profile", "model", "model_entry", "error")}
         self._calls.append((keep, step_id, Tokens.from_usage(payload.get("usage"))))
 
     @property
@@ -205,7 +205,9 @@ class CostLedger:
         out = []
         for p, step_id, tokens in self._calls:
             model = str(p.get("model") or "")
-            prices = self.prices(model) if model else None
+            # By the model id sent (`budget.prices` first, then the registry), else by the registry entry used.
+            entry = str(p.get("model_entry") or "")
+            prices = (self.prices(model) if model else None) or (self.prices(entry) if entry else None)
             out.append(CallCost(
                 call_id=str(p.get("call_id") or ""), role=str(p.get("role") or ""),
                 profile=str(p.get("profile") or ""), model=model, step_id=step_id, tokens=tokens,
