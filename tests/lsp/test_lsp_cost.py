@@ -1,6 +1,6 @@
 """Cost in the editor: `deepseek/status` (pushed and requested), the hover on a step and
 `deepseek.explainRouting` carry the tokens and money of the session and the step,
-from the fake server's DeepSeek usage fields and the workspace's configured prices."""
+from the fake server's DeepSeek usage fields and the shipped deepseek-v4-flash preset's prices."""
 
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ PLAN = {
     "verification": ["python -m pytest -q"],
     "confidence": 0.9,
 }
-PRICES = {"cache_hit": 0.5, "cache_miss": 2.0, "output": 8.0}
 
 
 def plain(value):
@@ -31,15 +30,6 @@ def plain(value):
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     return value
-
-
-@pytest.fixture
-def app_workspace(app_workspace: Path) -> Path:
-    (app_workspace / ".deepseek").mkdir(exist_ok=True)
-    (app_workspace / ".deepseek" / "config.toml").write_text(
-        '[budget.prices."deepseek-v4-flash"]\n' + "".join(f"{k} = {v}\n" for k, v in PRICES.items())
-    )
-    return app_workspace
 
 
 async def test_status_hover_and_explanation_show_tokens_and_cost(agent_editor, fake_deepseek, app_workspace: Path):

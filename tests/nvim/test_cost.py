@@ -8,10 +8,7 @@ pytestmark = [pytest.mark.nvim, pytest.mark.slow]
 
 def test_statusline_and_why_show_tokens_and_cost(nvim, workspace, fake_model):
     fake, env = fake_model
-    (workspace / ".deepseek").mkdir()
-    (workspace / ".deepseek" / "config.toml").write_text(
-        '[budget.prices."deepseek-v4-flash"]\ncache_hit = 0.5\ncache_miss = 2.0\noutput = 8.0\n'
-    )
+    # Priced by the shipped deepseek-v4-flash preset.
     result = nvim.run("cost_spec.lua", cwd=workspace, env=env, timeout=240)
     assert result.returncode == 0, result.output
     assert "0 failed" in result.output

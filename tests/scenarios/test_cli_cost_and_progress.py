@@ -35,9 +35,9 @@ def env_for(url: str, tmp: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def write_config(workspace: Path, text: str) -> None:
-    (workspace / ".deepseek").mkdir(exist_ok=True)
-    (workspace / ".deepseek" / "config.toml").write_text(text)
+def write_config(tmp: Path, text: str) -> None:
+    # The user's config: an untrusted workspace's config cannot set the budget (workspace trust).
+    (tmp / "no-user.toml").write_text(text)
 
 
 PRICED = '[budget.prices."deepseek-v4-flash"]\n' + "".join(f"{k} = {v}\n" for k, v in FLASH_PRICES.items())
@@ -62,7 +62,7 @@ def expected_cost(usage: dict) -> float:
 def test_cost_per_call_step_and_session_in_run_sessions_and_replay(workspace, fake_deepseek_process, tmp_path):
     fake = fake_deepseek_process([{"match": {"role": "planner"}, "content": PLAN},
                                   {"match": {"role": "executor"}, "content": ADD_FIX}])
-    write_config(workspace, PRICED)
+    write_config(tmp_path, PRICED)
     env = env_for(fake.base_url, tmp_path)
     done = run(workspace, env, "run", "--mode", "yolo", "Fix add")
     assert done.returncode == 0, done.stderr
@@ -111,7 +111,7 @@ def test_max_cost_pauses_the_session_before_the_next_call_and_resumes_when_raise
         workspace, fake_deepseek_process, tmp_path):
     fake = fake_deepseek_process([{"match": {"role": "planner"}, "content": PLAN},
                                   {"match": {"role": "executor"}, "content": ADD_FIX}])
-    write_config(workspace, "[budget]\nmax_cost = 0.000001\n" + PRICED)
+    write_config(tmp_path, "[budget]\nmax_cost = 0.000001\n" + PRICED)
     env = env_for(fake.base_url, tmp_path)
     paused = run(workspace, env, "run", "--mode", "yolo", "Fix add")
     assert paused.returncode == 0, paused.stderr
@@ -121,7 +121,7 @@ def test_max_cost_pauses_the_session_before_the_next_call_and_resumes_when_raise
     assert summary["state"] == "Paused" and "budget.max_cost" in summary["state_reason"]
     assert "a - b" in (workspace / "app.py").read_text()
 
-    write_config(workspace, "[budget]\nmax_cost = 1.0\n" + PRICED)
+    write_config(tmp_path, "[budget]\nmax_cost = 1.0\n" + PRICED)
     resumed = run(workspace, env, "run", "--session", summary["session_id"])
     assert resumed.returncode == 0, resumed.stderr
     assert f"session {summary['session_id']}: Completed" in resumed.stdout

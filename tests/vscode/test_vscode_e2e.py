@@ -84,10 +84,6 @@ def test_plan_run_step_accept_one_hunk_reject_the_other(
     code_server, vscode_tools, workspace, artifacts, fake_deepseek_process
 ):
     (workspace / "app.py").write_text(ORIGINAL)
-    (workspace / ".deepseek").mkdir(exist_ok=True)
-    (workspace / ".deepseek" / "config.toml").write_text(
-        '[budget.prices."deepseek-v4-flash"]\ncache_hit = 0.5\ncache_miss = 2.0\noutput = 8.0\n'
-    )
     fake = fake_deepseek_process(SCRIPT)
     cs = code_server({"DEEPSEEK_API_KEY": "test-key", "DEEPSEEK_BASE_URL": fake.base_url})
     run = drive(vscode_tools, cs, artifacts, "flow", file="app.py", prompt="convert add and sub arguments to int",
@@ -98,7 +94,7 @@ def test_plan_run_step_accept_one_hunk_reject_the_other(
         "second-hunk-rejected-by-keybinding", "saved", "step-verified", "cost-tooltip", "routing-explained",
         "ask-streamed", "sessions-and-event-log", "undo-explained",
     ], run.result
-    # The tooltip: the session's tokens (cache hit / miss / output) and money, and the step's.
+    # The tooltip: the session's tokens (cache hit / miss / output) and money (deepseek-v4-flash preset prices).
     tooltip = run.result["statusTooltip"]
     assert "Cost (session, 2 calls): " in tooltip and " cached, " in tooltip and " out · $0.0" in tooltip, tooltip
     assert "step 1 (" in tooltip, tooltip
