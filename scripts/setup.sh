@@ -88,4 +88,5 @@ run_optional() {
 [ "$want_vscode" = 1 ] && run_optional setup-vscode.sh
 [ "$want_mcp" = 1 ] && run_optional setup-mcp.sh
 [ "$want_llama" = 1 ] && run_optional setup-llama.sh
+[ "$want_nvim" = 1 ] && run_optional setup-clients.sh
 log "ready: $VENV/bin/deepseek-ls"
