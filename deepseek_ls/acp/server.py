@@ -155,11 +155,8 @@ class DeepSeekAcpAgent:
         session = self.sessions.get(session_id)
         if session is None or session.turn is None or session.turn.done():
             return
-        if session.current:
-            try:
-                await session.agent.cancel(session.current)
-            except Exception:  # noqa: BLE001 - cancelling the task below still stops the turn
-                log.debug("agent.cancel failed", exc_info=True)
+        # Cancelling the turn's task stops the agent where it is; the session settles as Paused
+        # inside the request that was running (agent.cancel would record a request of its own).
         session.turn.cancel()
 
     # -- prompts ---------------------------------------------------------------------------

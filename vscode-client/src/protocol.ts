@@ -28,6 +28,8 @@ export const Commands = {
   answer: "deepseek.answer",
   mcpStatus: "deepseek.mcpStatus",
   mcpApprove: "deepseek.mcpApprove",
+  trustWorkspace: "deepseek.trustWorkspace",
+  untrustWorkspace: "deepseek.untrustWorkspace",
 } as const;
 
 /** Custom requests (client -> server). */

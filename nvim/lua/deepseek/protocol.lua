@@ -27,6 +27,8 @@ M.cmd = {
   answer = "deepseek.answer",
   mcp_status = "deepseek.mcpStatus",
   mcp_approve = "deepseek.mcpApprove",
+  trust_workspace = "deepseek.trustWorkspace",
+  untrust_workspace = "deepseek.untrustWorkspace",
 }
 
 --- Custom requests (client -> server).
