@@ -269,13 +269,15 @@ H.run({
   {
     ":checkhealth deepseek checks the variable the server's config names for the key",
     function()
-      vim.fn.mkdir(".deepseek", "p")
-      vim.fn.writefile({ "[llm]", 'api_key_env = "MY_DS_KEY"' }, ".deepseek/config.toml")
+      -- The user's config (a workspace's may not change the key variable until it is trusted).
+      local dir = vim.env.XDG_CONFIG_HOME .. "/deepseek-ls"
+      vim.fn.mkdir(dir, "p")
+      vim.fn.writefile({ "[llm]", 'api_key_env = "MY_DS_KEY"' }, dir .. "/config.toml")
       vim.env.MY_DS_KEY = "sk-from-my-var"
       vim.cmd("checkhealth deepseek")
       local text = H.text(0)
       vim.cmd("bwipeout!")
-      vim.fn.delete(".deepseek/config.toml")
+      vim.fn.delete(dir .. "/config.toml")
       H.matches(text, "MY_DS_KEY is set", "the configured variable")
       H.ok(not text:find("sk-from-my-var", 1, true), "its value is never shown")
     end,
