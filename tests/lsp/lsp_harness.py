@@ -157,6 +157,17 @@ async def run(client, command: str, args: dict) -> object:
     )
 
 
+# A two-line file and a patch changing both lines: the gated-patch tests (approvals, odd editor answers).
+CFG_ORIGINAL = "a = 1\nb = 2\n"
+CFG_DIFF = """--- a/cfg.py
++++ b/cfg.py
+@@ -1,2 +1,2 @@
+-a = 1
+-b = 2
++a = 10
++b = 20
+"""
+
 # The executor's answer that fixes APP's `add`.
 ADD_FIX = """```diff
 --- a/app.py

@@ -17,15 +17,7 @@ from deepseek_ls.patch import PatchStore, SafetyGate
 from deepseek_ls.policy import PathPolicy
 from deepseek_ls.workspace import state_dir
 
-ORIGINAL = "a = 1\nb = 2\n"
-DIFF = """--- a/cfg.py
-+++ b/cfg.py
-@@ -1,2 +1,2 @@
--a = 1
--b = 2
-+a = 10
-+b = 20
-"""
+from lsp_harness import CFG_DIFF as DIFF, CFG_ORIGINAL as ORIGINAL  # noqa: E402
 
 
 @pytest.fixture

@@ -276,15 +276,7 @@ def test_exit_before_initialize_exits_1(fresh: RawServer) -> None:
 
 # -- answers of the client to our requests ---------------------------------------------------
 
-ORIGINAL = "a = 1\nb = 2\n"
-DIFF = """--- a/cfg.py
-+++ b/cfg.py
-@@ -1,2 +1,2 @@
--a = 1
--b = 2
-+a = 10
-+b = 20
-"""
+from lsp_harness import CFG_DIFF as DIFF, CFG_ORIGINAL as ORIGINAL  # noqa: E402
 
 ODD_APPLY_EDIT_ANSWERS = [
     pytest.param(None, "malformed answer", id="null"),

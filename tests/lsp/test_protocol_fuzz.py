@@ -38,15 +38,7 @@ ANSWER_BOUND = 120.0  # seconds a batch may take to be answered: a hang, not a s
 RESULT = "result"
 NEVER = "never"  # this id must never be answered (its frame could not be delimited)
 
-ORIGINAL = "a = 1\nb = 2\n"
-DIFF = """--- a/cfg.py
-+++ b/cfg.py
-@@ -1,2 +1,2 @@
--a = 1
--b = 2
-+a = 10
-+b = 20
-"""
+from lsp_harness import CFG_DIFF as DIFF, CFG_ORIGINAL as ORIGINAL  # noqa: E402
 
 
 @dataclass
