@@ -98,13 +98,13 @@ def session_mcp_servers(servers: list[Any]) -> dict[str, Any]:
 def build_agent(root: Path, loaded: Any, ui: Any, mcp_servers: list[Any], *, conn: Any, session_id: str,
                 client_capabilities: Any) -> Any:
     from deepseek_ls.agent import Agent
-    from deepseek_ls.config import load_config
+    from deepseek_ls.config import load_config, workspace_config_path
     from deepseek_ls.llm.client import LLMClient
     from deepseek_ls.tools.mcp import McpManager
     from deepseek_ls.tools.mcp.servers import McpServerSpec
     from deepseek_ls.workspace import state_dir
 
-    if Path(loaded.workspace_path or "").parent.parent != root:
+    if loaded.workspace_path != workspace_config_path(root):
         loaded = load_config(root)  # the session's own workspace, with its trust and layers
     config = loaded.config
     sdir = state_dir(root)

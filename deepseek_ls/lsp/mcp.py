@@ -37,7 +37,7 @@ async def mcp_status_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
         row["offered"] = [
             {"name": tool_name(t.server, t.name), "read_only": t.read_only}
             for t in (conn.tools if conn else [])
-            if manager._offered(conn, t.name)
+            if manager.offered(conn, t.name)
         ]
     return {
         "servers": rows,

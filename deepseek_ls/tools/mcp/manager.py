@@ -127,13 +127,13 @@ class McpManager:
             except McpUnavailable as exc:
                 problems.append(str(exc))
                 return []
-            return [t for t in conn.tools if self._offered(conn, t.name)]
+            return [t for t in conn.tools if self.offered(conn, t.name)]
 
         results = await asyncio.gather(*(one(c) for c in self.connections.values()))
         self._listed = True
         return [t for tools in results for t in tools], problems
 
-    def _offered(self, conn: McpConnection, tool: str) -> bool:
+    def offered(self, conn: McpConnection, tool: str) -> bool:
         cfg = conn.config
         if tool in cfg.deny_tools:
             return False
@@ -143,7 +143,7 @@ class McpManager:
         conn = self.connections.get(server)
         if conn is None:
             raise McpUnavailable(f"MCP server {server!r} is not configured, approved and enabled here")
-        if not self._offered(conn, tool):
+        if not self.offered(conn, tool):
             raise McpCallError(f"MCP tool {tool!r} of {server!r} is not allowed by this server's allow/deny lists")
         return await conn.call(tool, arguments)
 
