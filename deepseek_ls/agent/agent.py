@@ -308,6 +308,12 @@ class Agent:
         rt = self._runtimes.get(session_id) or self._runtime(session_id)
         return rt.session.view()
 
+    def transcript(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's conversation (`agent/transcript.py`): prompts and answers, each answer
+        with its model, routing explanation, tokens and cost."""
+        session = (self._runtimes.get(session_id) or self._runtime(session_id)).session
+        return session.transcript.turns(session.costs.calls, routing_explanation)
+
     def sessions(self) -> list[Any]:
         """This workspace's sessions, newest first, each with its `cost` at the configured prices."""
         return self.store.list(prices=self.prices)

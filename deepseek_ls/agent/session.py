@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol
 
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.state import SessionStateMachine
+from deepseek_ls.agent.transcript import Transcript
 from deepseek_ls.llm.budget import CostLedger
 
 
@@ -102,6 +103,7 @@ class Session:
         self.failure_kind: str | None = None  # error class of the failure that stopped the session
         self.resumable = False  # a Failed session whose failure may pass (the model server, a budget)
         self.costs = CostLedger()  # tokens and money of every call; prices set by the agent
+        self.transcript = Transcript()  # the conversation a chat view shows
 
     # -- the sink ----------------------------------------------------------------
 
@@ -161,6 +163,7 @@ class Session:
     def fold(self, kind: str, p: dict[str, Any]) -> None:
         self.events_seen += 1
         self.costs.fold(kind, p)
+        self.transcript.fold(kind, p)
         name = kind.split("@", 1)[0]
         handler = getattr(self, f"_on_{name}", None)
         if handler is not None:

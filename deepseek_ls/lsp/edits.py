@@ -330,6 +330,19 @@ def hunks_request(ls: DeepSeekServer, raw: Any) -> dict[str, Any]:
     }
 
 
+def pending_hunks_request(ls: DeepSeekServer, raw: Any) -> dict[str, Any]:
+    """Every pending hunk of the workspace (of `session_id` when given), grouped by file."""
+    a = params.parse_args(params.OptionalSessionArgs, raw)
+    files = []
+    for rel in hunk_views(ls).files() if _ever_staged(ls) else []:
+        uri = relpath_to_uri(ls.root, rel)
+        hunks = [hunk_json(ls, uri, v) for v in views_for_uri(ls, uri)
+                 if a.session_id is None or v.session_id == a.session_id]
+        if hunks:
+            files.append({"uri": uri, "path": rel, "hunks": hunks})
+    return {"files": files, "count": sum(len(f["hunks"]) for f in files)}
+
+
 def register(server: DeepSeekServer) -> None:
     from deepseek_ls.lsp.guard import command, request
 
@@ -340,3 +353,4 @@ def register(server: DeepSeekServer) -> None:
     command(server, names.CMD_ACCEPT_ALL, accept_all)
     command(server, names.CMD_REJECT_ALL, reject_all)
     request(server, names.REQ_HUNKS, hunks_request)
+    request(server, names.REQ_PENDING_HUNKS, pending_hunks_request)

@@ -36,6 +36,8 @@ REQ_PENDING_APPROVALS = "deepseek/pendingApprovals"
 REQ_PLAN = "deepseek/plan"
 REQ_STATUS = "deepseek/status"
 REQ_PENDING_QUESTIONS = "deepseek/pendingQuestions"
+REQ_TRANSCRIPT = "deepseek/transcript"
+REQ_PENDING_HUNKS = "deepseek/pendingHunks"
 
 # Custom notifications (server -> client).
 NOTIFY_STREAM = "deepseek/stream"

@@ -44,6 +44,7 @@ FEATURE_MODULES = (
     "deepseek_ls.lsp.commands",
     "deepseek_ls.lsp.verification",
     "deepseek_ls.lsp.sessions",
+    "deepseek_ls.lsp.transcript",
     "deepseek_ls.lsp.mcp",
     "deepseek_ls.lsp.trust",
 )

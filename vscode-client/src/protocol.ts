@@ -39,6 +39,8 @@ export const Requests = {
   plan: "deepseek/plan",
   status: "deepseek/status",
   pendingQuestions: "deepseek/pendingQuestions",
+  transcript: "deepseek/transcript",
+  pendingHunks: "deepseek/pendingHunks",
 } as const;
 
 /** Custom notifications (server -> client). */

@@ -38,6 +38,8 @@ M.req = {
   plan = "deepseek/plan",
   status = "deepseek/status",
   pending_questions = "deepseek/pendingQuestions",
+  transcript = "deepseek/transcript",
+  pending_hunks = "deepseek/pendingHunks",
 }
 
 --- Custom notifications (server -> client).
