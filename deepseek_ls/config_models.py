@@ -38,6 +38,24 @@ def check_base_url(value: str | None) -> str | None:
 PRESETS_PATH = Path(__file__).parent / "llm" / "presets.toml"
 
 ThinkingSwitch = Literal["thinking", "reasoning_effort", "none"]
+Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+WEEKDAYS: tuple[Weekday, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def check_peak_hours(value: list[str]) -> list[str]:
+    """Each window is 'HH:MM-HH:MM' in UTC (start inclusive, end exclusive; it may wrap past midnight)."""
+    for window in value:
+        try:
+            start, end = window.split("-")
+            for clock in (start, end):
+                hours, minutes = clock.strip().split(":")
+                if not (hours.isdigit() and minutes.isdigit() and int(hours) <= 24 and int(minutes) < 60):
+                    raise ValueError
+                if int(hours) == 24 and int(minutes) != 0:
+                    raise ValueError
+        except ValueError:
+            raise ValueError(f"{window!r} is not a window like '01:00-04:00' (UTC, HH:MM-HH:MM)") from None
+    return value
 
 
 @cache
@@ -76,6 +94,11 @@ class ModelEntry(_Section):
     price_cache_miss: float | None = Field(default=None, ge=0)
     price_output: float | None = Field(default=None, ge=0)
     currency: str = "USD"
+    # Time-of-day billing: inside a peak window (UTC, on `peak_days`) the prices above are
+    # multiplied by `peak_price_factor`; unset, the prices hold around the clock.
+    peak_price_factor: float | None = Field(default=None, ge=1)
+    peak_hours_utc: list[str] = Field(default_factory=list)
+    peak_days: list[Weekday] = Field(default_factory=lambda: list(WEEKDAYS))
     max_inflight: int | None = Field(default=None, gt=0)  # concurrent calls the server allows
     tokenizer: str | None = None  # "deepseek" counts with DeepSeek's tokenizer when installed; else an estimate
     # Bounded calls (see docs/llm.md).
@@ -83,6 +106,7 @@ class ModelEntry(_Section):
     total_timeout_seconds: float | None = Field(default=None, gt=0)
 
     _base_url = field_validator("base_url")(check_base_url)
+    _peak_hours = field_validator("peak_hours_utc")(check_peak_hours)
 
     @model_validator(mode="before")
     @classmethod
@@ -420,6 +444,12 @@ class ModelPrices(_Section):
     cache_miss: float = Field(ge=0)
     output: float = Field(ge=0)
     currency: str = "USD"
+    # Time-of-day billing, as in `[models.NAME]`: unset, these prices hold around the clock.
+    peak_price_factor: float | None = Field(default=None, ge=1)
+    peak_hours_utc: list[str] = Field(default_factory=list)
+    peak_days: list[Weekday] = Field(default_factory=lambda: list(WEEKDAYS))
+
+    _peak_hours = field_validator("peak_hours_utc")(check_peak_hours)
 
 
 class BudgetConfig(_Section):

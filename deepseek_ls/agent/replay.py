@@ -58,7 +58,7 @@ COMPARED = {
     "ApprovalRequested@v1",
     "AgentRequest@v1",
 }
-_VOLATILE = {"ts", "duration_ms", "ttft_ms", "total_ms", "created_at"}
+_VOLATILE = {"ts", "duration_ms", "ttft_ms", "total_ms", "created_at", "started_at"}
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _WIRE_TO_TOOL = {t.wire_name: t.name for t in ALL_TOOLS} | {t.name: t.name for t in ALL_TOOLS}
 

@@ -16,6 +16,7 @@ _GROUPS = {
     "capabilities": ("thinking_switch", "reasoning_field", "tools", "json_mode", "fim", "stream_usage",
                      "edit_format", "tokenizer"),
     "prices per 1M tokens": ("price_cache_hit", "price_cache_miss", "price_output", "currency"),
+    "peak billing": ("peak_price_factor", "peak_hours_utc", "peak_days"),
 }
 
 
@@ -96,4 +97,6 @@ def _show(value: Any) -> str:
         return "unset"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "none"
     return str(value)

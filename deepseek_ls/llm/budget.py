@@ -4,25 +4,100 @@ Pure: fed with `LLMCall@v1` payloads (and the `StepMarked@v1` events that say wh
 step was running), priced with a `PriceBook` (model id -> `Prices` per 1M tokens).
 A model without prices keeps its tokens and has an *unknown* cost: never a made-up 0.
 The session's `Spend` is checked against a `max_cost` budget by the agent.
+
+Prices may depend on the time of day (DeepSeek bills twice its off-peak rates in its
+peak hours): a call is priced at the rates in force when it started (`started_at`
+in its payload); a call whose start is unknown is priced at the peak rates, so a
+budget stops early rather than late.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from typing import Any
 
 PER_TOKENS = 1_000_000
+_DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+@dataclass(frozen=True, slots=True)
+class PeakSchedule:
+    """When the peak rates apply: `windows` in minutes after 00:00 UTC (start inclusive, end
+    exclusive; a window may wrap past midnight and then belongs to the day it starts on),
+    on the weekdays in `days` (0 = Monday), at `factor` times the base prices."""
+
+    factor: float
+    windows: tuple[tuple[int, int], ...]
+    days: frozenset[int] = frozenset(range(7))
+
+    @classmethod
+    def parse(cls, factor: float, hours_utc: Sequence[str], days: Sequence[str] = _DAYS) -> "PeakSchedule":
+        """From config values: windows like '01:00-04:00' and days like 'mon' (validated by the config)."""
+        windows = tuple(tuple(_minutes(clock) for clock in w.split("-")) for w in hours_utc)
+        return cls(float(factor), windows, frozenset(_DAYS.index(d) for d in days))  # type: ignore[arg-type]
+
+    def covers(self, when: datetime) -> bool:
+        """Whether `when` (an aware datetime; naive means UTC) falls in a peak window."""
+        when = when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
+        minute, day = when.hour * 60 + when.minute, when.weekday()
+        for start, end in self.windows:
+            if start == end:  # the whole day
+                inside, starts_on = True, day
+            elif start < end:
+                inside, starts_on = start <= minute < end, day
+            elif minute >= start:  # wraps midnight: the evening part
+                inside, starts_on = True, day
+            else:  # the morning part belongs to the day before
+                inside, starts_on = minute < end, (day - 1) % 7
+            if inside and starts_on in self.days:
+                return True
+        return False
+
+    def describe(self) -> str:
+        """'2× on mon-fri 01:00-04:00, 06:00-10:00 UTC'."""
+        days = ",".join(_DAYS[d] for d in sorted(self.days))
+        if self.days == frozenset(range(5)):
+            days = "mon-fri"
+        elif self.days == frozenset(range(7)):
+            days = "every day"
+        hours = ", ".join(f"{_clock(a)}-{_clock(b)}" for a, b in self.windows)
+        return f"{self.factor:g}× on {days} {hours} UTC"
+
+
+def _minutes(clock: str) -> int:
+    hours, minutes = clock.strip().split(":")
+    return int(hours) * 60 + int(minutes)
+
+
+def _clock(minutes: int) -> str:
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
 
 
 @dataclass(frozen=True, slots=True)
 class Prices:
-    """Price per 1M tokens: prompt tokens served from the cache, the rest of the prompt, output."""
+    """Price per 1M tokens: prompt tokens served from the cache, the rest of the prompt, output.
+
+    With a `peak` schedule these are the off-peak rates and `at(when)` gives the rates in force.
+    """
 
     cache_hit: float
     cache_miss: float
     output: float
     currency: str = "USD"
+    peak: PeakSchedule | None = None
+
+    def at(self, when: datetime | None) -> tuple["Prices", str | None]:
+        """The flat rates in force at `when` and which they are: 'peak', 'off-peak', or None
+        (prices without a schedule). An unknown `when` gets the peak rates."""
+        if self.peak is None:
+            return self, None
+        if when is not None and not self.peak.covers(when):
+            return replace(self, peak=None), "off-peak"
+        f = self.peak.factor
+        return replace(self, cache_hit=self.cache_hit * f, cache_miss=self.cache_miss * f,
+                       output=self.output * f, peak=None), "peak"
 
 
 PriceBook = Callable[[str], "Prices | None"]
@@ -72,10 +147,11 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def call_cost(tokens: Tokens, prices: Prices | None) -> float | None:
-    """Money for one call's tokens; None when the model's prices are unknown."""
+def call_cost(tokens: Tokens, prices: Prices | None, when: datetime | None = None) -> float | None:
+    """Money for one call's tokens at the rates in force at `when`; None when the model's prices are unknown."""
     if prices is None:
         return None
+    prices, _ = prices.at(when)
     return (
         tokens.cache_hit * prices.cache_hit + tokens.cache_miss * prices.cache_miss + tokens.output * prices.output
     ) / PER_TOKENS
@@ -90,10 +166,12 @@ class Spend:
     calls: int = 0
     unpriced: int = 0
     currency: str | None = None
+    peak_calls: int = 0  # calls priced at peak rates (time-of-day billing)
 
-    def add(self, tokens: Tokens, cost: float | None, currency: str | None) -> None:
+    def add(self, tokens: Tokens, cost: float | None, currency: str | None, rate: str | None = None) -> None:
         self.tokens = self.tokens + tokens
         self.calls += 1
+        self.peak_calls += rate == "peak"
         if cost is None:
             self.unpriced += 1
         else:
@@ -121,8 +199,9 @@ class Spend:
     def text(self) -> str:
         """One line: tokens by kind and the cost."""
         t = self.tokens
+        peak = f" ({self.peak_calls} of {self.calls} calls at peak rates)" if self.peak_calls else ""
         return (f"{_k(t.prompt)} in ({_k(t.cache_hit)} cached, {_k(t.cache_miss)} missed), "
-                f"{_k(t.output)} out · {self.cost_text()}")
+                f"{_k(t.output)} out · {self.cost_text()}{peak}")
 
     def short(self) -> str:
         """A few characters for a status line: '2.9k tok · $0.0048' / '2.9k tok · cost unknown'."""
@@ -138,6 +217,7 @@ class Spend:
             "currency": self.currency,
             "calls": self.calls,
             "unpriced_calls": self.unpriced,
+            "peak_calls": self.peak_calls,
             "text": self.text(),
         }
 
@@ -163,13 +243,15 @@ class CallCost:
     cost: float | None
     currency: str | None
     error: str | None = None
+    rate: str | None = None  # 'peak' / 'off-peak' under time-of-day billing, else None
+    started_at: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "call_id": self.call_id, "role": self.role, "profile": self.profile, "model": self.model,
             "step_id": self.step_id, "tokens": self.tokens.to_json(),
             "cost": None if self.cost is None else round(self.cost, 6), "currency": self.currency,
-            "error": self.error,
+            "rate": self.rate, "started_at": self.started_at, "error": self.error,
         }
 
 
@@ -197,7 +279,8 @@ class CostLedger:
             self.add(payload, step_id=self._step)
 
     def add(self, payload: Mapping[str, Any], *, step_id: str | None = None) -> None:
-        keep = {k: payload.get(k) for k in ("call_id", "role", "profile", "model", "model_entry", "error")}
+        keep = {k: payload.get(k) for k in ("call_id", "role", "profile", "model", "model_entry", "error",
+                                            "started_at")}
         self._calls.append((keep, step_id, Tokens.from_usage(payload.get("usage"))))
 
     @property
@@ -208,11 +291,13 @@ class CostLedger:
             # By the model id sent (`budget.prices` first, then the registry), else by the registry entry used.
             entry = str(p.get("model_entry") or "")
             prices = (self.prices(model) if model else None) or (self.prices(entry) if entry else None)
+            started = _when(p.get("started_at"))
+            rates, rate = prices.at(started) if prices else (None, None)
             out.append(CallCost(
                 call_id=str(p.get("call_id") or ""), role=str(p.get("role") or ""),
                 profile=str(p.get("profile") or ""), model=model, step_id=step_id, tokens=tokens,
-                cost=call_cost(tokens, prices), currency=prices.currency if prices else None,
-                error=p.get("error"),
+                cost=call_cost(tokens, rates), currency=prices.currency if prices else None,
+                error=p.get("error"), rate=rate, started_at=started.isoformat() if started else None,
             ))
         return out
 
@@ -249,8 +334,19 @@ class CostLedger:
 def _spend(calls: Iterable[CallCost]) -> Spend:
     spend = Spend()
     for call in calls:
-        spend.add(call.tokens, call.cost, call.currency)
+        spend.add(call.tokens, call.cost, call.currency, call.rate)
     return spend
+
+
+def _when(value: Any) -> datetime | None:
+    """A call's recorded start (ISO 8601; naive means UTC), or None when absent or unreadable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when
 
 
 def ledger_from_events(events: Iterable[tuple[str, Mapping[str, Any]]], prices: PriceBook = no_prices) -> CostLedger:
@@ -300,7 +396,11 @@ def _entry_prices(entry: Any) -> Prices | None:
     if any(not isinstance(v, (int, float)) for v in values):
         return None
     currency = _first(source, "currency") or "USD"
-    return Prices(float(values[0]), float(values[1]), float(values[2]), str(currency))  # type: ignore[arg-type]
+    factor, hours = _first(source, "peak_price_factor"), _first(source, "peak_hours_utc")
+    peak = None
+    if isinstance(factor, (int, float)) and factor != 1 and hours:
+        peak = PeakSchedule.parse(factor, hours, _first(source, "peak_days") or _DAYS)
+    return Prices(float(values[0]), float(values[1]), float(values[2]), str(currency), peak)  # type: ignore[arg-type]
 
 
 def _first(source: Any, *keys: str) -> Any:

@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from deepseek_ls.llm.errors import InterruptedResponse, LLMError
@@ -29,6 +30,8 @@ class CallTrace:
     profile: str
     call_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     started: float = field(default_factory=time.perf_counter)
+    # Wall-clock start (UTC): time-of-day billing prices the call at the rates in force then.
+    started_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     model: str = ""
     model_entry: str = ""  # the registry entry (`[models.NAME]`) the call used: its prices price the usage
     body: dict[str, Any] = field(default_factory=dict)
@@ -73,6 +76,7 @@ class CallTrace:
             "profile": self.profile,
             "model": self.model,
             "model_entry": self.model_entry,
+            "started_at": self.started_at,
             "request_hash": request_hash(self.body) if self.body else "",
             "chunks": self.chunks,
             "response": response.model_dump(mode="json") if response else {},

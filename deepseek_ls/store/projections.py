@@ -159,9 +159,10 @@ class Projections:
         return self._rows("SELECT * FROM sessions ORDER BY session_id DESC", (), keep_id=True)
 
     def llm_calls(self) -> list[dict[str, Any]]:
-        """Every projected LLM call `{session_id, call_id, role, profile, model, usage, error}`, in log order."""
+        """Every projected LLM call `{session_id, call_id, role, profile, model, model_entry, started_at,
+        usage, error}`, in log order."""
         return self._rows(
-            "SELECT session_id, call_id, role, profile, model, usage, error FROM llm_calls "
+            "SELECT session_id, call_id, role, profile, model, model_entry, started_at, usage, error FROM llm_calls "
             "ORDER BY session_id, seq_no", (), keep_id=True,
         )
 

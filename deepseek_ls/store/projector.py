@@ -12,7 +12,7 @@ import json
 import sqlite3
 from typing import Any, Callable
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
@@ -50,7 +50,8 @@ CREATE TABLE router_escalations(
   reason_codes TEXT, PRIMARY KEY(session_id, seq_no));
 CREATE TABLE llm_calls(
   session_id TEXT, seq_no INTEGER, call_id TEXT, role TEXT, profile TEXT, model TEXT, usage TEXT,
-  ttft_ms REAL, total_ms REAL, retries INTEGER, error TEXT, PRIMARY KEY(session_id, seq_no));
+  ttft_ms REAL, total_ms REAL, retries INTEGER, error TEXT, model_entry TEXT, started_at TEXT,
+  PRIMARY KEY(session_id, seq_no));
 CREATE TABLE verifications(
   session_id TEXT, seq_no INTEGER, command TEXT, exit_code INTEGER, ok INTEGER, duration_ms REAL,
   fingerprint TEXT, PRIMARY KEY(session_id, seq_no));
@@ -210,9 +211,10 @@ def _router_escalation(db, sid, seq, p) -> None:
 
 def _llm_call(db, sid, seq, p) -> None:
     db.execute(
-        "INSERT INTO llm_calls VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        "INSERT INTO llm_calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (sid, seq, p["call_id"], p["role"], p["profile"], p["model"], _j(p.get("usage") or {}),
-         p.get("ttft_ms"), p.get("total_ms"), p.get("retries", 0), p.get("error")),
+         p.get("ttft_ms"), p.get("total_ms"), p.get("retries", 0), p.get("error"), p.get("model_entry"),
+         p.get("started_at")),
     )
 
 

@@ -27,9 +27,15 @@ def loaded(tmp_path: Path, toml: str, **env: str):
 
 def test_shipped_presets_are_data_with_prices_and_capabilities():
     models = Config().models
-    assert {"deepseek-v4-flash", "deepseek-v4-pro", "openai-compatible", "ollama", "llama-cpp"} <= set(models)
+    assert {"deepseek-flash", "deepseek-v4-flash", "deepseek-v4-pro", "openai-compatible", "ollama",
+            "llama-cpp"} <= set(models)
     flash, pro = models["deepseek-v4-flash"], models["deepseek-v4-pro"]
-    assert (flash.price_cache_hit, flash.price_cache_miss, flash.price_output) == (0.0028, 0.14, 0.28)
+    # The legacy name is billed as Flash: the same off-peak rates and peak schedule as deepseek-flash.
+    current = models["deepseek-flash"]
+    for entry in (flash, current):
+        assert (entry.price_cache_hit, entry.price_cache_miss, entry.price_output) == (0.003, 0.15, 0.60)
+        assert entry.peak_price_factor == 2.0 and entry.peak_hours_utc == ["01:00-04:00", "06:00-10:00"]
+        assert entry.peak_days == ["mon", "tue", "wed", "thu", "fri"]
     assert pro.price_output > flash.price_output and pro.thinking_switch == "thinking"
     assert models["ollama"].reasoning_field == "reasoning" and models["ollama"].thinking_switch == "reasoning_effort"
     assert models["llama-cpp"].thinking_switch == "none" and not models["llama-cpp"].api_key_required
@@ -39,7 +45,7 @@ def test_shipped_presets_are_data_with_prices_and_capabilities():
 def test_a_config_table_changes_only_the_keys_it_names(tmp_path):
     cfg = loaded(tmp_path, '[models.deepseek-v4-flash]\nprice_output = 0.5\n')
     flash = cfg.config.models["deepseek-v4-flash"]
-    assert flash.price_output == 0.5 and flash.price_cache_miss == 0.14
+    assert flash.price_output == 0.5 and flash.price_cache_miss == 0.15
     assert cfg.sources["models.deepseek-v4-flash.price_output"].endswith("config.toml")
     assert cfg.sources["models.deepseek-v4-flash.price_cache_miss"] == "preset"
 
