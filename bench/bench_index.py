@@ -39,7 +39,7 @@ import tantivy
 from benchstats import pct, report as ratio_report
 from deepseek_ls.config_models import IndexConfig
 from deepseek_ls.index import CodeIndex
-from deepseek_ls.index.analyse import analyse
+from deepseek_ls.index.analyse import analyse, decode
 from deepseek_ls.index.document import to_document
 from deepseek_ls.index.storage import new_writer, open_index
 
@@ -288,7 +288,8 @@ def main() -> int:
         floor = []
         for n, path in enumerate(victims):
             rel = path.relative_to(root).as_posix()
-            doc = to_document(analyse(rel, path.read_bytes() + f"\n# floor {n}\n".encode(), max_file_bytes=10**7))
+            data = path.read_bytes() + f"\n# floor {n}\n".encode()
+            doc = to_document(analyse(rel, data, max_file_bytes=10**7), decode(data))
             t0 = time.perf_counter()
             writer = new_writer(open_index(gen_dir))
             writer.delete_documents_by_term("path", rel)

@@ -1,5 +1,6 @@
 """The CPU-heavy half of indexing a file, kept free of tantivy so it can run in
-worker processes: hash, skip decisions, decoding, symbols and sub-words.
+worker processes: hash, skip decisions, symbols and sub-words; all but the
+file's text, which the caller already holds.
 
 `analyse_batch` is what a build's process pool runs; small builds and
 incremental updates call `analyse` in-process. Nothing here imports pydantic or
@@ -10,23 +11,29 @@ as `Skipped`; the build turns them into the manifest's `SkippedFile`).
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
+from typing import Iterator
 
 from deepseek_ls.policy.secret_files import secret_kind
 
 from .languages import language_for, looks_binary
 from .symbols import Symbol, extract_symbols
-from .tokenize import identifier_parts
+from .tokenize import identifier_parts, split_identifier
 
 
 @dataclass(frozen=True, slots=True)
 class AnalysedFile:
+    """What indexing a file needs besides its text (`decode(data)`); small, so
+    workers send it back cheaply while the caller already holds the bytes."""
+
     path: str
     sha256: str
     size: int
     lang: str
-    text: str
-    symbols: list[Symbol]
+    path_words: str  # the `path_text` field: the path and its sub-words
+    symbol_words: str  # the `symbols` field: top-level names and their sub-words
+    symbol_table: bytes  # stored JSON [[name, kind, line], ...] for the repo map
     parts: str  # the `parts` field: sub-words of compound identifiers
 
 
@@ -41,6 +48,11 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def decode(data: bytes) -> str:
+    """A file's text as the index sees it (invalid UTF-8 replaced)."""
+    return data.decode("utf-8", "replace")
+
+
 def analyse(path: str, data: bytes, *, max_file_bytes: int) -> AnalysedFile | Skipped:
     """Analyse one file; binary and oversized files are skipped with the reason."""
     digest = sha256_hex(data)
@@ -48,11 +60,24 @@ def analyse(path: str, data: bytes, *, max_file_bytes: int) -> AnalysedFile | Sk
         return Skipped(path, "too_large", digest)
     if looks_binary(data):
         return Skipped(path, "binary", digest)
-    text = data.decode("utf-8", "replace")
+    text = decode(data)
     if secret_kind(text) is not None:  # a credential file with no telling name: never indexed
         return Skipped(path, "secret", digest)
     lang = language_for(path)
-    return AnalysedFile(path, digest, len(data), lang, text, extract_symbols(lang, text), identifier_parts(text))
+    symbols = extract_symbols(lang, text)
+    return AnalysedFile(
+        path, digest, len(data), lang,
+        path_words=" ".join([path, *split_identifier(path.replace("/", "_").replace(".", "_"))]),
+        symbol_words=" ".join(_symbol_words(symbols)),
+        symbol_table=json.dumps([s.to_list() for s in symbols], separators=(",", ":")).encode(),
+        parts=identifier_parts(data),
+    )
+
+
+def _symbol_words(symbols: list[Symbol]) -> Iterator[str]:
+    for sym in symbols:
+        yield sym.name
+        yield from split_identifier(sym.name)
 
 
 def analyse_batch(items: list[tuple[str, bytes]], max_file_bytes: int) -> list[AnalysedFile | Skipped]:

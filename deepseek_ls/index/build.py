@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from ..config_models import IndexConfig
 from . import schema as f
-from .analyse import AnalysedFile, Skipped, analyse, analyse_batch, sha256_hex
+from .analyse import AnalysedFile, Skipped, analyse, analyse_batch, decode, sha256_hex
 from .document import to_document
 from .filestate import FileStateCache
 from .freshness import diff, hash_snapshot
@@ -98,7 +98,7 @@ class _Batch:
     def add_result(self, src: SourceFile, content: FileBytes, result: AnalysedFile | Skipped) -> None:
         self.cache.record(src.path, result.sha256, oid=src.oid, mtime_ns=content.mtime_ns, size=content.size)
         if isinstance(result, AnalysedFile):
-            self.writer.add_document(to_document(result))
+            self.writer.add_document(to_document(result, decode(content.data)))
             self.files[src.path] = result.sha256
             self.skipped.pop(src.path, None)
             self.bytes += result.size

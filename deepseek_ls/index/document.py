@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
-import json
-
 import tantivy
 
 from . import schema as f
 from .analyse import AnalysedFile
-from .tokenize import split_identifier
+from .tokenize import code_text
 
 
-def to_document(a: AnalysedFile) -> tantivy.Document:
-    symbol_words = []
-    for sym in a.symbols:
-        symbol_words.append(sym.name)
-        symbol_words.extend(split_identifier(sym.name))
+def to_document(a: AnalysedFile, text: str) -> tantivy.Document:
+    """`text`: the file's decoded content (`analyse.decode`)."""
     doc = tantivy.Document()
     doc.add_text(f.PATH, a.path)
-    doc.add_text(f.PATH_TEXT, a.path + " " + " ".join(split_identifier(a.path.replace("/", "_").replace(".", "_"))))
+    doc.add_text(f.PATH_TEXT, code_text(a.path_words))
     doc.add_text(f.LANG, a.lang)
-    doc.add_text(f.CONTENT, a.text)
+    doc.add_text(f.CONTENT, code_text(text))
     doc.add_text(f.PARTS, a.parts)
-    doc.add_text(f.SYMBOLS, " ".join(symbol_words))
-    doc.add_bytes(f.SYMBOL_TABLE, json.dumps([s.to_list() for s in a.symbols], separators=(",", ":")).encode())
+    doc.add_text(f.SYMBOLS, code_text(a.symbol_words))
+    doc.add_bytes(f.SYMBOL_TABLE, a.symbol_table)
     doc.add_unsigned(f.SIZE, a.size)
     doc.add_text(f.SHA256, a.sha256)
     return doc

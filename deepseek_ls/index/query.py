@@ -26,7 +26,7 @@ import tantivy
 from pydantic import BaseModel, Field, PrivateAttr, computed_field
 
 from . import schema as f
-from .tokenize import query_parts, query_words
+from .tokenize import code_text, query_parts, query_words
 
 MAX_LINES_PER_FILE = 5
 MAX_OCCURRENCES_PER_TERM = 24
@@ -77,7 +77,15 @@ class CompiledQuery:
     warnings: list[str]
 
 
+# Field names a query may spell out (`path_text:config`) keep their `_`.
+_FIELD_PREFIXES = [(code_text(name) + ":", name + ":") for name in (f.PATH_TEXT, f.SYMBOL_TABLE)]
+
+
 def _parse(index: tantivy.Index, text: str, fields: list[str], boosts: dict[str, float]):
+    # The code-analyzed fields hold `_` as a letter (tokenize.code_text): so must the query.
+    text = code_text(text)
+    for spelled, name in _FIELD_PREFIXES:
+        text = text.replace(spelled, name)
     query, errors = index.parse_query_lenient(text, fields, field_boosts=boosts)
     return query, [str(e) for e in errors]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tantivy
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 CODE_ANALYZER = "code"
 
@@ -46,9 +46,12 @@ def build_schema() -> tantivy.Schema:
 
 
 def code_analyzer() -> tantivy.TextAnalyzer:
-    """Whole identifiers, lowercased; ripgrep's notion of a word (Rust `\\w`)."""
+    """Whole identifiers, lowercased: runs of letters and digits, and `_` joins them
+    (text reaches these fields through `tokenize.code_text`, which writes `_` as a
+    letter). tantivy's built-in tokenizer, not its regex one: `\\w+` through the
+    regex tokenizer cost three times raw tantivy's whole indexing time."""
     return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(r"\w+"))
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
         .filter(tantivy.Filter.remove_long(128))
         .filter(tantivy.Filter.lowercase())
         .build()

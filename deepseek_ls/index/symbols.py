@@ -35,16 +35,21 @@ class Symbol:
 
 
 # Strings and comments first, as whole tokens (an unterminated one runs to the end
-# of its line, or of the file for triple quotes); then column-0 definitions.
+# of its line, or of the file for triple quotes); then definitions at the start of a
+# line. Every alternative begins with a literal character (a quote, `#`, a newline),
+# so `re` skips ordinary code in a tight loop instead of trying each alternative at
+# every character; runs inside tokens are possessive (`++`, `*+`), so nothing
+# backtracks through them. The text is scanned with a newline in front, so the first
+# line starts like every other.
 _PY_LEXER = re.compile(
-    r'"""(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z)'
-    r"|'''(?:[^'\\]|\\.|'(?!''))*(?:'''|\Z)"
-    r'|"(?:[^"\\\n]|\\.)*"?'
-    r"|'(?:[^'\\\n]|\\.)*'?"
-    r"|\#[^\n]*"
-    r"|^(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)"
-    r"|^class[ \t]+([A-Za-z_]\w*)"
-    r"|^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*(?:=(?!=)|$)|=(?!=))",  # `X = `, `X: T = `, `X: T`
+    r'"""(?:[^"\\]++|\\.|"(?!""))*+(?:"""|\\?\Z)'
+    r"|'''(?:[^'\\]++|\\.|'(?!''))*+(?:'''|\\?\Z)"
+    r'|"(?:[^"\\\n]++|\\.)*+"?'
+    r"|'(?:[^'\\\n]++|\\.)*+'?"
+    r"|\#[^\n]*+"
+    r"|\n(?:(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)"
+    r"|class[ \t]+([A-Za-z_]\w*)"
+    r"|([A-Za-z_]\w*)[ \t]*(?::[^=\n]*(?:=(?!=)|$)|=(?!=)))",  # `X = `, `X: T = `, `X: T`
     re.MULTILINE | re.DOTALL,
 )
 _PY_KINDS = ("", "function", "class", "const")
@@ -53,14 +58,16 @@ _CONST_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
 def _python(text: str) -> list[Symbol]:
+    text = "\n" + text
     out: list[Symbol] = []
-    line, pos = 1, 0
+    line, pos = 0, 0  # newlines in text[:pos]; a definition starts just after the one it matched
     for match in _PY_LEXER.finditer(text):
         group = match.lastindex
         if not group:
             continue  # a string or a comment
-        line += text.count("\n", pos, match.start())
-        pos = match.start()
+        start = match.start() + 1
+        line += text.count("\n", pos, start)
+        pos = start
         if group != 3:
             out.append(Symbol(match.group(group), _PY_KINDS[group], line))
             continue
@@ -114,13 +121,21 @@ _BY_LANGUAGE: dict[str, _Patterns] = {"c": _C_PATTERNS, "cpp": _C_PATTERNS}
 
 
 def _regex(text: str, patterns: _Patterns) -> list[Symbol]:
-    found: dict[int, Symbol] = {}
-    for kind, pattern in patterns:
-        for match in pattern.finditer(text):
-            line = text.count("\n", 0, match.start()) + 1
-            # One definition a line: the first pattern in the list wins.
-            found.setdefault(line, Symbol(match.group(1), kind, line))
-    return sorted(found.values(), key=lambda s: s.line)
+    # Every match as (start, rank of its pattern); lines counted in one pass over the starts.
+    matches = sorted(
+        (match.start(), rank, kind, match.group(1))
+        for rank, (kind, pattern) in enumerate(patterns)
+        for match in pattern.finditer(text)
+    )
+    found: dict[int, tuple[int, Symbol]] = {}
+    line, pos = 1, 0
+    for start, rank, kind, name in matches:
+        line += text.count("\n", pos, start)
+        pos = start
+        # One definition a line: the first pattern in the list wins.
+        if line not in found or rank < found[line][0]:
+            found[line] = (rank, Symbol(name, kind, line))
+    return [found[line][1] for line in sorted(found)]
 
 
 def extract_symbols(language: str, text: str) -> list[Symbol]:

@@ -96,3 +96,23 @@ def test_long_lines_are_trimmed_to_a_short_snippet(make_index, tmp_path):
     idx.build()
     (line,) = idx.query("needle").hits[0].lines
     assert len(line.text) <= 160 and line.text.endswith("…")
+
+
+def test_underscore_joins_a_word_like_ripgrep_w(make_index, tmp_path):
+    # tantivy's tokenizer splits at `_`; the index writes it as a letter so that
+    # `parse_config` is one word (as for `rg -w`), in documents and queries alike.
+    root = tmp_path / "words"
+    root.mkdir()
+    (root / "joined.py").write_text("value = load_user_table()\n")
+    (root / "apart.md").write_text("Load the user table first.\n")
+    idx = make_index(root)
+    idx.build()
+    assert paths(idx.query("load_user_table")) == ["joined.py"]
+    assert paths(idx.query("user")) == ["apart.md"]  # as `rg -w user`: not inside load_user_table
+    assert paths(idx.query("table AND first")) == ["apart.md"]
+
+
+def test_a_field_named_in_the_query_keeps_its_underscore(index):
+    result = index.query("path_text:client")
+    assert paths(result) == ["web/client.ts"]
+    assert not result.warnings

@@ -1,6 +1,6 @@
 import pytest
 
-from deepseek_ls.index.tokenize import identifier_parts, query_parts, split_identifier
+from deepseek_ls.index.tokenize import code_text, identifier_parts, query_parts, split_identifier
 
 
 @pytest.mark.parametrize(
@@ -29,3 +29,16 @@ def test_identifier_parts_lists_each_subword_once_and_skips_plain_words():
 
 def test_query_parts_come_from_every_compound_word_of_the_query():
     assert query_parts("fetchUserProfile user_id plain") == ["fetch", "user", "profile", "id"]
+
+
+def test_identifier_parts_of_non_ascii_identifiers_match_the_unicode_word_rules():
+    # Bytes >= 0x80 are re-read with Python's Unicode `\w`: the same words as a regex over the text.
+    text = "café_au_lait = naïveCase + x\u0301yZ; ｆｕｌｌＷｉｄｔｈ = 1"
+    # (what the regex-over-the-text implementation gave: `_PART` splits at non-ASCII letters)
+    assert identifier_parts(text).split() == ["au", "caf", "case", "lait", "na", "ve", "y", "z", "é", "ï"]
+    assert identifier_parts(text.encode()) == identifier_parts(text)
+
+
+def test_code_text_writes_underscore_as_a_letter_tantivy_keeps_inside_words():
+    assert code_text("parse_config(__init__)") == "parse\u02cdconfig(\u02cd\u02cdinit\u02cd\u02cd)"
+    assert code_text("plain") == "plain"

@@ -93,6 +93,7 @@ SECRET_CONTENT = [
     pytest.param("-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n", "private key", id="openssh-key"),
     pytest.param('"-----BEGIN ' + 'PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"', "private key", id="pem-in-json"),
     pytest.param("[default]\naws_secret_access_key = abcdefghijklmnop1234\n", "aws credentials", id="aws-credentials"),
+    pytest.param("[prod]\nAWS_SECRET_ACCESS_KEY = abcdefghijklmnop1234\n", "aws credentials", id="aws-credentials-upper-case"),
     pytest.param("//registry.npmjs.org/:_authToken=abcdef123456\n", "npm credentials", id="npmrc"),
 ]
 
