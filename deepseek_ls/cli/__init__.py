@@ -8,14 +8,17 @@ command modules import heavy parts of the core inside their handlers.
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import logging
 import os
 import sys
+TYPE_CHECKING = False  # (typing is not imported at start-up: `config show` runs from a cache)
 
 from deepseek_ls import __version__
-from deepseek_ls.cli.common import add_global_options, exit_with
+
+if TYPE_CHECKING:
+    import argparse
+
+# argparse, logging and cli.common are imported where used: `config show` served
+# from its cache (show_cache.py) never needs them.
 
 # Which module registers each command, in `--help` order. A command's module is
 # imported only when that command runs (the others pull in the LLM client, the
@@ -77,6 +80,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The CLI parser for `argv`: only the named command's module when it names a known
     command; else (`--help`, a typo) every command as a name and its summary, with no
     module imported; `None` builds the full parser (every module)."""
+    import argparse
+    import importlib
+
+    from deepseek_ls.cli.common import add_global_options
+
     full = argv is None
     argv = argv or []
     command = command_in(argv)
@@ -106,6 +114,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 
 def _configure_logging(verbosity: int) -> None:
+    import logging
+
     level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity == 1 else logging.DEBUG
     # stderr only: stdout is the LSP wire for `serve` and the data channel for `--json`.
     logging.basicConfig(
@@ -115,8 +125,15 @@ def _configure_logging(verbosity: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if command_in(argv) == "config":
+        # `config show` with nothing changed since last time: no pydantic (show_cache.py).
+        from deepseek_ls.cli import show_cache
+
+        if show_cache.serve(argv):
+            return 0
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    args.argv = argv
     _configure_logging(args.verbose)
     handler = getattr(args, "func", None)
     if handler is None:
@@ -135,6 +152,10 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit:
         raise
     except Exception as error:  # noqa: BLE001 - the CLI's last line of defence
+        import logging
+
+        from deepseek_ls.cli.common import exit_with
+
         if args.verbose:
             logging.getLogger("deepseek_ls.cli").exception("command failed")
         try:

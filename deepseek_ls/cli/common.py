@@ -130,18 +130,19 @@ def resolve_context(args: argparse.Namespace, *, create_state: bool = True) -> C
 
 def print_json(obj: Any) -> None:
     """Print one JSON document on stdout (pydantic models and paths are converted)."""
-    json.dump(_jsonable(obj), sys.stdout, indent=2, ensure_ascii=False, sort_keys=False)
+    json.dump(jsonable(obj), sys.stdout, indent=2, ensure_ascii=False, sort_keys=False)
     sys.stdout.write("\n")
     sys.stdout.flush()
 
 
-def _jsonable(obj: Any) -> Any:
+def jsonable(obj: Any) -> Any:
+    """`obj` with pydantic models and paths made JSON-ready."""
     if hasattr(obj, "model_dump"):
         return obj.model_dump(mode="json")
     if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
+        return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
+        return [jsonable(v) for v in obj]
     if isinstance(obj, Path):
         return str(obj)
     return obj

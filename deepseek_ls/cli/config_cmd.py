@@ -43,27 +43,44 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from deepseek_ls.cli import show_cache
+    from deepseek_ls.cli.common import jsonable
+    from deepseek_ls.trust import trust_file
+
+    argv = getattr(args, "argv", None)
+    snap = None
+    if argv is not None:
+        user = user_config_path()
+        snap = show_cache.snapshot(argv, root=resolve_root(args), user_config=user, trust_file=trust_file(user))
     ctx = resolve_context(args, create_state=False)
     loaded = ctx.loaded_config
-    values = flatten(loaded.config.model_dump(mode="json"))
     if args.json:
-        print_json(
-            {
-                "workspace": ctx.root,
-                "profile": loaded.profile,
-                "api_key": {"env": loaded.config.llm.api_key_env, "status": loaded.api_key_display()},
-                "config": loaded.config.model_dump(mode="json"),
-                "sources": loaded.sources,
-            }
-        )
-        return 0
-    print(f"# workspace: {ctx.root}")
-    print(f"# api key ({loaded.config.llm.api_key_env}): {loaded.api_key_display()}")
-    rendered = {key: json.dumps(value, ensure_ascii=False) for key, value in values.items()}
-    width = min(56, max(len(f"{k} = {v}") for k, v in rendered.items()))
-    for key, text in rendered.items():
-        line = f"{key} = {text}"
-        print(f"{line:<{width}}  # {loaded.sources.get(key, 'default')}")
+        out = json.dumps(
+            jsonable(
+                {
+                    "workspace": ctx.root,
+                    "profile": loaded.profile,
+                    "api_key": {"env": loaded.config.llm.api_key_env, "status": loaded.api_key_display()},
+                    "config": loaded.config.model_dump(mode="json"),
+                    "sources": loaded.sources,
+                }
+            ),
+            indent=2, ensure_ascii=False, sort_keys=False,
+        ) + "\n"
+    else:
+        values = flatten(loaded.config.model_dump(mode="json"))
+        lines = [f"# workspace: {ctx.root}", f"# api key ({loaded.config.llm.api_key_env}): {loaded.api_key_display()}"]
+        rendered = {key: json.dumps(value, ensure_ascii=False) for key, value in values.items()}
+        width = min(56, max(len(f"{k} = {v}") for k, v in rendered.items()))
+        for key, text in rendered.items():
+            line = f"{key} = {text}"
+            lines.append(f"{line:<{width}}  # {loaded.sources.get(key, 'default')}")
+        out = "\n".join(lines) + "\n"
+    sys.stdout.write(out)
+    sys.stdout.flush()
+    warning = loaded.trust_warning()
+    show_cache.store(snap, api_key_env=loaded.config.llm.api_key_env, stdout=out,
+                     stderr=f"{warning}\n" if warning else "")
     return 0
 
 
