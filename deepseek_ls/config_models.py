@@ -465,6 +465,38 @@ class InstructionsConfig(_Section):
     max_bytes: int = Field(default=32_000, gt=0)
 
 
+class HetunHelperConfig(_Section):
+    """The Hetun helper block: a small Python program the model writes, validated on its AST and run
+    in a separate, sandboxed process (docs/agent.md, "Hetun mode")."""
+
+    enabled: bool = True
+    # Refuse to run a helper block when no OS sandbox (bubblewrap) works here.
+    require_sandbox: bool = True
+    timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    cpu_seconds: int = Field(default=10, ge=1, le=600)
+    memory_mb: int = Field(default=512, ge=64, le=8192)
+    max_calls: int = Field(default=64, ge=1, le=10_000)  # helper calls served by the parent per block
+    max_loop_iterations: int = Field(default=10_000, ge=1, le=10_000_000)  # every loop and comprehension together
+    max_code_bytes: int = Field(default=8_000, ge=100, le=200_000)
+    max_result_bytes: int = Field(default=32_000, ge=100, le=1_000_000)
+
+
+class HetunConfig(_Section):
+    """Budgets and shape of the Hetun research phase; every budget is enforced."""
+
+    max_subqueries: int = Field(default=32, ge=1, le=1000)
+    max_tokens: int = Field(default=200_000, ge=1)
+    # Money the research phase may spend (the models' price currency); None: no research money cap.
+    max_cost: float | None = Field(default=0.5, ge=0)
+    max_seconds: float = Field(default=300.0, gt=0)
+    parallelism: int = Field(default=8, ge=1, le=64)
+    max_depth: int = Field(default=2, ge=0, le=6)  # follow-up rounds after the first fan-out
+    max_slices: int = Field(default=12, ge=1, le=500)  # slices in the first fan-out
+    slice_lines: int = Field(default=200, gt=0, le=5000)
+    cross_check: int = Field(default=3, ge=0, le=32)  # top findings re-checked on the max-think profile
+    helper: HetunHelperConfig = Field(default_factory=HetunHelperConfig)
+
+
 class Config(_Section):
     """The whole effective configuration."""
 
@@ -477,6 +509,7 @@ class Config(_Section):
     mcp: McpConfig = Field(default_factory=McpConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     instructions: InstructionsConfig = Field(default_factory=InstructionsConfig)
+    hetun: HetunConfig = Field(default_factory=HetunConfig)
 
     @model_validator(mode="after")
     def _attach_registry(self) -> "Config":

@@ -35,7 +35,9 @@ TRUSTED_FILES = (".deepseek/config.toml", ".mcp.json")
 
 _APPROVAL_RANK = {"never": 0, "suggest": 1, "auto": 2}
 _LEGACY_RANK = {"never": 0, "ask": 1, "auto": 2}
-_MODE_RANK = {"plan": 0, "agent": 1, "yolo": 2}
+# hetun runs an approved mission without per-hunk prompts (looser than agent), but always asks for
+# the mission itself, whatever approval_mode says (tighter than yolo).
+_MODE_RANK = {"plan": 0, "agent": 1, "hetun": 2, "yolo": 3}
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ MODES = {
     "plan": "Plan: read-only, produce a plan",
     "agent": "Agent: plan, then edit with your permission, then verify",
     "yolo": "YOLO: plan, edit and verify without asking (trusted repositories only)",
+    "hetun": "Hetun: research with many fast sub-agents, one mission to approve, then straight through",
 }
 RESUME_WORDS = {"run", "continue", "resume", "go on"}
 COMMANDS = [
@@ -278,7 +279,7 @@ class DeepSeekAcpAgent:
 
     def _default_mode(self) -> str:
         mode = self.loaded.config.agent_loop.mode
-        return mode if mode in MODES and mode != "yolo" else "agent"  # never start in yolo
+        return mode if mode in MODES and mode not in ("yolo", "hetun") else "agent"  # never start in yolo or hetun
 
     def _modes(self, current: str) -> SessionModeState:
         return SessionModeState(

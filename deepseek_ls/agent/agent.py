@@ -28,6 +28,8 @@ from deepseek_ls.agent.runtime import (
     build_runtime,
     mode_config,
 )
+from deepseek_ls.agent.hetun.driver import MissionNotApproved, require_approved
+from deepseek_ls.agent.hetun.undo import undo_since
 from deepseek_ls.agent.session import Session, deferred_appends
 from deepseek_ls.agent.state import StateChange, StateListener
 from deepseek_ls.agent.world import World
@@ -239,8 +241,10 @@ class Agent:
         """Run one step: stage its patches and return their ids (nothing is applied).
 
         `profile` ("fast" / "max_think") forces the executor's profile for this request.
+        A Hetun session's steps run only once its mission is approved (`MissionNotApproved`).
         """
         rt = self._runtime(session_id)
+        require_approved(rt.session)
         rt.override = profile
         async with self._driving(rt, "run_step", step_id=step_id, profile=profile):
             return await ops.run_step(rt, step_id)
@@ -283,6 +287,31 @@ class Agent:
         async with self._driving(rt, "run", profile=profile, latency_mode=rt.latency_mode):
             await ops.run(rt, approvals)
         return self.session_view(rt.session_id)
+
+    async def decide_mission(self, session_id: str, decision: str, text: str | None = None, *,
+                             approvals: Approvals | None = None, profile: str | None = None) -> dict[str, Any]:
+        """The person's decision on a Hetun session's mission card: `approve` runs it straight
+        through (checkpoint before the first write), `reject` runs nothing, `modify` re-plans
+        with the edited mission `text` and shows a new card. Returns the session view."""
+        rt = self._runtime(session_id)
+        if rt.session.mode != "hetun":
+            raise MissionNotApproved(f"session {session_id} is not a Hetun session (mode {rt.session.mode})")
+        rt.override = profile
+        approvals = approvals or Approvals(rt.config.policy, self.ui, sink=rt.session)
+        async with self._driving(rt, "decide_mission", decision=decision, text=text, profile=profile):
+            await ops.decide_mission(rt, decision, text, approvals)
+        return self.session_view(rt.session_id)
+
+    async def undo_mission(self, session_id: str) -> list[str]:
+        """Undo a Hetun mission in one action: every apply since its checkpoint, newest first, then the
+        checkpoint itself. Refused (nothing changed) when another session applied something since."""
+        import asyncio as _asyncio
+
+        rt = self._runtime(session_id)
+        mark = (rt.session.hetun.get("checkpoint") or {}).get("checkpoint_id")
+        if not mark:
+            raise LookupError(f"session {session_id} has no mission checkpoint (nothing of it was applied)")
+        return await _asyncio.to_thread(undo_since, self.patches, mark, rt.session_id)
 
     async def resume(self, session_id: str) -> dict[str, Any]:
         """Load a session (e.g. after a restart) so the editor can show and continue it."""

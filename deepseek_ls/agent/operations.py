@@ -24,7 +24,7 @@ loop = AgentLoop()
 
 # Requests whose model calls are offered tools: MCP servers are started (and their tools listed,
 # `McpToolsListed@v1`) before these run, live and in replay alike.
-TOOL_OPS = frozenset({"plan", "run", "run_step", "revise_plan"})
+TOOL_OPS = frozenset({"plan", "run", "run_step", "revise_plan", "decide_mission"})
 
 
 def record(rt: SessionRuntime, op: str, **args: Any) -> None:
@@ -112,6 +112,10 @@ async def ask(rt: SessionRuntime, prompt: str, context: str | None = None, profi
 
 
 async def plan(rt: SessionRuntime, prompt: str, context: str | None = None) -> Plan:
+    if rt.session.mode == "hetun":
+        from deepseek_ls.agent.hetun import driver
+
+        return await driver.propose(rt, prompt, context)  # research, plan, mission card; Paused
     result = await loop.plan(rt, prompt, context)
     rt.session.machine.to("Paused", "plan ready")
     return result
@@ -166,11 +170,27 @@ def resume_state(rt: SessionRuntime) -> None:
 async def run(rt: SessionRuntime, approvals: Any) -> str:
     resume_state(rt)
     try:
+        if rt.session.mode == "hetun":
+            from deepseek_ls.agent.hetun import driver
+
+            return await driver.run(rt, approvals)
         return await loop.run_to_end(rt, approvals)
     except SessionCancelled:
         return rt.session.state
     except BudgetExceeded as exc:
         settle_failure(rt, exc)  # Paused, the budget message as its reason
+        return rt.session.state
+
+
+async def decide_mission(rt: SessionRuntime, decision: str, text: str | None, approvals: Any) -> str:
+    """The person's decision on a Hetun mission (approve: the run goes straight through)."""
+    from deepseek_ls.agent.hetun import driver
+
+    reopen(rt)
+    try:
+        return await driver.decide(rt, decision, text, approvals)
+    except BudgetExceeded as exc:
+        settle_failure(rt, exc)
         return rt.session.state
 
 

@@ -57,6 +57,10 @@ COMPARED = {
     "UserQuestionAsked@v1",
     "ApprovalRequested@v1",
     "AgentRequest@v1",
+    "HetunSubQuery@v1",
+    "HetunResearchFinished@v1",
+    "MissionProposed@v1",
+    "MissionDecided@v1",
 }
 _VOLATILE = {"ts", "duration_ms", "ttft_ms", "total_ms", "created_at", "started_at"}
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -111,6 +115,9 @@ class Recording:
         for e in events:
             if e.kind == "ToolResult@v1":
                 self.queues[f"tool:{e.payload['tool']}"].append(e)
+            elif e.kind == "LLMCall@v1" and str(e.payload.get("role", "")).startswith("hetun."):
+                # Hetun's parallel sub-queries end in any order: served by their request, not their turn.
+                self.queues["LLMCall@v1:hetun"].append(e)
             elif e.kind in ("LLMCall@v1", "VerificationRun@v1", "ApprovalResolved@v1", "UserQuestionAnswered@v1",
                             "McpToolsListed@v1"):
                 self.queues[e.kind].append(e)
@@ -128,6 +135,17 @@ class Recording:
         if not queue or queue[0].seq_no > self.limit:
             return None
         return queue.popleft()
+
+    def take_matching(self, key: str, predicate: Any) -> Event:
+        """The first queued event of `key` (within the segment) for which `predicate(event)` holds."""
+        queue = self.queues[key]
+        for i, e in enumerate(queue):
+            if e.seq_no > self.limit:
+                break
+            if predicate(e):
+                del queue[i]
+                return e
+        raise _EndOfRecording(key)
 
     def find(self, kind: str, after: int, **match: Any) -> Event | None:
         for e in self.events:
@@ -147,8 +165,10 @@ class ReplayLLM:
 
     async def complete(self, messages, *, role: str, profile: str = "fast", tools=None, on_delta=None,
                        model: str | None = None, stream: bool | None = None, **_: Any) -> Completion:
-        event = self.rec.take("LLMCall@v1")
         self.calls += 1
+        if role.startswith("hetun."):
+            return self._hetun(messages, role, profile, tools, model, stream)
+        event = self.rec.take("LLMCall@v1")
         p = event.payload
         if (p["role"], p["profile"]) != (role, profile):
             raise ReplayDivergence(
@@ -164,6 +184,22 @@ class ReplayLLM:
         if p.get("error"):
             raise error_from_record(p)  # the same typed error the live call raised
         return Completion.model_validate(p["response"])
+
+
+    def _hetun(self, messages, role: str, profile: str, tools, model, stream) -> Completion:
+        resolved = self._client.resolve(profile, model)
+        stream = self._client.config.stream if stream is None else stream
+        wanted = request_hash(self._client.build_body(resolved, messages, stream=stream, tools=tools))
+        try:
+            event = self.rec.take_matching("LLMCall@v1:hetun", lambda e: e.payload.get("role") == role
+                                           and e.payload.get("profile") == profile
+                                           and e.payload.get("request_hash") in (wanted, None))
+        except _EndOfRecording:
+            raise ReplayDivergence(f"LLM call {self.calls} ({role}, {profile}): no recorded call with this request") from None
+        self.sink.emit("LLMCall@v1", event.payload)
+        if event.payload.get("error"):
+            raise error_from_record(event.payload)
+        return Completion.model_validate(event.payload["response"])
 
 
 class ReplayUI:
@@ -194,6 +230,7 @@ class ReplayWorld(World):
         self.sink = sink
         self.rec = rec
         self.tools = ToolHost(self.root, config, overlay=DocumentOverlay(self.root), read_only=read_only)
+        self.sandbox = self.tools.sandbox  # a Hetun helper block runs again (read-only), its calls served from here
         self._patches: dict[str, PatchSet] = {}
         self.approvals: Approvals | None = None  # the tool host's approvals, answered by ReplayUI
 
@@ -229,6 +266,12 @@ class ReplayWorld(World):
 
     async def similar_paths(self, rel: str) -> list[str]:
         return self._take("agent.similar_paths").payload["value"]["paths"]
+
+    async def clock_over(self, started: float, limit_seconds: float) -> bool:
+        return bool(self._take("agent.clock").payload["value"]["over"])
+
+    async def checkpoint(self, files: list[str], label: str, meta: dict[str, Any]) -> str:
+        return self._take("agent.checkpoint").payload["value"]["checkpoint_id"]
 
     def allow_files(self, files: list[str]) -> None:
         return None
@@ -462,6 +505,8 @@ async def _reissue(rt, op: str, args: dict[str, Any], approvals: Approvals) -> N
         await getattr(ops, op)(rt, args["step_id"])
     elif op == "revise_plan":
         await ops.revise_plan(rt, args["feedback"], args.get("step_id"))
+    elif op == "decide_mission":
+        await ops.decide_mission(rt, args["decision"], args.get("text"), approvals)
     elif op == "cancel":
         ops.cancel(rt)
     else:

@@ -104,6 +104,8 @@ class Session:
         self.resumable = False  # a Failed session whose failure may pass (the model server, a budget)
         self.costs = CostLedger()  # tokens and money of every call; prices set by the agent
         self.transcript = Transcript()  # the conversation a chat view shows
+        # Hetun mode: {"research": {nodes, synthesis, ...}, "mission": card, "decision", "checkpoint"}.
+        self.hetun: dict[str, Any] = {}
 
     # -- the sink ----------------------------------------------------------------
 
@@ -238,6 +240,25 @@ class Session:
         if self.questions:
             self.questions[-1].update(answer=p.get("answer"), cancelled=p.get("cancelled", False))
 
+    def _on_HetunResearchStarted(self, p: dict[str, Any]) -> None:
+        self.hetun["research"] = {"nodes": [], "budgets": p.get("budgets", {}), "stop_reason": "running"}
+
+    def _on_HetunSubQuery(self, p: dict[str, Any]) -> None:
+        self.hetun.setdefault("research", {"nodes": []})["nodes"].append(p)
+
+    def _on_HetunResearchFinished(self, p: dict[str, Any]) -> None:
+        self.hetun.setdefault("research", {"nodes": []}).update(p)
+
+    def _on_MissionProposed(self, p: dict[str, Any]) -> None:
+        self.hetun["mission"] = p["mission"]
+        self.hetun["decision"] = None
+
+    def _on_MissionDecided(self, p: dict[str, Any]) -> None:
+        self.hetun["decision"] = p["decision"]
+
+    def _on_MissionCheckpoint(self, p: dict[str, Any]) -> None:
+        self.hetun["checkpoint"] = dict(p)
+
     def _on_VerificationRun(self, p: dict[str, Any]) -> None:
         if not p.get("ok"):
             self.verification_failures += 1
@@ -277,4 +298,5 @@ class Session:
             "last_error": self.last_error,
             "state_reason": self.state_reason,
             "cost": self.costs.summary(calls=False),
+            **({"hetun": self.hetun} if self.mode == "hetun" else {}),
         }

@@ -158,6 +158,19 @@ class World:
         by_name = [f for f in files if posixpath.basename(f) == posixpath.basename(rel)]
         return (by_name + [f for f in difflib.get_close_matches(rel, files, n=limit, cutoff=0.5) if f not in by_name])[:limit]
 
+    async def clock_over(self, started: float, limit_seconds: float) -> bool:
+        """Whether `limit_seconds` passed since `started` (time.monotonic): recorded, so a replay
+        stops a time-budgeted phase (Hetun research) exactly where the live run stopped."""
+        over = time.monotonic() - started > limit_seconds
+        self._record("agent.clock", True, {"over": over, "limit_seconds": limit_seconds})
+        return over
+
+    async def checkpoint(self, files: list[str], label: str, meta: dict[str, Any]) -> str:
+        """Snapshot `files` before a set of writes (a Hetun mission): one undo restores them all."""
+        checkpoint_id = await asyncio.to_thread(self.patches.checkpoints.create, files, label=label, meta=meta)
+        self._record("agent.checkpoint", True, {"checkpoint_id": checkpoint_id, "files": files})
+        return checkpoint_id
+
     # -- tools (the ToolHost records its own calls) --------------------------------
 
     async def prepare_tools(self) -> None:

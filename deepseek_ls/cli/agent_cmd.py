@@ -47,7 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     run.add_argument("target", nargs="*", help="the request (or a full session id to resume)")
     run.add_argument("--session", metavar="ID", help="resume this session (a unique id prefix is enough)")
-    run.add_argument("--mode", choices=["agent", "yolo"], help="approval behaviour (default: agent_loop.mode)")
+    run.add_argument("--mode", choices=["agent", "yolo", "hetun"], help="approval behaviour (default: agent_loop.mode); "
+                     "hetun: research fan-out, one mission card to approve, then straight through")
+    run.add_argument("--hetun", dest="mode", action="store_const", const="hetun", help="the same as --mode hetun")
     _model_flags(run)
 
     autopilot = add_command(

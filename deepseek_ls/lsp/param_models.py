@@ -64,7 +64,7 @@ class AskArgs(_Args):
 
 
 class PlanArgs(AskArgs):
-    mode: Literal["plan", "agent", "yolo"] | None = None
+    mode: Literal["plan", "agent", "yolo", "hetun"] | None = None
 
 
 class StepArgs(_Args):

@@ -135,18 +135,19 @@ class Sandbox:
             return self.status()  # lru_cache: answered from memory when this binary was probed
         return await asyncio.to_thread(self.status)
 
-    def wrap(self, argv: list[str], *, cwd: Path | None = None) -> list[str]:
-        """The bwrap command line that runs `argv` confined, in `cwd` (default: the workspace root)."""
+    def wrap(self, argv: list[str], *, cwd: Path | None = None, read_only: bool = False) -> list[str]:
+        """The bwrap command line that runs `argv` confined, in `cwd` (default: the workspace root).
+        `read_only`: the workspace is bound read-only too (the Hetun helper block writes nothing)."""
         bwrap = self.bwrap()
         if bwrap is None:
             raise RuntimeError("bubblewrap is not installed")
         args = [bwrap, *_BASE]
-        for extra in self.config.writable_paths:
+        for extra in ([] if read_only else self.config.writable_paths):
             p = Path(os.path.expanduser(extra))
             if p.is_absolute() and p.exists():
                 args += ["--bind", str(p), str(p)]
         root = str(self.root)
-        args += ["--bind", root, root]
+        args += ["--ro-bind" if read_only else "--bind", root, root]
         state = self.root / ".deepseek"
         if not state.exists():
             # A mount point is needed to keep it read-only; it is our own state directory anyway.

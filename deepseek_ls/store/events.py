@@ -230,6 +230,63 @@ class McpToolsListed(Payload):
     problems: list[str] = Field(default_factory=list)
 
 
+class HetunResearchStarted(Payload):
+    """A Hetun research phase begins: its budgets and the slices it starts from."""
+
+    budgets: dict[str, Any] = Field(default_factory=dict)
+    seeds: list[str] = Field(default_factory=list)
+
+
+class HetunSubQuery(Payload):
+    """One node of the research tree: a sub-query (fast), a cross-check (max-think), the coordinator
+    or a helper block, with what it found and what it cost."""
+
+    node_id: str
+    parent_id: str | None = None
+    kind: str  # "coordinator" | "slice" | "followup" | "crosscheck" | "helper"
+    target: str = ""
+    depth: int = 0
+    profile: str | None = None
+    status: str = "ok"  # "ok" | "error" | "refused"
+    findings: list[dict[str, Any]] = Field(default_factory=list)
+    followups: list[str] = Field(default_factory=list)
+    tokens: int = 0
+    cost: float | None = None
+    error: str | None = None
+
+
+class HetunResearchFinished(Payload):
+    """The research tree is complete (or a budget stopped it: `budget_hit` and `message` say which)."""
+
+    stop_reason: str
+    budget_hit: str | None = None
+    message: str = ""
+    subqueries: int = 0
+    tokens: int = 0
+    cost: float | None = None
+    synthesis: str = ""
+
+
+class MissionProposed(Payload):
+    """The mission card shown for task-level approval (agent/hetun/mission.py)."""
+
+    mission: dict[str, Any]
+
+
+class MissionDecided(Payload):
+    mission_id: str
+    decision: Literal["approve", "reject", "modify"]
+    text: str | None = None
+
+
+class MissionCheckpoint(Payload):
+    """The checkpoint made before the mission's first write: undoing it undoes the whole mission."""
+
+    mission_id: str
+    checkpoint_id: str
+    files: list[str] = Field(default_factory=list)
+
+
 KINDS: dict[str, type[Payload]] = {
     f"{model.__name__}@v1": model
     for model in (
@@ -260,6 +317,12 @@ KINDS: dict[str, type[Payload]] = {
         UserQuestionAnswered,
         AgentRequest,
         McpToolsListed,
+        HetunResearchStarted,
+        HetunSubQuery,
+        HetunResearchFinished,
+        MissionProposed,
+        MissionDecided,
+        MissionCheckpoint,
     )
 }
 

@@ -1,0 +1,32 @@
+"""One-action undo of a Hetun mission: restore every checkpoint since the mission's, newest first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def undo_since(patches: Any, mark: str, session_id: str) -> list[str]:
+    """Restore the checkpoints from the newest down to `mark` (the mission's, made before its first
+    write). Refused before anything changes when a later checkpoint belongs to another session."""
+    live = [m for m in patches.checkpoints.list() if not m.get("restored")]
+    ids = [m["checkpoint_id"] for m in live]
+    if mark not in ids:
+        raise LookupError("the mission was already undone (its checkpoint is restored or gone)")
+    later = live[ids.index(mark):]
+    for m in later[1:]:
+        patch_id = (m.get("meta") or {}).get("patch_id")
+        owner = None
+        if patch_id:
+            try:
+                owner = patches.get(patch_id).session_id
+            except Exception:  # noqa: BLE001 - a deleted patch: not ours to judge, refuse below
+                owner = None
+        if owner != session_id:
+            raise LookupError(f"undo refused, nothing was changed: {m.get('label') or m['checkpoint_id']} was "
+                              "applied after the mission by something else; undo that first")
+    restored: list[str] = []
+    for _ in later:
+        for f in patches.undo():
+            if f not in restored:
+                restored.append(f)
+    return restored
