@@ -130,7 +130,10 @@ def code_lens(ls: DeepSeekServer, params: types.CodeLensParams) -> list[types.Co
 def _compute(ls: DeepSeekServer, uri: str, rel: str) -> list[types.CodeLens]:
     lenses: list[types.CodeLens] = []
     # Each kind on its own: a failing hunk lookup must not hide the plan.
-    for kind, make in (("plan", lambda: plan_lenses(ls, uri, rel)), ("hunk", lambda: hunk_lenses(ls, uri))):
+    from deepseek_ls.lsp.mission import mission_lenses
+
+    for kind, make in (("plan", lambda: plan_lenses(ls, uri, rel)), ("hunk", lambda: hunk_lenses(ls, uri)),
+                       ("mission", lambda: mission_lenses(ls, uri, rel))):
         try:
             lenses += make()
         except Exception:  # noqa: BLE001 - logged; the other kind still shows

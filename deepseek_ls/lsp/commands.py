@@ -75,7 +75,13 @@ async def plan(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
         session_id, new_plan = await agent(ls).plan(
             a.prompt, editor_context(ls, a), a.mode, on_session=lambda sid: drive.attach(sid, make_active=True)
         )
-    refresh_session(ls, session_id)
+    view = refresh_session(ls, session_id)
+    if view.get("hetun"):
+        from deepseek_ls.lsp.mission import mission_document_path
+
+        show_document(ls, mission_document_path(ls, session_id))  # the mission card waits for a decision
+        return {"session_id": session_id, "plan": new_plan.to_json(), "mission": view["hetun"].get("mission"),
+                "mission_uri": mission_document_path(ls, session_id).as_uri()}
     return {"session_id": session_id, "plan": new_plan.to_json()}
 
 

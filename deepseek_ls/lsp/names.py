@@ -27,6 +27,10 @@ CMD_MCP_STATUS = "deepseek.mcpStatus"
 CMD_MCP_APPROVE = "deepseek.mcpApprove"
 CMD_TRUST_WORKSPACE = "deepseek.trustWorkspace"
 CMD_UNTRUST_WORKSPACE = "deepseek.untrustWorkspace"
+CMD_APPROVE_MISSION = "deepseek.approveMission"
+CMD_REJECT_MISSION = "deepseek.rejectMission"
+CMD_MODIFY_MISSION = "deepseek.modifyMission"
+CMD_UNDO_MISSION = "deepseek.undoMission"
 
 ALL_COMMANDS = [v for k, v in dict(globals()).items() if k.startswith("CMD_")]
 

@@ -82,6 +82,11 @@ class SessionArgs(_Args):
     session_id: Id
 
 
+class MissionTextArgs(_Args):
+    session_id: Id
+    text: str | None = None  # the edited mission; default: the mission document's `## Mission` text
+
+
 class OptionalSessionArgs(_Args):
     session_id: Id | None = None
 

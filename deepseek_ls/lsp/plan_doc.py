@@ -22,8 +22,10 @@ def status_mark(status: str) -> str:
     return {"pending": "○", "running": "◐", "done": "✓", "failed": "✗", "skipped": "⤼"}.get(status, "?")
 
 
-def render(session_id: str, plan: dict[str, Any], comments: dict[str, list[str]] | None = None) -> str:
-    """The plan as markdown; `comments` (by step_id, plus "" for general ones) are kept."""
+def render(session_id: str, plan: dict[str, Any], comments: dict[str, list[str]] | None = None,
+           *, research: str | None = None) -> str:
+    """The plan as markdown; `comments` (by step_id, plus "" for general ones) are kept;
+    `research`: a Hetun session's research tree, as a last section."""
     comments = comments or {}
     out = [
         f"# Plan: {plan.get('goal', '')}",
@@ -49,6 +51,8 @@ def render(session_id: str, plan: dict[str, Any], comments: dict[str, list[str]]
         out += ["## Verification", *[f"- `{v}`" for v in plan["verification"]], ""]
     if plan.get("risk_notes"):
         out += ["## Risks", *[f"- {r}" for r in plan["risk_notes"]], ""]
+    if research:
+        out += ["## Research (Hetun)", "```", research, "```", ""]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -42,6 +42,7 @@ FEATURE_MODULES = (
     "deepseek_ls.lsp.code_lens",
     "deepseek_ls.lsp.hover",
     "deepseek_ls.lsp.commands",
+    "deepseek_ls.lsp.mission",
     "deepseek_ls.lsp.verification",
     "deepseek_ls.lsp.sessions",
     "deepseek_ls.lsp.transcript",

@@ -65,6 +65,10 @@ def refresh_session(ls: DeepSeekServer, session_id: str, *, make_active: bool = 
         ls.active_session = session_id
     if view.get("plan"):
         write_plan_document(ls, session_id, view["plan"], keep_comments=_same_plan(previous, view))
+    if view.get("hetun"):
+        from deepseek_ls.lsp.mission import write_mission_document
+
+        write_mission_document(ls, session_id, view)
     ls.notify(names.NOTIFY_STATUS, status(ls, session_id))
     refresh_lenses(ls)
     return view
@@ -95,7 +99,8 @@ def write_plan_document(ls: DeepSeekServer, session_id: str, plan: dict[str, Any
     path = plan_document_path(ls, session_id)
     comments = plan_comments(ls, session_id) if keep_comments and path.exists() else {}
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(session_id, plan, comments), encoding="utf-8")
+    research = ((ls.session_views.get(session_id) or {}).get("hetun") or {}).get("research") or {}
+    path.write_text(render(session_id, plan, comments, research=research.get("synthesis")), encoding="utf-8")
     return path
 
 
@@ -257,7 +262,10 @@ def plan_request(ls: DeepSeekServer, raw: Any) -> dict[str, Any] | None:
     view = ls.session_views.get(sid)
     if view is None:
         view = refresh_session(ls, sid, make_active=False)
-    return {"session_id": sid, "state": view.get("state"), "plan": view.get("plan")}
+    out = {"session_id": sid, "state": view.get("state"), "plan": view.get("plan")}
+    if view.get("hetun"):
+        out["hetun"] = view["hetun"]  # research tree, mission card, decision (Hetun sessions)
+    return out
 
 
 def status_request(ls: DeepSeekServer, raw: Any) -> dict[str, Any]:

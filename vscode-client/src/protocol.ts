@@ -30,6 +30,10 @@ export const Commands = {
   mcpApprove: "deepseek.mcpApprove",
   trustWorkspace: "deepseek.trustWorkspace",
   untrustWorkspace: "deepseek.untrustWorkspace",
+  approveMission: "deepseek.approveMission",
+  rejectMission: "deepseek.rejectMission",
+  modifyMission: "deepseek.modifyMission",
+  undoMission: "deepseek.undoMission",
 } as const;
 
 /** Custom requests (client -> server). */

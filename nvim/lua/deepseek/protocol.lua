@@ -29,6 +29,10 @@ M.cmd = {
   mcp_approve = "deepseek.mcpApprove",
   trust_workspace = "deepseek.trustWorkspace",
   untrust_workspace = "deepseek.untrustWorkspace",
+  approve_mission = "deepseek.approveMission",
+  reject_mission = "deepseek.rejectMission",
+  modify_mission = "deepseek.modifyMission",
+  undo_mission = "deepseek.undoMission",
 }
 
 --- Custom requests (client -> server).

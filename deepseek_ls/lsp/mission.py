@@ -1,0 +1,173 @@
+"""Hetun missions in the editor: the mission document (`.deepseek/missions/<session>.md`) with
+lenses Approve mission / Reject / Modify… (and Undo mission once it ran), and the commands behind them.
+
+Modify… reads the text the person edited under `## Mission` (the open buffer, unsaved edits
+included) and re-submits it; the document is rewritten only when the mission or its decision
+changes, so the person's edits are never overwritten while they type.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from deepseek_ls.agent.hetun import mission as missions
+from deepseek_ls.lsp import names, params
+from deepseek_ls.lsp.edits import changed
+from deepseek_ls.lsp.server import DeepSeekServer
+from deepseek_ls.lsp.uris import current_text, relpath_to_uri
+
+log = logging.getLogger(__name__)
+
+MISSIONS_DIR = ".deepseek/missions"
+_written: dict[tuple[int, str], tuple[Any, ...]] = {}
+
+
+def mission_doc_relpath(session_id: str) -> str:
+    return f"{MISSIONS_DIR}/{session_id}.md"
+
+
+def mission_document_path(ls: DeepSeekServer, session_id: str) -> Path:
+    assert ls.root is not None
+    return ls.root / mission_doc_relpath(session_id)
+
+
+def write_mission_document(ls: DeepSeekServer, session_id: str, view: dict[str, Any]) -> Path | None:
+    """(Re)write the mission document when the mission or its decision changed."""
+    hetun = view.get("hetun") or {}
+    card = hetun.get("mission")
+    if not card or ls.root is None:
+        return None
+    path = mission_document_path(ls, session_id)
+    key = (card.get("mission_id"), card.get("version"), hetun.get("decision"), view.get("state"))
+    if _written.get((id(ls), session_id)) == key and path.exists():
+        return path
+    decided = {"approve": "approved", "reject": "rejected", "modify": "modified"}.get(hetun.get("decision") or "")
+    if decided == "approved":
+        decided += f" — session {view.get('state')}" + (f": {view.get('state_reason')}" if view.get("state_reason") else "")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(missions.render(card, session_id, decided=decided), encoding="utf-8")
+    _written[(id(ls), session_id)] = key
+    return path
+
+
+def _lens(title: str, command: str, args: dict[str, Any]) -> types.CodeLens:
+    start = types.Position(line=0, character=0)
+    return types.CodeLens(range=types.Range(start=start, end=start),
+                          command=types.Command(title=title, command=command, arguments=[args]))
+
+
+def mission_lenses(ls: DeepSeekServer, uri: str, rel: str) -> list[types.CodeLens]:
+    if not rel.startswith(MISSIONS_DIR + "/") or not rel.endswith(".md"):
+        return []
+    session_id = rel[len(MISSIONS_DIR) + 1: -3]
+    view = ls.session_views.get(session_id)
+    hetun = (view or {}).get("hetun") or {}
+    if not hetun.get("mission"):
+        return []
+    ids = {"session_id": session_id}
+    if hetun.get("decision") != "approve":
+        return [_lens("✔ Approve mission", names.CMD_APPROVE_MISSION, ids),
+                _lens("✖ Reject", names.CMD_REJECT_MISSION, ids),
+                _lens("✎ Modify…", names.CMD_MODIFY_MISSION, ids)]
+    if hetun.get("checkpoint"):
+        return [_lens("↶ Undo mission", names.CMD_UNDO_MISSION, ids)]
+    return []
+
+
+def _agent(ls: DeepSeekServer) -> Any:
+    from deepseek_ls.lsp.sessions import agent
+
+    return agent(ls)
+
+
+def _mission_files(view: dict[str, Any]) -> list[str]:
+    card = ((view.get("hetun") or {}).get("mission") or {})
+    return [f["path"] for f in card.get("files", [])]
+
+
+async def _decide(ls: DeepSeekServer, session_id: str, decision: str, text: str | None = None) -> dict[str, Any]:
+    from deepseek_ls.lsp.sessions import driving, refresh_session
+
+    title = {"approve": "DeepSeek: running the mission", "modify": "DeepSeek: re-planning the mission",
+             "reject": "DeepSeek: rejecting the mission"}[decision]
+    before = {p["patch_id"] for p in (ls.session_views.get(session_id) or {}).get("patches", [])}
+    try:
+        async with driving(ls, title, session_id):
+            view = await _agent(ls).decide_mission(session_id, decision, text)
+    finally:
+        view = refresh_session(ls, session_id)
+    touched = sorted({f for p in view.get("patches", []) if p["patch_id"] not in before for f in p["files"]})
+    changed(ls, touched)
+    return {"session_id": session_id, "state": view["state"], "state_reason": view.get("state_reason"),
+            "decision": (view.get("hetun") or {}).get("decision"), "mission": (view.get("hetun") or {}).get("mission"),
+            "files": touched}
+
+
+async def approve_mission(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    """Run the approved mission straight through. Refused while a mission file has unsaved edits
+    (the mission writes the files on disk; an unsaved buffer would be clobbered on save)."""
+    from deepseek_ls.lsp.sessions import refresh_session
+    from deepseek_ls.lsp.verification import unsaved
+
+    a = params.parse_args(params.SessionArgs, args)
+    view = ls.session_views.get(a.session_id) or refresh_session(ls, a.session_id)
+    waiting = unsaved(ls, _mission_files(view))
+    if waiting:
+        raise ValueError(f"save or revert {', '.join(waiting)} first: the mission writes these files on disk")
+    result = await _decide(ls, a.session_id, "approve")
+    if result["state"] == "Completed":
+        ls.show_message("deepseek-ls: mission complete — verification passed. Undo mission reverts it in one step.")
+    else:
+        ls.show_message(f"deepseek-ls: mission {result['state']}: {result.get('state_reason') or ''}".rstrip(": "),
+                        types.MessageType.Warning)
+    return result
+
+
+async def reject_mission(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    a = params.parse_args(params.SessionArgs, args)
+    return await _decide(ls, a.session_id, "reject")
+
+
+async def modify_mission(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    """Re-submit the mission text the person edited (argument `text`, else the document's `## Mission`)."""
+    from deepseek_ls.lsp.sessions import refresh_session, show_document
+
+    a = params.parse_args(params.MissionTextArgs, args)
+    view = ls.session_views.get(a.session_id) or refresh_session(ls, a.session_id)
+    card = ((view.get("hetun") or {}).get("mission") or {})
+    text = (a.text or "").strip()
+    if not text and ls.root is not None:
+        document, _ = current_text(ls, relpath_to_uri(ls.root, mission_doc_relpath(a.session_id)))
+        text = missions.read_text(document)
+    if not text or text == str(card.get("text", "")).strip():
+        path = write_mission_document(ls, a.session_id, view)
+        if path is not None:
+            show_document(ls, path)
+        ls.show_message("deepseek-ls: edit the mission text under '## Mission' in the mission document, "
+                        "then choose Modify… again.")
+        return {"session_id": a.session_id, "modified": False, "mission": card}
+    result = await _decide(ls, a.session_id, "modify", text)
+    return {**result, "modified": True}
+
+
+async def undo_mission(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    from deepseek_ls.lsp.sessions import refresh_session
+
+    a = params.parse_args(params.SessionArgs, args)
+    restored = await _agent(ls).undo_mission(a.session_id)
+    changed(ls, restored)
+    refresh_session(ls, a.session_id)
+    return {"session_id": a.session_id, "restored": restored}
+
+
+def register(server: DeepSeekServer) -> None:
+    from deepseek_ls.lsp.guard import command
+
+    command(server, names.CMD_APPROVE_MISSION, approve_mission)
+    command(server, names.CMD_REJECT_MISSION, reject_mission)
+    command(server, names.CMD_MODIFY_MISSION, modify_mission)
+    command(server, names.CMD_UNDO_MISSION, undo_mission)
