@@ -14,7 +14,7 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -55,6 +55,14 @@ class _Open:
     manifest: Manifest
     index: tantivy.Index
     stamp: tuple[int, int, int]  # manifest.json (inode, mtime_ns, size)
+    # One searcher (a snapshot of the committed segments) and schema for every query
+    # until the manifest changes: a new `_Open` is made, after a reload, on every write.
+    searcher: tantivy.Searcher = field(init=False)
+    schema: tantivy.Schema = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.searcher = self.index.searcher()
+        self.schema = self.index.schema
 
 
 class CodeIndex(IndexWriting):
@@ -308,7 +316,7 @@ class CodeIndex(IndexWriting):
             if paths is None:
                 paths = self._glob_cache[key] = q.glob_filter(path_glob, [p for p, _ in current.manifest.files])
         hits = q.run(
-            current.index, current.index.searcher(), compiled, top_k=top_k, paths=paths,
+            current.index, current.searcher, compiled, top_k=top_k, paths=paths,
             lang=normalize_language(lang) if lang else None, root=self.root,
         )
         return q.QueryResult(query=text, fresh=self.is_fresh(), hits=hits, warnings=compiled.warnings)
@@ -316,10 +324,10 @@ class CodeIndex(IndexWriting):
     def symbols(self, paths: list[str]) -> dict[str, list[Symbol]]:
         """Top-level symbols of indexed files (files not in the index are left out)."""
         current = self._opened()
-        searcher = current.index.searcher()
+        searcher = current.searcher
         out: dict[str, list[Symbol]] = {}
         for path in paths:
-            found = searcher.search(tantivy.Query.term_query(current.index.schema, f.PATH, path), 1).hits
+            found = searcher.search(tantivy.Query.term_query(current.schema, f.PATH, path), 1).hits
             if found:
                 doc = searcher.doc(found[0][1])
                 out[path] = [Symbol.from_list(item) for item in q.symbol_table(doc)]
@@ -333,7 +341,7 @@ class CodeIndex(IndexWriting):
         ranked: list[str] = []
         if query:
             compiled = q.compile_query(current.index, query)
-            hits = q.run(current.index, current.index.searcher(), compiled, top_k=50, paths=None, lang=None)
+            hits = q.run(current.index, current.searcher, compiled, top_k=50, paths=None, lang=None)
             ranked = [h.path for h in hits]
         seen = set(ranked)
         order = ranked + [p for p in overview_order(all_paths) if p not in seen]

@@ -128,15 +128,20 @@ def _snippet(line: str) -> str:
     return line if len(line) <= SNIPPET_CHARS else line[: SNIPPET_CHARS - 1] + "…"
 
 
-def _occurrences(data: bytes, terms: list[str], *, ignore_case: bool = False) -> dict[int, set[bytes]]:
+def _occurrences(
+    data: bytes, terms: list[str], *, ignore_case: bool = False, limit: int = MAX_LINES_PER_FILE
+) -> dict[int, set[bytes]]:
     """Line start offset -> the terms seen on that line (at most `MAX_OCCURRENCES_PER_TERM`
-    lines a term). `bytes.find` per term, skipping to the next line after a hit: a
-    memchr-speed scan that stops early; ignoring case folds ASCII letters only."""
+    lines a term; `limit` when there is one term: every line then weighs the same and
+    the first `limit` win). `bytes.find` per term, skipping to the next line after a
+    hit: a memchr-speed scan that stops early; ignoring case folds ASCII letters only."""
     haystack = data.lower() if ignore_case else data
     per_line: dict[int, set[bytes]] = {}
-    for term in dict.fromkeys((t.lower() if ignore_case else t).encode() for t in terms):
+    needles = dict.fromkeys((t.lower() if ignore_case else t).encode() for t in terms)
+    cap = limit if len(needles) == 1 else MAX_OCCURRENCES_PER_TERM
+    for term in needles:
         pos, seen = haystack.find(term), 0
-        while pos != -1 and seen < MAX_OCCURRENCES_PER_TERM:
+        while pos != -1 and seen < cap:
             per_line.setdefault(haystack.rfind(b"\n", 0, pos) + 1, set()).add(term)
             seen += 1
             end = haystack.find(b"\n", pos)
@@ -154,9 +159,11 @@ def line_hits(
     the sub-words of compound query words. Only the chosen lines are decoded.
     """
     data = content.encode() if isinstance(content, str) else content
-    per_line = _occurrences(data, terms)
+    per_line = _occurrences(data, terms, limit=limit)
     if not per_line and (terms or part_terms):
-        per_line = _occurrences(data, terms, ignore_case=True) or _occurrences(data, part_terms or [], ignore_case=True)
+        per_line = _occurrences(data, terms, ignore_case=True, limit=limit) or _occurrences(
+            data, part_terms or [], ignore_case=True, limit=limit
+        )
     best = sorted(per_line.items(), key=lambda kv: (-sum(len(t) for t in kv[1]), kv[0]))[:limit]
     out, line, counted_to = [], 1, 0
     for start, _ in sorted(best):
@@ -164,7 +171,7 @@ def line_hits(
         counted_to = start
         end = data.find(b"\n", start)
         text = data[start : end if end != -1 else len(data)].decode("utf-8", "replace")
-        out.append(LineHit(line=line, text=_snippet(text)))
+        out.append(LineHit.model_construct(line=line, text=_snippet(text)))  # our own values
     return out
 
 
@@ -195,7 +202,9 @@ def run(
     when first asked for)."""
     if compiled.query is None or top_k <= 0 or (paths is not None and not paths):
         return []
-    query = with_filters(index.schema, compiled.query, paths=paths, lang=lang)
+    query = compiled.query if paths is None and lang is None else with_filters(
+        index.schema, compiled.query, paths=paths, lang=lang
+    )
     # Ask for a few more than needed: ties at the cut are broken by path, not by
     # segment order, so results do not depend on how tantivy merged segments.
     hits = searcher.search(query, limit=top_k + 16, count=False).hits
@@ -209,7 +218,8 @@ def run(
     scored.sort(key=lambda item: (-item[0], item[1]))
     out = []
     for score, path, doc in scored[:top_k]:
-        hit = FileHit(path=path, score=score, lang=doc.get_first(f.LANG) or "text")
+        # Values from our own index: no validation needed (model_construct).
+        hit = FileHit.model_construct(path=path, score=score, lang=doc.get_first(f.LANG) or "text")
         if root is not None:
             hit.with_lines(functools.partial(_lines_of, root, path, compiled.terms, compiled.part_terms))
         out.append(hit)

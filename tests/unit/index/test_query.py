@@ -116,3 +116,20 @@ def test_a_field_named_in_the_query_keeps_its_underscore(index):
     result = index.query("path_text:client")
     assert paths(result) == ["web/client.ts"]
     assert not result.warnings
+
+
+def test_a_changed_file_is_found_after_its_update_by_this_or_another_instance(workspace, make_index):
+    # Queries reuse one searcher per opened manifest: a write must replace it.
+    idx = make_index(workspace)
+    idx.build()
+    assert paths(idx.query("freshly_added_name")) == []
+    with (workspace / "app/util/strings.py").open("a") as fh:
+        fh.write("\ndef freshly_added_name():\n    pass\n")
+    idx.update(["app/util/strings.py"])
+    assert paths(idx.query("freshly_added_name")) == ["app/util/strings.py"]
+    other = make_index(workspace)  # another process's CodeIndex over the same state
+    (workspace / "README.md").write_text("# Sample\n\nsecond_new_word here\n")
+    other.update(["README.md"])
+    other.wait_idle()
+    assert paths(idx.query("second_new_word")) == ["README.md"]
+    assert paths(idx.query("freshly_added_name")) == ["app/util/strings.py"]
