@@ -1,7 +1,9 @@
 """Read a `SourceFile`'s bytes: a git blob, or a stable read from disk.
 
 Blobs come from one long-lived `git cat-file --batch` process (one round trip
-per file, no process per file). A disk read is "stable" when the file's stat
+per file, no process per file), started through `policy/git_safety.py` (nothing
+the repository's config names runs); every answer is awaited with a deadline and
+a blob larger than `MAX_BLOB_BYTES` is not kept in memory. A disk read is "stable" when the file's stat
 is the same before and after the read; if it changed while we read it, that
 one file is read again (bounded), never the whole build.
 """
@@ -9,13 +11,20 @@ one file is read again (bounded), never the whole build.
 from __future__ import annotations
 
 import os
+import select
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .sources import GIT_ENV, SourceFile
+from ..policy import git_safety
+from .sources import SourceFile
 
 _STABLE_READ_ATTEMPTS = 5
+# One blob's answer must arrive within this; a stuck git is killed and the file recorded unreadable.
+BLOB_TIMEOUT_SECONDS = 30.0
+# Larger blobs are read past, keeping this much (+1, so the size check skips them as too large).
+MAX_BLOB_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +52,7 @@ class ContentReader:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._batch: subprocess.Popen[bytes] | None = None
+        self._pending = bytearray()
 
     def __enter__(self) -> "ContentReader":
         return self
@@ -52,10 +62,14 @@ class ContentReader:
 
     def close(self) -> None:
         if self._batch is not None:
-            assert self._batch.stdin is not None
-            self._batch.stdin.close()
-            self._batch.wait(timeout=10)
-            self._batch = None
+            batch, self._batch = self._batch, None
+            assert batch.stdin is not None
+            try:
+                batch.stdin.close()
+                batch.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                batch.kill()
+                batch.wait(timeout=10)
 
     def read(self, src: SourceFile) -> FileBytes | None:
         return self._read_blob(src.oid) if src.oid else self.read_disk(src.path)
@@ -76,21 +90,78 @@ class ContentReader:
 
     def _read_blob(self, oid: str) -> FileBytes | None:
         if self._batch is None:
+            try:
+                safe = git_safety.prepare(self.root)
+            except (git_safety.UnsafeRepository, subprocess.TimeoutExpired) as error:
+                raise OSError(f"git is not run on {self.root}: {error}") from None
+            if safe is None:
+                raise OSError(f"{self.root} is no longer a git repository")
             self._batch = subprocess.Popen(
-                ["git", "cat-file", "--batch"],
-                cwd=self.root,
-                env=GIT_ENV,
+                safe.argv("cat-file", "--batch"),
+                cwd=safe.cwd,
+                env=safe.env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
+                bufsize=0,
             )
-        assert self._batch.stdin is not None and self._batch.stdout is not None
-        self._batch.stdin.write(oid.encode() + b"\n")
-        self._batch.stdin.flush()
-        header = self._batch.stdout.readline().split()
-        if len(header) != 3:  # "<oid> missing"
-            return None
-        size = int(header[2])
-        data = self._batch.stdout.read(size)
-        self._batch.stdout.read(1)  # the newline after the content
+            self._pending = bytearray()
+        assert self._batch.stdin is not None
+        deadline = time.monotonic() + BLOB_TIMEOUT_SECONDS
+        try:
+            self._batch.stdin.write(oid.encode() + b"\n")
+            self._batch.stdin.flush()
+            header = self._take_line(deadline).split()
+            if len(header) != 3:  # "<oid> missing"
+                return None
+            size = int(header[2])
+            data = self._take(size, deadline, keep=MAX_BLOB_BYTES + 1)
+            self._take(1, deadline, keep=0)  # the newline after the content
+        except (OSError, ValueError, EOFError) as error:
+            self._abandon()
+            raise OSError(f"git cat-file: {error}") from None
         return FileBytes(data)
+
+    # -- bounded reads of the batch's answers ----------------------------------------------
+
+    def _fill(self, deadline: float) -> None:
+        assert self._batch is not None and self._batch.stdout is not None
+        remaining = deadline - time.monotonic()
+        fd = self._batch.stdout.fileno()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            raise TimeoutError(f"no answer within {BLOB_TIMEOUT_SECONDS:g} s")
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            raise EOFError("git cat-file --batch ended")
+        self._pending += chunk
+
+    def _take_line(self, deadline: float) -> bytes:
+        while (end := self._pending.find(b"\n")) < 0:
+            if len(self._pending) > 4096:
+                raise ValueError("an answer header longer than 4096 bytes")
+            self._fill(deadline)
+        line = bytes(self._pending[:end])
+        del self._pending[: end + 1]
+        return line
+
+    def _take(self, size: int, deadline: float, *, keep: int) -> bytes:
+        """The next `size` bytes of the answer, of which at most `keep` are kept."""
+        kept = bytearray()
+        while size > 0:
+            if not self._pending:
+                self._fill(deadline)
+            n = min(size, len(self._pending))
+            if len(kept) < keep:
+                kept += self._pending[: min(n, keep - len(kept))]
+            del self._pending[:n]
+            size -= n
+        return bytes(kept)
+
+    def _abandon(self) -> None:
+        if self._batch is not None:
+            batch, self._batch = self._batch, None
+            batch.kill()
+            try:
+                batch.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass

@@ -22,12 +22,12 @@ from typing import Sequence
 
 import pathspec
 
+from ..policy import git_safety
 from ..workspace import STATE_DIR_NAME
 
 log = logging.getLogger(__name__)
 
 ALWAYS_EXCLUDED_DIRS = frozenset({".git", STATE_DIR_NAME})
-GIT_ENV = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,21 +51,19 @@ class SourceError(RuntimeError):
     """The workspace could not be enumerated (e.g. git failed)."""
 
 
-# Every wait on a child process is bounded (a stuck git must not hang the index).
-GIT_TIMEOUT_SECONDS = 120.0
+# Every wait on a child process is bounded (a stuck git must not hang the index), and git runs
+# with the repository's program-running settings switched off (policy/git_safety.py).
+GIT_TIMEOUT_SECONDS = git_safety.GIT_TIMEOUT_SECONDS
 
 
 def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
     try:
-        proc = subprocess.run(
-            ["git", *args], cwd=root, env=GIT_ENV, capture_output=True, stdin=subprocess.DEVNULL,
-            timeout=GIT_TIMEOUT_SECONDS,
-        )
-    except subprocess.TimeoutExpired:
-        raise SourceError(f"git {' '.join(args)} took more than {GIT_TIMEOUT_SECONDS:g} s") from None
-    if check and proc.returncode != 0:
-        raise SourceError(f"git {' '.join(args)} failed: {proc.stderr.decode(errors='replace').strip()}")
-    return proc
+        safe = git_safety.prepare(root)
+        if safe is None:
+            raise SourceError(f"{root} is not in a git repository")
+        return safe.run(*args, check=check, timeout=GIT_TIMEOUT_SECONDS)
+    except (git_safety.GitError, git_safety.UnsafeRepository, subprocess.TimeoutExpired) as error:
+        raise SourceError(str(error)) from None
 
 
 def _z(output: bytes) -> list[str]:
@@ -76,8 +74,16 @@ def _z(output: bytes) -> list[str]:
 def in_git(root: Path) -> bool:
     """Whether `root` is inside a git work tree (cached: asked on every update)."""
     try:
+        if git_safety.locate(root) is None:
+            return False
         proc = _git(root, "rev-parse", "--is-inside-work-tree", check=False)
+    except git_safety.UnsafeRepository as error:  # e.g. a `.git` pointing at another repository
+        log.warning("indexing %s without git: %s", root, error)
+        return False
     except FileNotFoundError:  # no git binary: walk instead
+        return False
+    except SourceError as error:
+        log.warning("indexing %s without git: %s", root, error)
         return False
     return proc.returncode == 0 and proc.stdout.strip() == b"true"
 

@@ -14,6 +14,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from deepseek_ls.policy.git_safety import base_env
+
 
 @dataclass
 class ThreeWay:
@@ -41,6 +43,8 @@ def merge_three_way(base: str, ours: str, theirs: str, *, label: str = "file") -
             [git_binary(), "merge-file", "-p", "-L", "current", "-L", "base", "-L", "patch", *paths],
             capture_output=True,
             timeout=60,
+            cwd=tmp,  # outside any repository: no repository config is read
+            env=base_env(None),
         )
     if proc.returncode < 0 or proc.returncode > 127:
         raise RuntimeError(f"git merge-file failed: {proc.stderr.decode(errors='replace').strip()}")

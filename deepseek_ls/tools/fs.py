@@ -12,7 +12,7 @@ import pathspec
 from pydantic import BaseModel, Field
 
 from deepseek_ls.patch.hunks import split_lines
-from deepseek_ls.policy import safe_files
+from deepseek_ls.policy import git_safety, safe_files
 from deepseek_ls.policy.errors import PolicyViolation
 from deepseek_ls.policy.secret_files import check_not_secret
 from deepseek_ls.tools.registry import Tool, ToolContext
@@ -94,13 +94,13 @@ def _read_disk(ctx: ToolContext, rel: str) -> str:
 def workspace_files(root: Path) -> list[str]:
     """Every file in the workspace not ignored by git (gitignore rules), sorted."""
     if (root / ".git").exists():
-        proc = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=root,
-            capture_output=True,
-            timeout=60,
-        )
-        if proc.returncode == 0:
+        try:  # with the repository's program-running settings off (policy/git_safety.py)
+            safe = git_safety.prepare(root)
+            proc = safe.run("ls-files", "-z", "--cached", "--others", "--exclude-standard", check=False,
+                            timeout=60) if safe is not None else None
+        except (git_safety.UnsafeRepository, git_safety.GitError, subprocess.TimeoutExpired):
+            proc = None  # e.g. a `.git` pointing at another repository: walk the files instead
+        if proc is not None and proc.returncode == 0:
             names = [n for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
             return sorted({n for n in names if (root / n).is_file()})
     return _walk(root)

@@ -1,7 +1,11 @@
-"""Git tools (read-only, via GitPython): `git.status`, `git.diff`, `git.show`, `repo.info`.
+"""Git tools (read-only): `git.status`, `git.diff`, `git.show`, `repo.info`.
 
-External diff drivers and textconv filters are disabled so a repository's
-configuration cannot make a read run a program.
+Each runs the `git` binary through `policy/git_safety.py` — fixed git directory and
+work tree, every program the repository's configuration names switched off (fsmonitor,
+filters, textconv, external diff, pager, hooks, helpers) — bounded by
+`policy.command_timeout_seconds` and `policy.max_output_bytes` (`tools/proc.py`), and
+inside the OS sandbox when it works, so a hostile repository cannot make a read run a
+program.
 """
 
 from __future__ import annotations
@@ -11,11 +15,12 @@ import platform
 import re
 import sys
 
-import git
 from pydantic import BaseModel, Field
 
 from deepseek_ls.policy.command_secrets import git_exclude_pathspecs
+from deepseek_ls.policy.git_safety import SafeGit, UnsafeRepository, prepare
 from deepseek_ls.policy.secret_files import check_not_secret, file_is_secret
+from deepseek_ls.tools.proc import run_bounded
 from deepseek_ls.tools.registry import Tool, ToolContext
 
 _REV = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./~^@{}+-]*$")
@@ -36,11 +41,38 @@ class ShowArgs(BaseModel):
     path: str = Field(description="workspace-relative path of the file to show at that revision")
 
 
-def _repo(ctx: ToolContext) -> git.Repo:
+class GitOutput:
+    def __init__(self, code: int | None, out: bytes, err: bytes, truncated: bool) -> None:
+        self.code, self.out, self.err, self.truncated = code, out, err, truncated
+
+    def text(self) -> str:
+        return self.out.decode("utf-8", "replace")
+
+
+async def _prepare(ctx: ToolContext) -> SafeGit:
     try:
-        return git.Repo(ctx.root, search_parent_directories=False)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise ValueError("the workspace is not a git repository") from None
+        safe = await asyncio.to_thread(prepare, ctx.root)
+    except UnsafeRepository as error:
+        raise ValueError(f"git is not run on this workspace: {error}") from None
+    if safe is None or safe.location.worktree != ctx.root.resolve():
+        raise ValueError("the workspace is not a git repository (its top level)")
+    return safe
+
+
+async def _git(ctx: ToolContext, safe: SafeGit, *args: str, check: bool = True, max_bytes: int | None = None) -> GitOutput:
+    """One bounded git run (sandboxed when the sandbox works). `check`: a failure is an error."""
+    cap = max_bytes or ctx.config.policy.max_output_bytes
+    timeout = ctx.config.policy.command_timeout_seconds
+    argv = safe.argv(*args)
+    if ctx.sandbox is not None and (await ctx.sandbox.astatus()).available:
+        argv = ctx.sandbox.wrap(argv, cwd=safe.cwd)
+    result = await run_bounded(argv, cwd=safe.cwd, env=safe.env, timeout=timeout, max_output_bytes=cap)
+    if result.timed_out:
+        raise ValueError(f"git {args[0]} took more than {timeout:g} s and was stopped")
+    if check and result.exit_code != 0:
+        why = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ValueError(f"git {args[0]} failed: {why[-1] if why else f'exit {result.exit_code}'}")
+    return GitOutput(result.exit_code, result.stdout, result.stderr, result.stdout_omitted > 0)
 
 
 def _check_rev(rev: str) -> str:
@@ -57,100 +89,95 @@ def _cap(ctx: ToolContext, text: str) -> tuple[str, bool]:
     return raw[:cap].decode("utf-8", "ignore"), True
 
 
-async def git_status(ctx: ToolContext, args: NoArgs) -> dict:
-    def run() -> dict:
-        repo = _repo(ctx)
-        out = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all")
-        entries = []
-        items = [x for x in out.split("\0") if x]
-        i = 0
-        while i < len(items):
-            item = items[i]
-            code, path = item[:2], item[3:]
-            entry = {"path": path, "index": code[0], "worktree": code[1]}
-            if code[0] in "RC":  # rename: the next item is the source path
-                i += 1
-                entry["from"] = items[i] if i < len(items) else ""
-            if not path.startswith(".deepseek/"):
-                entries.append(entry)
-            i += 1
-        try:
-            branch = repo.active_branch.name
-        except TypeError:
-            branch = None
-        return {"branch": branch, "entries": entries, "clean": not entries}
+async def _branch(ctx: ToolContext, safe: SafeGit) -> str | None:
+    out = await _git(ctx, safe, "symbolic-ref", "--short", "-q", "HEAD", check=False)
+    return out.text().strip() or None if out.code == 0 else None
 
-    return await asyncio.to_thread(run)
+
+async def git_status(ctx: ToolContext, args: NoArgs) -> dict:
+    safe = await _prepare(ctx)
+    out = await _git(ctx, safe, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all")
+    entries = []
+    items = [x for x in out.text().split("\0") if x]
+    i = 0
+    while i < len(items):
+        item = items[i]
+        code, path = item[:2], item[3:]
+        entry = {"path": path, "index": code[0], "worktree": code[1]}
+        if code[0] in "RC":  # rename: the next item is the source path
+            i += 1
+            entry["from"] = items[i] if i < len(items) else ""
+        if not path.startswith(".deepseek/"):
+            entries.append(entry)
+        i += 1
+    return {"branch": await _branch(ctx, safe), "entries": entries, "clean": not entries,
+            **({"truncated": True} if out.truncated else {})}
 
 
 async def git_diff(ctx: ToolContext, args: DiffArgs) -> dict:
     paths = [ctx.paths.relative(p) for p in args.paths]
-
-    def run() -> dict:
-        repo = _repo(ctx)
-        argv = ["--no-ext-diff", "--no-textconv", "--no-color"]
-        if args.staged:
-            argv.append("--cached")
-        if args.rev:
-            argv.append(_check_rev(args.rev))
-        # Secret locations never appear, whatever the paths asked for: exclude pathspecs for
-        # the deny-list, and for changed files whose content is a credential file.
-        excludes = git_exclude_pathspecs(ctx.paths.deny_patterns)
-        pathspecs = ["--", *(paths or [":/"]), *excludes]
-        names = repo.git.diff(*argv, "--name-only", "-z", *pathspecs).split("\0")
-        hidden = [n for n in names if n and file_is_secret(ctx.root, n)]
-        pathspecs += [f":(exclude,literal){n}" for n in hidden]
-        text, truncated = _cap(ctx, repo.git.diff(*argv, *pathspecs))
-        return {"diff": text, "truncated": truncated, **({"hidden_secret_files": hidden} if hidden else {})}
-
-    return await asyncio.to_thread(run)
+    safe = await _prepare(ctx)
+    argv = ["diff", "--no-ext-diff", "--no-textconv", "--no-color", "--ignore-submodules=all"]
+    if args.staged:
+        argv.append("--cached")
+    if args.rev:
+        argv.append(_check_rev(args.rev))
+    # Secret locations never appear, whatever the paths asked for: exclude pathspecs for
+    # the deny-list, and for changed files whose content is a credential file.
+    excludes = git_exclude_pathspecs(ctx.paths.deny_patterns)
+    pathspecs = ["--", *(paths or [":/"]), *excludes]
+    listing = await _git(ctx, safe, *argv, "--name-only", "-z", *pathspecs, max_bytes=4 * 1024 * 1024)
+    names = listing.text().split("\0")
+    hidden = [n for n in names if n and await asyncio.to_thread(file_is_secret, ctx.root, n)]
+    pathspecs += [f":(exclude,literal){n}" for n in hidden]
+    out = await _git(ctx, safe, *argv, *pathspecs)
+    text, truncated = _cap(ctx, out.text())
+    return {"diff": text, "truncated": truncated or out.truncated,
+            **({"hidden_secret_files": hidden} if hidden else {})}
 
 
 async def git_show(ctx: ToolContext, args: ShowArgs) -> dict:
     rev = _check_rev(args.rev)
     path = ctx.paths.relative(args.path)
-
-    def run() -> dict:
-        repo = _repo(ctx)
-        try:
-            blob = repo.commit(rev).tree / path
-        except (git.BadName, ValueError, KeyError):
-            raise ValueError(f"{path} does not exist at {rev}") from None
-        data = blob.data_stream.read()
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ValueError(f"{path} at {rev} is not UTF-8 text") from None
-        check_not_secret(f"{rev}:{path}", text)
-        content, truncated = _cap(ctx, text)
-        return {"rev": rev, "path": path, "content": content, "truncated": truncated}
-
-    return await asyncio.to_thread(run)
+    safe = await _prepare(ctx)
+    cap = ctx.config.policy.max_output_bytes
+    kind = await _git(ctx, safe, "cat-file", "-t", f"{rev}:{path}", check=False)
+    if kind.code != 0 or kind.text().strip() != "blob":
+        raise ValueError(f"{path} does not exist at {rev}")
+    # Twice the cap: the head is shown, the whole of it is checked for a credential file.
+    out = await _git(ctx, safe, "cat-file", "blob", f"{rev}:{path}", max_bytes=2 * cap)
+    data = out.out if not out.truncated else out.out[:cap]
+    try:
+        text = data.decode("utf-8") if not out.truncated else data.decode("utf-8", "ignore")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} at {rev} is not UTF-8 text") from None
+    if "\0" in text:
+        raise ValueError(f"{path} at {rev} is not UTF-8 text")
+    check_not_secret(f"{rev}:{path}", text)
+    content, truncated = _cap(ctx, text)
+    return {"rev": rev, "path": path, "content": content, "truncated": truncated or out.truncated}
 
 
 async def repo_info(ctx: ToolContext, args: NoArgs) -> dict:
-    def run() -> dict:
-        info: dict = {
-            "root": str(ctx.root),
-            "platform": platform.platform(),
-            "python": sys.version.split()[0],
-            "git": False,
-        }
-        try:
-            repo = git.Repo(ctx.root)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            return info
-        info["git"] = True
-        try:
-            info["head"] = repo.head.commit.hexsha
-            info["branch"] = None if repo.head.is_detached else repo.active_branch.name
-        except ValueError:  # no commits yet
-            info["head"] = None
-            info["branch"] = None
-        info["dirty"] = repo.is_dirty(untracked_files=True)
+    info: dict = {
+        "root": str(ctx.root),
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "git": False,
+    }
+    try:
+        safe = await asyncio.to_thread(prepare, ctx.root)
+    except UnsafeRepository as error:
+        return {**info, "git_refused": str(error)}
+    if safe is None or safe.location.worktree != ctx.root.resolve():
         return info
-
-    return await asyncio.to_thread(run)
+    info["git"] = True
+    head = await _git(ctx, safe, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False)
+    info["head"] = head.text().strip() if head.code == 0 else None  # None: no commits yet
+    info["branch"] = await _branch(ctx, safe) if info["head"] else None
+    status = await _git(ctx, safe, "status", "--porcelain", "--untracked-files=normal", "--ignore-submodules=all")
+    info["dirty"] = bool(status.out.strip())
+    return info
 
 
 TOOLS = [

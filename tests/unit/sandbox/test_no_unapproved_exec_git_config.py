@@ -1,0 +1,231 @@
+"""A hostile repository's git configuration never makes our git reads run a program.
+
+Each case plants, in `.git/config` (or a file it includes, or `.gitattributes`), a setting that
+names a canary script — fsmonitor, clean/smudge/process filters, textconv, external diff, pagers,
+hooks, transport helpers, `include.path`, worktree config. Then every git process we start runs on
+it: the `git.*` tools and `repo.info` (with the OS sandbox off, so only the hardening stands, and
+on), `fs.list`, and the index (snapshot, `git cat-file --batch` over every blob, update on save).
+The canary script never runs. Where plain `git` would have run it, a control run proves the case
+is live.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from sandbox_kit import RecordingUI, git
+
+from deepseek_ls.config_models import Config, PolicyConfig, SandboxConfig
+from deepseek_ls.index.reader import ContentReader
+from deepseek_ls.index.sources import resolve_paths, take_snapshot
+from deepseek_ls.policy.git_safety import UnsafeRepository, locate
+from deepseek_ls.store.sink import ListSink
+from deepseek_ls.tools.host import ToolHost
+from deepseek_ls.tools.overlay import DocumentOverlay
+
+EVIL = "@EVIL@"  # replaced by the canary script's path
+
+
+@dataclass(frozen=True)
+class Case:
+    config: str  # appended to .git/config
+    attributes: str = ""  # .gitattributes (committed)
+    extra: tuple[tuple[str, str], ...] = ()  # (path relative to the workspace, content) written before
+    control: tuple[str, ...] | None = None  # a plain git command that runs the canary (None: needs a transport/tty)
+
+
+CASES = [
+    pytest.param(Case("[core]\n\tfsmonitor = @EVIL@\n", control=("status",)), id="core-fsmonitor"),
+    pytest.param(Case('[filter "evil"]\n\tclean = @EVIL@\n', "*.txt filter=evil\n", control=("diff",)), id="filter-clean"),
+    pytest.param(Case('[filter "evil"]\n\tprocess = @EVIL@\n', "*.txt filter=evil\n", control=("diff",)), id="filter-process"),
+    pytest.param(Case('[filter "evil"]\n\tclean = @EVIL@\n\trequired = true\n', "*.txt filter=evil\n", control=("diff",)),
+                 id="filter-required"),
+    pytest.param(Case('[filter "evil"]\n\tsmudge = @EVIL@\n', "*.txt filter=evil\n"), id="filter-smudge"),
+    pytest.param(Case('[diff "evil"]\n\ttextconv = @EVIL@\n', "*.txt diff=evil\n", control=("diff",)), id="diff-textconv"),
+    pytest.param(Case('[diff "evil"]\n\tcommand = @EVIL@\n', "*.txt diff=evil\n", control=("diff",)), id="diff-driver-command"),
+    pytest.param(Case("[diff]\n\texternal = @EVIL@\n", control=("diff",)), id="diff-external"),
+    pytest.param(Case('[merge "evil"]\n\tdriver = @EVIL@\n', "*.txt merge=evil\n"), id="merge-driver"),
+    pytest.param(Case("[core]\n\tpager = @EVIL@\n"), id="core-pager"),
+    pytest.param(Case("[pager]\n\tdiff = @EVIL@\n\tstatus = @EVIL@\n"), id="pager-per-command"),
+    pytest.param(Case("[core]\n\thooksPath = hooks-evil\n"), id="core-hookspath"),
+    pytest.param(Case("[core]\n\tsshCommand = @EVIL@\n"), id="core-sshcommand"),
+    pytest.param(Case("[core]\n\tgitProxy = @EVIL@\n\taskPass = @EVIL@\n"), id="core-gitproxy-askpass"),
+    pytest.param(Case("[credential]\n\thelper = !@EVIL@\n"), id="credential-helper"),
+    pytest.param(Case('[remote "origin"]\n\turl = ../x\n\tuploadpack = @EVIL@\n\treceivepack = @EVIL@\n'), id="remote-uploadpack"),
+    pytest.param(Case("[uploadpack]\n\tpackObjectsHook = @EVIL@\n"), id="uploadpack-hook"),
+    pytest.param(Case("[alias]\n\tstatus = !@EVIL@\n\tdiff = !@EVIL@\n"), id="alias-shadowing-builtins"),
+    pytest.param(Case("[log]\n\tshowSignature = true\n[gpg]\n\tprogram = @EVIL@\n"), id="gpg-program"),
+    pytest.param(Case("[include]\n\tpath = ../evil.inc\n", extra=(("evil.inc", "[core]\n\tfsmonitor = @EVIL@\n"),),
+                      control=("status",)), id="include-path-fsmonitor"),
+    pytest.param(Case("[include]\n\tpath = ../evil.inc\n", "*.txt filter=evil\n",
+                      extra=(("evil.inc", '[filter "evil"]\n\tclean = @EVIL@\n'),), control=("diff",)),
+                 id="include-path-filter"),
+    pytest.param(Case('[includeIf "gitdir:/"]\n\tpath = ../evil.inc\n',
+                      extra=(("evil.inc", "[core]\n\tfsmonitor = @EVIL@\n"),), control=("status",)), id="includeif-gitdir"),
+    pytest.param(Case("[core]\n\trepositoryformatversion = 1\n[extensions]\n\tworktreeConfig = true\n",
+                      extra=((".git/config.worktree", "[core]\n\tfsmonitor = @EVIL@\n"),), control=("status",)),
+                 id="worktree-config-fsmonitor"),
+    pytest.param(Case('[filter "evil"]\n\tclean = @EVIL@\n', extra=((".git/info/attributes", "*.txt filter=evil\n"),),
+                      control=("diff",)), id="info-attributes-filter"),
+    pytest.param(Case("[core]\n\tfsmonitor = @EVIL@\n\tuntrackedCache = true\n[status]\n\tshowUntrackedFiles = all\n",
+                      control=("status",)), id="fsmonitor-untracked-cache"),
+]
+
+
+def _hostile_repo(tmp_path: Path, case: Case) -> tuple[Path, Path]:
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "notes.txt").write_text("first\n")
+    (root / "src" / "app.py").write_text("def add(a, b):\n    return a + b\n")
+    if case.attributes:
+        (root / ".gitattributes").write_text(case.attributes)
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "init")
+    marker = tmp_path / "outside" / "ran"
+    marker.parent.mkdir()
+    evil = tmp_path / "evil.sh"
+    evil.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {marker}\nexec cat\n")
+    evil.chmod(0o755)
+    hooks = root / "hooks-evil"
+    hooks.mkdir()
+    for hook in ("post-index-change", "pre-auto-gc", "post-checkout", "reference-transaction", "fsmonitor-watchman"):
+        (hooks / hook).write_text(f"#!/bin/sh\necho {hook} >> {marker}\n")
+        (hooks / hook).chmod(0o755)
+    for rel, content in case.extra:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(content.replace(EVIL, str(evil)))
+    with open(root / ".git" / "config", "a") as fh:
+        fh.write(case.config.replace(EVIL, str(evil)))
+    # A work-tree change, staged and not, with an old mtime: git must hash the file (runs a clean filter).
+    (root / "src" / "notes.txt").write_text("second\n")
+    os.utime(root / "src" / "notes.txt", (946684800, 946684800))
+    (root / "src" / "new.txt").write_text("untracked\n")
+    return root, marker
+
+
+def _host(root: Path, *, sandbox: bool) -> ToolHost:
+    policy = PolicyConfig(sandbox=SandboxConfig(mode="auto" if sandbox else "off"))
+    return ToolHost(root, Config(policy=policy), sink=ListSink(), ui=RecordingUI(), overlay=DocumentOverlay(root))
+
+
+async def _every_git_read(root: Path, host: ToolHost) -> None:
+    for name, args in (
+        ("git.status", {}), ("git.diff", {}), ("git.diff", {"staged": True}), ("git.diff", {"rev": "HEAD"}),
+        ("git.diff", {"paths": ["src/notes.txt"]}), ("git.show", {"rev": "HEAD", "path": "src/notes.txt"}),
+        ("repo.info", {}), ("fs.list", {"glob": "**"}),
+    ):
+        result = await host.call(name, args)
+        assert result.ok, f"{name} {args}: {result.error}"
+    snapshot = take_snapshot(root)
+    assert snapshot.git and "src/notes.txt" in snapshot.files
+    with ContentReader(root) as reader:
+        for src in snapshot.files.values():
+            reader.read(src)
+    resolve_paths(root, ["src/notes.txt", "src/new.txt"])
+
+
+@pytest.mark.parametrize("sandboxed", [pytest.param(False, id="hardening-only"), pytest.param(True, id="sandboxed")])
+@pytest.mark.parametrize("case", CASES)
+async def test_no_unapproved_exec_git_config(tmp_path: Path, case: Case, sandboxed: bool) -> None:
+    root, marker = _hostile_repo(tmp_path, case)
+    host = _host(root, sandbox=sandboxed)
+    if sandboxed and not (await host.sandbox.astatus()).available:
+        pytest.skip("no OS sandbox here")
+    await _every_git_read(root, host)
+    assert not marker.exists(), f"the repository's config ran a program: {marker.read_text()}"
+    if case.control is not None and not sandboxed:
+        # Control: plain git on the same repository does run it (the case is live).
+        subprocess.run(["git", *case.control], cwd=root, capture_output=True, timeout=60,
+                       env={k: v for k, v in os.environ.items() if not k.startswith("GIT_")})
+        assert marker.exists(), f"control: plain git {case.control} did not run the canary; the case tests nothing"
+
+
+# -- a `.git` that leads elsewhere ------------------------------------------------------------
+
+
+def _other_repo(tmp_path: Path) -> Path:
+    other = tmp_path / "private"
+    other.mkdir()
+    (other / "secret.txt").write_text("canary-private-repo-content\n")
+    git(other, "init", "-q")
+    git(other, "add", ".")
+    git(other, "commit", "-q", "-m", "private")
+    return other
+
+
+def _gitfile_elsewhere(tmp_path: Path, root: Path, other: Path) -> None:
+    (root / ".git").write_text(f"gitdir: {other / '.git'}\n")
+
+
+def _symlink_elsewhere(tmp_path: Path, root: Path, other: Path) -> None:
+    (root / ".git").symlink_to(other / ".git")
+
+
+def _commondir_elsewhere(tmp_path: Path, root: Path, other: Path) -> None:
+    git(root, "init", "-q")
+    (root / ".git" / "commondir").write_text(str(other / ".git") + "\n")
+
+
+def _worktree_of_another(tmp_path: Path, root: Path, other: Path) -> None:
+    git(other, "worktree", "add", "-q", str(tmp_path / "other-wt"))
+    (root / ".git").write_text(f"gitdir: {other / '.git' / 'worktrees' / 'other-wt'}\n")
+
+
+def _core_worktree_elsewhere(tmp_path: Path, root: Path, other: Path) -> None:
+    git(root, "init", "-q")
+    with open(root / ".git" / "config", "a") as fh:
+        fh.write(f"[core]\n\tworktree = {other}\n")
+
+
+REDIRECTS = [
+    pytest.param(_gitfile_elsewhere, True, id="gitfile-to-another-repo"),
+    pytest.param(_symlink_elsewhere, True, id="git-symlink-to-another-repo"),
+    pytest.param(_commondir_elsewhere, True, id="commondir-to-another-repo"),
+    pytest.param(_worktree_of_another, True, id="gitfile-to-another-repos-worktree"),
+    pytest.param(_core_worktree_elsewhere, False, id="core-worktree-elsewhere"),
+]
+
+
+@pytest.mark.parametrize(("plant", "refused"), REDIRECTS)
+async def test_no_leak_git_dir_redirected_to_another_repository(tmp_path: Path, plant, refused: bool) -> None:
+    other = _other_repo(tmp_path)
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("x = 1\n")
+    plant(tmp_path, root, other)
+    host = _host(root, sandbox=False)
+    seen = []
+    for name, args in (("git.status", {}), ("git.diff", {}), ("git.show", {"rev": "HEAD", "path": "secret.txt"}),
+                       ("repo.info", {}), ("fs.list", {"glob": "**"})):
+        result = await host.call(name, args)
+        seen.append(repr(result.value) + repr(result.error))
+    snapshot = take_snapshot(root)
+    assert "secret.txt" not in snapshot.files
+    assert "canary-private-repo-content" not in "\n".join(seen)
+    assert not any("secret.txt" in listing for listing in (seen[0], seen[1], seen[4]))  # status, diff, fs.list
+    if refused:
+        with pytest.raises(UnsafeRepository):
+            locate(root)
+        assert not snapshot.git
+
+
+def test_linked_worktrees_and_submodules_still_work(tmp_path: Path) -> None:
+    """The redirect checks accept git's own layouts: a linked worktree and a submodule."""
+    main = tmp_path / "main"
+    main.mkdir()
+    (main / "a.txt").write_text("a\n")
+    git(main, "init", "-q")
+    git(main, "add", ".")
+    git(main, "commit", "-q", "-m", "a")
+    git(main, "worktree", "add", "-q", str(tmp_path / "wt"))
+    loc = locate(tmp_path / "wt")
+    assert loc is not None and loc.worktree == (tmp_path / "wt").resolve()
+    assert take_snapshot(tmp_path / "wt").git
+    git(main, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(main), "sub")
+    loc = locate(main / "sub")
+    assert loc is not None and loc.gitdir == (main / ".git" / "modules" / "sub").resolve()
