@@ -199,3 +199,47 @@ def _looser(new: Any, old: Any) -> bool:
     if isinstance(new, (int, float)) and isinstance(old, (int, float)):
         return new > old
     return new != old
+
+
+# -- yolo needs a trusted workspace -------------------------------------------------------
+
+
+class UntrustedWorkspace(Exception):
+    """A request that needs a trusted workspace (yolo mode) in one that is not trusted."""
+
+    exit_code = 2
+
+    @property
+    def user_message(self) -> str:
+        return str(self)
+
+
+def workspace_trust(root: Path, env: Mapping[str, str] | None = None) -> TrustState:
+    """Whether the person trusted `root` (and its config files are as they were then)."""
+    from deepseek_ls.config import user_config_path
+
+    return TrustStore(trust_file(user_config_path(env))).state(root)
+
+
+def yolo_refusal(root: Path, env: Mapping[str, str] | None = None) -> str | None:
+    """Why yolo mode (approve everything allowlisted without asking) may not run in `root`, or None.
+
+    Yolo trusts the repository's code and instructions as much as the person does: its
+    `conftest.py`, its `AGENTS.md`, what its README steers the model to do. So it runs only in a
+    workspace the person trusted with `deepseek-ls trust`."""
+    state = workspace_trust(root, env)
+    if state.trusted:
+        return None
+    why = ("its .deepseek/config.toml or .mcp.json changed since you trusted it" if state.reason == "changed"
+           else "it is not a trusted workspace")
+    return (f"yolo mode approves edits and commands without asking, so it runs only in a workspace you "
+            f"trust; {Path(root)}: {why}. If you trust this repository, run `deepseek-ls trust` in it "
+            "(or 'DeepSeek: Trust Workspace' / :DeepSeekTrust in the editor); otherwise use agent mode.")
+
+
+def require_trusted_for_yolo(root: Path, mode: str | None, env: Mapping[str, str] | None = None) -> None:
+    """Raise `UntrustedWorkspace` when `mode` is yolo and `root` is not trusted."""
+    if mode == "yolo":
+        refusal = yolo_refusal(root, env)
+        if refusal:
+            raise UntrustedWorkspace(refusal)

@@ -117,6 +117,9 @@ class Agent:
     # -- sessions -------------------------------------------------------------
 
     def _new_session(self, prompt: str, mode: str) -> SessionRuntime:
+        from deepseek_ls.trust import require_trusted_for_yolo
+
+        require_trusted_for_yolo(self.root, mode)  # before anything is recorded
         log_ = self.store.create(self.root, mode=mode, prompt=prompt)
         session = Session.restore(log_.session_id, log_)
         rt = self._runtimes[session.session_id] = self._make_runtime(session)
@@ -162,7 +165,7 @@ class Agent:
             lambda: self._tell_state(sid, a, b, reason)
         )
         session.costs.prices = self.prices
-        cfg = mode_config(self.config, session.mode)
+        cfg = mode_config(self.config, self._effective_mode(session.mode))
         tools = ToolHost(
             self.root, cfg, sink=session, ui=self.ui, overlay=self.overlay, patches=self.patches,
             index=self.index, session_id=session.session_id, read_only=session.mode == "plan", mcp=self.mcp,
@@ -170,6 +173,15 @@ class Agent:
         world = World(self.root, cfg, sink=session, overlay=self.overlay, patches=self.patches,
                       index=self.index, tools=tools)
         return build_runtime(session, world, cfg, self.llm, self.ui)
+
+    def _effective_mode(self, mode: str) -> str:
+        """A yolo session resumed in a workspace no longer trusted runs as agent (it asks)."""
+        from deepseek_ls.trust import yolo_refusal
+
+        if mode == "yolo" and yolo_refusal(self.root):
+            log.warning("session in yolo mode resumed in an untrusted workspace: approvals are asked")
+            return "agent"
+        return mode
 
     def _owner_of_patch(self, patch_id: str) -> Session | None:
         for rt in self._runtimes.values():

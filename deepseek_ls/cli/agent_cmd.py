@@ -123,6 +123,7 @@ def _drive(coro_factory, driven: _Driven | None = None) -> Any:
     """
     from deepseek_ls.agent import AgentFailure, SessionCancelled
     from deepseek_ls.llm.errors import LLMError
+    from deepseek_ls.trust import UntrustedWorkspace
 
     driven = driven or _Driven()
     try:
@@ -138,6 +139,8 @@ def _drive(coro_factory, driven: _Driven | None = None) -> Any:
         return None
     except AgentFailure as exc:
         exit_with(str(exc), code=1)
+    except UntrustedWorkspace as exc:
+        exit_with(exc, code=2)
 
 
 # -- plan -------------------------------------------------------------------------
@@ -196,11 +199,22 @@ def _run(args: argparse.Namespace) -> int:
     prompt = None if session_id else " ".join(words).strip()
     if not session_id and not prompt:
         exit_with("give a request, or --session ID to resume one", code=2)
+    if not session_id:
+        _refuse_untrusted_yolo(ctx, args.mode or ctx.config.agent_loop.mode)
     return _loop(ctx, args, prompt=prompt, session_id=session_id, mode=args.mode)
+
+
+def _refuse_untrusted_yolo(ctx: CliContext, mode: str | None) -> None:
+    """Yolo (run --mode yolo, autopilot) only in a workspace the person trusted (`deepseek-ls trust`)."""
+    from deepseek_ls.trust import yolo_refusal
+
+    if mode == "yolo" and (refusal := yolo_refusal(ctx.root)):
+        exit_with(refusal, code=2)
 
 
 def _autopilot(args: argparse.Namespace) -> int:
     ctx = resolve_context(args)
+    _refuse_untrusted_yolo(ctx, "yolo")
     if args.max_iterations is not None:
         ctx.config.agent_loop.max_iterations = args.max_iterations
     timeout = args.max_minutes * 60 if args.max_minutes else None

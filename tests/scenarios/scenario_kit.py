@@ -6,6 +6,7 @@ A plain module (not conftest) so tests import it by a name no other test directo
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from deepseek_ls.agent import Agent
 from deepseek_ls.config_models import Config
@@ -93,3 +94,15 @@ def kinds(agent: Agent, session_id: str) -> list[str]:
 
 def states(agent: Agent, session_id: str) -> list[str]:
     return [e.payload["to_state"] for e in agent.store.open(session_id).read() if e.kind == "SessionStateChanged@v1"]
+
+
+def trust_workspace(workspace: "Path", env: dict[str, str]) -> None:
+    """`deepseek-ls trust` for `workspace`, in the user config dir `env` points at (yolo needs it)."""
+    from deepseek_ls.config import ENV_USER_CONFIG
+    from deepseek_ls.trust import TrustStore, trust_file
+
+    if env.get(ENV_USER_CONFIG):
+        user = Path(env[ENV_USER_CONFIG])
+    else:  # platformdirs reads XDG_CONFIG_HOME from this process's environment, not `env`
+        user = Path(env["XDG_CONFIG_HOME"]) / "deepseek-ls" / "config.toml"
+    TrustStore(trust_file(user)).trust(workspace)

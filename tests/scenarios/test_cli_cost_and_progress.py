@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from scenario_kit import diff, plan_json
+from scenario_kit import diff, plan_json, trust_workspace
 
 ADD_FIX = diff("app.py", ["    return a - b"], ["    return a + b"], start=6)
 FLASH_PRICES = {"cache_hit": 0.5, "cache_miss": 2.0, "output": 8.0}  # per 1M tokens, made up for the test
@@ -44,6 +44,8 @@ PRICED = '[budget.prices."deepseek-v4-flash"]\n' + "".join(f"{k} = {v}\n" for k,
 
 
 def run(workspace: Path, env: dict[str, str], *args: str, input: str | None = None) -> subprocess.CompletedProcess:
+    if "yolo" in args:
+        trust_workspace(workspace, env)  # yolo runs only in a trusted workspace
     return subprocess.run(cli(*args), cwd=workspace, env=env, input=input, capture_output=True, text=True,
                           timeout=180)
 

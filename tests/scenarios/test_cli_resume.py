@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from scenario_kit import diff, plan_json
+from scenario_kit import diff, plan_json, trust_workspace
 
 ADD_FIX = diff("app.py", ["    return a - b"], ["    return a + b"], start=6)
 
@@ -90,7 +90,8 @@ def test_autopilot_applies_without_asking_and_chat_answers(workspace, fake_deeps
         {"match": {"role": "executor"}, "content": ADD_FIX},
         {"match": {"role": "chat"}, "content": "It adds two numbers."},
     ])
-    env = env_for(fake.base_url)
+    env = {**env_for(fake.base_url), "XDG_CONFIG_HOME": str(workspace.parent / "xdg")}
+    trust_workspace(workspace, env)  # autopilot runs only in a trusted workspace
     auto = subprocess.run(cli("autopilot", "Fix add", "--max-minutes", "5", "--json"), cwd=workspace, env=env,
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
     assert auto.returncode == 0, auto.stderr

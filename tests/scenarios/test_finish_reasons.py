@@ -132,6 +132,7 @@ def test_cli_run_continues_a_cut_answer_and_says_so(workspace, fake_deepseek_pro
 
 
 def test_cli_autopilot_stops_honestly_on_content_filter(workspace, fake_deepseek_process):
+    from scenario_kit import trust_workspace
     from test_cli_resume import cli, env_for
     import subprocess
 
@@ -139,7 +140,9 @@ def test_cli_autopilot_stops_honestly_on_content_filter(workspace, fake_deepseek
         {"match": {"role": "planner"}, "content": PLAN},
         {"match": {"role": "executor"}, "content": ADD_FIX[:CUT], "finish_reason": "content_filter"},
     ])
-    done = subprocess.run(cli("autopilot", "Fix add"), cwd=workspace, env=env_for(fake.base_url),
+    env = {**env_for(fake.base_url), "XDG_CONFIG_HOME": str(workspace.parent / "xdg")}
+    trust_workspace(workspace, env)  # autopilot runs only in a trusted workspace
+    done = subprocess.run(cli("autopilot", "Fix add"), cwd=workspace, env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
     assert "content filter" in done.stderr and "Traceback" not in done.stderr
