@@ -213,6 +213,14 @@ def _without_loosening(
     return Layer(layer.label, {}), sorted(_leaf_keys(layer.values))
 
 
+def strip_loosening(base: Config, values: dict[str, Any], label: str) -> tuple[dict[str, Any], list[str]]:
+    """`values` (nested settings layered on `base`) less the ones that would loosen policy, and the
+    dotted keys dropped. For sources that cannot be trusted yet, e.g. the editor's settings
+    (which a repository's `.vscode/settings.json` can set) in an untrusted workspace."""
+    layer, dropped = _without_loosening(base.model_dump(), base, Layer(label, values), {})
+    return layer.values, dropped
+
+
 def _drop_keys(values: dict[str, Any], dotted: list[str]) -> dict[str, Any]:
     """A copy of `values` without the given dotted keys; a key not set as such (a value from a
     preset or a legacy alias) drops the deepest table of the file on its path."""

@@ -46,8 +46,11 @@ def _set_up(ls: DeepSeekServer) -> None:
     from deepseek_ls.lsp.settings import Settings, SettingsError, load_base_config
 
     assert ls.root is not None
+    from deepseek_ls.trust import workspace_trust
+
     base, load_error, trust_warning = load_base_config(ls.root)
-    ls.settings = Settings(base)
+    root = ls.root
+    ls.settings = Settings(base, trusted=lambda: workspace_trust(root).trusted)
     if load_error:
         ls.pending_messages.append(load_error)
     if trust_warning:
@@ -56,6 +59,8 @@ def _set_up(ls: DeepSeekServer) -> None:
         ls.settings.apply(ls.initialization_options)
     except SettingsError as error:
         ls.pending_messages.append(str(error))
+    if (ignored := ls.settings.take_trust_warning()) is not None:
+        ls.pending_warnings.append(ignored)
     ls.approvals = ApprovalBroker()
     ls.ui = LspUI(ls, ls.approvals)
     from deepseek_ls.lsp.sessions import state_changed
@@ -103,6 +108,8 @@ def did_change_configuration(ls: DeepSeekServer, params: types.DidChangeConfigur
     except SettingsError as error:
         ls.show_error(str(error))
         return
+    if (ignored := ls.settings.take_trust_warning()) is not None:
+        ls.show_warning(ignored)
     if ls.services is not None:
         for client in ls.services.reconfigure(config):
             ls.tasks.spawn(client.aclose(), "close the previous LLM client")

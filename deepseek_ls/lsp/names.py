@@ -31,6 +31,7 @@ CMD_APPROVE_MISSION = "deepseek.approveMission"
 CMD_REJECT_MISSION = "deepseek.rejectMission"
 CMD_MODIFY_MISSION = "deepseek.modifyMission"
 CMD_UNDO_MISSION = "deepseek.undoMission"
+CMD_TRUST_STATUS = "deepseek.trustStatus"
 
 ALL_COMMANDS = [v for k, v in dict(globals()).items() if k.startswith("CMD_")]
 

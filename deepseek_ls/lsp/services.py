@@ -25,6 +25,9 @@ class FeatureUnavailable(RuntimeError):
     """A core service cannot be used; `str()` says which and why."""
 
 
+EDITOR_SETTINGS = "editor settings"
+
+
 class Services:
     def __init__(
         self, root: Path, config: Config, ui: UIPort, *, on_state_change: Callable[[Any], None] | None = None
@@ -150,15 +153,27 @@ class Services:
 
         if not self.config.mcp.enabled:
             return McpServerSet()
-        # Which layer defined each server decides whether it needs approval; editor settings
-        # are the person's own (trusted), the workspace file and .mcp.json are the repository's.
+        from deepseek_ls.trust import workspace_trust
+
+        # Which layer defined each server decides whether it needs approval: the workspace file
+        # and .mcp.json are the repository's. So are the editor's settings until the workspace is
+        # trusted (a repository's .vscode/settings.json can define or change a server there).
         try:
-            sources = load_config(self.root).sources
+            loaded = load_config(self.root)
+            sources, from_files = dict(loaded.sources), loaded.config.mcp.servers
         except Exception:  # noqa: BLE001 - a broken file: its servers are not used at all
-            sources = {}
+            sources, from_files = {}, {}
+        untrusted = []
+        if not workspace_trust(self.root).trusted:
+            for name, cfg in self.config.mcp.servers.items():
+                if from_files.get(name) != cfg:  # defined or changed by the editor's settings
+                    sources = {k: v for k, v in sources.items() if not k.startswith(f"mcp.servers.{name}.")}
+                    sources[f"mcp.servers.{name}.command"] = EDITOR_SETTINGS
+            untrusted.append(EDITOR_SETTINGS)
         return load_servers(self.root, self.config.mcp.servers, sources,
                             workspace_config=workspace_config_path(self.root),
-                            read_workspace_json=self.config.mcp.read_workspace_json)
+                            read_workspace_json=self.config.mcp.read_workspace_json,
+                            untrusted_sources=untrusted)
 
     def _make_agent(self) -> Any:
         from deepseek_ls.agent import Agent

@@ -30,10 +30,12 @@ def _reload(ls: DeepSeekServer) -> dict[str, Any]:
         ls.show_warning(warning)
     ls.settings.base = base
     config = ls.settings.apply({})
+    if (ignored := ls.settings.take_trust_warning()) is not None:
+        ls.show_warning(ignored)
     if ls.services is not None:
         for client in ls.services.reconfigure(config):
             ls.tasks.spawn(client.aclose(), "close the previous LLM client")
-    return {"workspace": str(ls.root), "warning": warning}
+    return {"workspace": str(ls.root), "warning": warning, "ignored_editor_settings": list(ls.settings.ignored)}
 
 
 def trust_workspace(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
@@ -53,8 +55,39 @@ def untrust_workspace(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     return {"trusted": False, "was_trusted": removed, **result}
 
 
+def trust_status(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    """Whether this workspace is trusted and what is held back because it is not (editors show it:
+    `:checkhealth deepseek`, VS Code's status bar)."""
+    from deepseek_ls.config import load_config
+    from deepseek_ls.trust import workspace_trust
+
+    if ls.root is None or ls.settings is None:
+        raise ValueError("no workspace root")
+    state = workspace_trust(ls.root)
+    try:
+        ignored_files = load_config(ls.root).ignored_untrusted
+    except Exception:  # noqa: BLE001 - a broken file is reported elsewhere; nothing of it applies
+        ignored_files = []
+    config = ls.settings.config
+    return {
+        "workspace": str(ls.root),
+        "trusted": state.trusted,
+        "state": state.reason,
+        "ignored_workspace_config": ignored_files,
+        "ignored_editor_settings": list(ls.settings.ignored),
+        "effective": {
+            "policy.approval_mode": config.policy.approval_mode,
+            "agent_loop.mode": config.agent_loop.mode,
+            "llm.base_url": config.llm.base_url,
+            "llm.api_key_env": config.llm.api_key_env,
+            "policy.allowlist": list(config.policy.allowlist),
+        },
+    }
+
+
 def register(server: DeepSeekServer) -> None:
     from deepseek_ls.lsp.guard import command
 
     command(server, names.CMD_TRUST_WORKSPACE, trust_workspace)
     command(server, names.CMD_UNTRUST_WORKSPACE, untrust_workspace)
+    command(server, names.CMD_TRUST_STATUS, trust_status)

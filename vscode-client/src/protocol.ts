@@ -34,6 +34,7 @@ export const Commands = {
   rejectMission: "deepseek.rejectMission",
   modifyMission: "deepseek.modifyMission",
   undoMission: "deepseek.undoMission",
+  trustStatus: "deepseek.trustStatus",
 } as const;
 
 /** Custom requests (client -> server). */

@@ -18,7 +18,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Collection, Literal, Mapping
 
 from pydantic import ValidationError
 
@@ -162,6 +162,7 @@ def load_servers(
     workspace_config: Path | None,
     read_workspace_json: bool = True,
     approvals: McpApprovals | None = None,
+    untrusted_sources: Collection[str] = (),
 ) -> McpServerSet:
     """Every server the person could use here: the TOML ones, then `.mcp.json`'s (TOML wins a name)."""
     root = Path(root).resolve()
@@ -170,7 +171,8 @@ def load_servers(
     ws_label = str(workspace_config) if workspace_config else None
     for name, cfg in servers.items():
         source = _source_of(name, sources)
-        origin: Origin = "workspace" if ws_label and source == ws_label else "user"
+        # `untrusted_sources`: other layers the repository may control (the editor's settings).
+        origin: Origin = "workspace" if (ws_label and source == ws_label) or source in untrusted_sources else "user"
         out.servers[name] = McpServerSpec(name, cfg, source, origin)
     if read_workspace_json:
         for spec in _read_mcp_json(root / MCP_JSON, out.warnings):

@@ -33,6 +33,7 @@ M.cmd = {
   reject_mission = "deepseek.rejectMission",
   modify_mission = "deepseek.modifyMission",
   undo_mission = "deepseek.undoMission",
+  trust_status = "deepseek.trustStatus",
 }
 
 --- Custom requests (client -> server).
