@@ -313,6 +313,58 @@ function M.mcp(opts)
   end)
 end
 
+--- Lines describing workspace trust (the result of deepseek.trustStatus, docs/protocol.md).
+---@param status table
+---@return string[]
+function M.trust_lines(status)
+  local lines = {}
+  if status.trusted then
+    table.insert(lines, ("trusted: %s"):format(status.workspace))
+  else
+    local why = status.state == "changed" and "its config changed since you trusted it" or "not trusted"
+    table.insert(lines, ("%s: %s"):format(status.workspace, why))
+  end
+  local files = status.ignored_workspace_config or {}
+  local editor = status.ignored_editor_settings or {}
+  if #files > 0 then
+    table.insert(lines, "ignored in .deepseek/config.toml: " .. table.concat(files, ", "))
+  end
+  if #editor > 0 then
+    table.insert(lines, "ignored editor settings: " .. table.concat(editor, ", "))
+  end
+  if not status.trusted then
+    table.insert(lines, "settings that loosen policy and yolo mode wait for :DeepSeekTrust")
+  end
+  return lines
+end
+
+--- :DeepSeekTrust / :DeepSeekUntrust — trust (or stop trusting) this workspace: its
+--- .deepseek/config.toml and the editor's settings then apply in full, and yolo may run.
+function M.trust()
+  run("trust the workspace", cmd.trust_workspace, {}, function(result)
+    ui.notify(("trusted %s; its settings apply in full"):format(result and result.workspace or "the workspace"))
+  end)
+end
+
+function M.untrust()
+  run("stop trusting the workspace", cmd.untrust_workspace, {}, function(result)
+    local was = result and result.was_trusted
+    ui.notify(("%s %s"):format(result and result.workspace or "the workspace",
+      was and "is no longer trusted" or "was not trusted"))
+  end)
+end
+
+--- :DeepSeekTrust status — what is held back while the workspace is not trusted.
+function M.trust_command(opts)
+  if opts.args == "status" then
+    run("trust status", cmd.trust_status, {}, function(result)
+      ui.show_text("trust", M.trust_lines(result or {}))
+    end)
+    return
+  end
+  M.trust()
+end
+
 function M.show_plan(opts)
   local session_id = opts.args ~= "" and opts.args or current_session()
   if not session_id then
@@ -344,6 +396,10 @@ M.specs = {
   DeepSeekUndo = { M.undo, { desc = "DeepSeek: undo the last applied change" } },
   DeepSeekShowPlan = { M.show_plan, { nargs = "?", desc = "DeepSeek: open the plan document [session_id]" } },
   DeepSeekWhy = { M.why, { nargs = "?", desc = "DeepSeek: explain the routing (why max-think?) [session_id]" } },
+  DeepSeekTrust = { M.trust_command, { nargs = "?", complete = function()
+    return { "status" }
+  end, desc = "DeepSeek: trust this workspace (its config and yolo); 'status': what is held back" } },
+  DeepSeekUntrust = { M.untrust, { desc = "DeepSeek: stop trusting this workspace" } },
   DeepSeekMcp = { M.mcp, { nargs = "?", complete = function()
     return { "approve" }
   end, desc = "DeepSeek: MCP servers and their tools ('approve': approve the repository's)" } },

@@ -139,6 +139,44 @@ local function check_mcp()
   end
 end
 
+--- Whether the running server trusts this workspace, and what it holds back until then.
+local function check_trust()
+  local client = require("deepseek.client").get()
+  if not client then
+    health.info("workspace trust: shown once deepseek-ls runs")
+    return
+  end
+  local params = { command = require("deepseek.protocol").cmd.trust_status, arguments = { {} } }
+  local res
+  if vim.fn.has("nvim-0.11") == 1 then
+    res = client:request_sync("workspace/executeCommand", params, 10000)
+  else
+    res = client.request_sync("workspace/executeCommand", params, 10000)
+  end
+  if not res or res.err then
+    health.warn("could not ask whether the workspace is trusted: " .. vim.inspect(res and res.err or "timeout"))
+    return
+  end
+  local status = res.result or {}
+  if status.trusted then
+    health.ok(("workspace is trusted: %s"):format(status.workspace))
+    return
+  end
+  local held = {}
+  for _, key in ipairs(status.ignored_workspace_config or {}) do
+    table.insert(held, key)
+  end
+  for _, key in ipairs(status.ignored_editor_settings or {}) do
+    table.insert(held, key .. " (editor)")
+  end
+  local why = status.state == "changed" and "its config changed since you trusted it" or "not trusted"
+  local line = ("workspace is %s: %s"):format(why, status.workspace)
+  if #held > 0 then
+    line = line .. "; ignored: " .. table.concat(held, ", ")
+  end
+  health.warn(line, { "If you trust this repository: :DeepSeekTrust (yolo mode also needs it)" })
+end
+
 function M.check()
   health.start("deepseek.nvim")
   local deepseek = require("deepseek")
@@ -150,6 +188,7 @@ function M.check()
   check_server(cfg)
   check_api_key(cfg)
   check_client()
+  check_trust()
   check_mcp()
 end
 
