@@ -16,6 +16,7 @@ import { CommandCancelled, CommandFailed, currentSettings } from "./server";
 import type { StatusBar } from "./statusBar";
 import { stateLabel } from "./statusBar";
 import type { StreamPanel } from "./streamPanel";
+import { trustHint, type TrustStatus } from "./trust";
 
 export interface CommandDeps {
   context: vscode.ExtensionContext;
@@ -209,6 +210,26 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       void vscode.window.showInformationMessage(`DeepSeek: ${result.message}.`);
       return result;
     }),
+    reg("trustWorkspace", "Trust Workspace", async () => {
+      const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "this workspace";
+      const answer = await vscode.window.showWarningMessage(
+        `Trust ${root}? Its .deepseek/config.toml and your editor settings then apply in full (approval modes, ` +
+          "allowlisted commands, the LLM endpoint…) and yolo mode may run. Trust it only if you wrote them.",
+        { modal: true },
+        "Trust",
+      );
+      if (answer !== "Trust") return undefined;
+      const result = await server.command<{ workspace: string }>(Commands.trustWorkspace, {});
+      void vscode.window.showInformationMessage(`DeepSeek: ${result.workspace} is trusted.`);
+      return result;
+    }),
+    reg("untrustWorkspace", "Untrust Workspace", async () => {
+      const result = await server.command<{ workspace: string; was_trusted: boolean }>(Commands.untrustWorkspace, {});
+      void vscode.window.showInformationMessage(
+        `DeepSeek: ${result.workspace} ${result.was_trusted ? "is no longer trusted" : "was not trusted"}.`,
+      );
+      return result;
+    }),
     reg("setApiKey", "Set API Key", async () => {
       const value = await vscode.window.showInputBox({ prompt: "DeepSeek API key (kept in VS Code's secret storage)", password: true, ignoreFocusOut: true });
       if (!value) return undefined;
@@ -222,4 +243,14 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       return ok;
     }),
   ];
+}
+
+/** After start: when the server holds settings back because the workspace is not trusted, say so
+ * once with a way to trust it (the server's own warning names them too). */
+export async function offerTrust(server: ServerManager): Promise<void> {
+  const status = await server.command<TrustStatus>(Commands.trustStatus, {});
+  const hint = trustHint(status);
+  if (!hint) return;
+  const picked = await vscode.window.showWarningMessage(hint, "Trust Workspace…", "Not now");
+  if (picked === "Trust Workspace…") await vscode.commands.executeCommand("deepseek-ls.trustWorkspace");
 }

@@ -3,7 +3,7 @@
  * diff and the palette commands together. Each lives in its own module.
  */
 import * as vscode from "vscode";
-import { registerCommands } from "./commands";
+import { offerTrust, registerCommands } from "./commands";
 import { InlineDiff } from "./inlineDiff";
 import { Notifications, Requests, type Question, type Status, type StreamParams } from "./protocol";
 import { answerQuestion, type QuestionUI } from "./questions";
@@ -64,6 +64,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
         .then((s) => s && statusBar.setStatus(s))
         .catch((error) => output.appendLine(`DeepSeek: deepseek/status failed: ${String(error)}`));
       inlineDiff.refreshVisible();
+      if (server) void offerTrust(server).catch((error) => output.appendLine(`DeepSeek: trust status failed: ${String(error)}`));
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration(SECTION)) return;
