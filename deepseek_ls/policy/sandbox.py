@@ -114,7 +114,10 @@ class Sandbox:
         self.deny_paths = list(deny_paths)
         self._deny = _matcher([_unanchored(p.lower()) for p in deny_paths])
         self.home = Path(home) if home is not None else Path(os.path.expanduser("~"))
-        self._walk_cache: dict[str, tuple[int, list[Path], list[tuple[str, str]], int]] = {}
+        self._walk_cache: dict[str, tuple[int, list[Path], list[tuple[str, str]], int, list[Path]]] = {}
+        # `.git` directories and files of repositories nested in the workspace (found by the walk):
+        # read-only like the workspace's own, so no hook or config is planted for the person's git.
+        self._nested_git: list[Path] = []
 
     def bwrap(self) -> str | None:
         return self.config.bwrap_path or shutil.which("bwrap")
@@ -154,11 +157,15 @@ class Sandbox:
             # (A workspace we cannot write to cannot be written from inside either.)
             with contextlib.suppress(OSError):
                 state.mkdir(exist_ok=True)
-        for reserved in (self.root / ".git", state):
+        workspace_masks = self._workspace_masks()  # the walk also finds nested repositories
+        for reserved in (self.root / ".git", state, *self._nested_git):
             if reserved.exists() or reserved.is_symlink():
                 args += ["--ro-bind", str(reserved), str(reserved)]
+        # A `.git` file's git directory, when it lies in the workspace (`gitdir: .hidden-git`).
+        for target in self._gitfile_targets([self.root / ".git", *self._nested_git]):
+            args += ["--ro-bind", str(target), str(target)]
         # Masks come last: a later bind (the workspace, when it is or contains $HOME) would uncover them.
-        for path in [*self._home_masks(), *self._workspace_masks()]:
+        for path in [*self._home_masks(), *workspace_masks]:
             args += _mask(path)
         for extra in self.config.masked_paths:
             p = Path(os.path.expanduser(extra))
@@ -207,9 +214,10 @@ class Sandbox:
         under its mtime: creating, deleting or renaming an entry changes it, so a later command
         re-lists only the directories that changed (one stat per directory otherwise)."""
         masks: list[Path] = []
+        nested: list[Path] = []
         seen = 0
         stack = [(str(self.root), "")]
-        cache: dict[str, tuple[int, list[Path], list[tuple[str, str]], int]] = {}
+        cache: dict[str, tuple[int, list[Path], list[tuple[str, str]], int, list[Path]]] = {}
         while stack:
             directory, prefix = stack.pop()
             try:
@@ -223,31 +231,52 @@ class Sandbox:
             masks += hit[1]
             stack += hit[2]
             seen += hit[3]
+            nested += hit[4]
             if seen > MAX_WALK_ENTRIES:
                 log.warning("sandbox: the workspace has more than %d entries; stopped looking for secret files",
                             MAX_WALK_ENTRIES)
                 break
         self._walk_cache = cache
+        self._nested_git = nested
         return masks
 
-    def _scan(self, directory: str, prefix: str) -> tuple[list[Path], list[tuple[str, str]], int]:
+    def _gitfile_targets(self, dots: list[Path]) -> list[Path]:
+        out = []
+        for dot in dots:
+            if not dot.is_file() or dot.is_symlink():
+                continue
+            try:
+                with open(dot, "rb") as fh:
+                    text = fh.read(4096).decode("utf-8", "replace")
+            except OSError:
+                continue
+            if text.startswith("gitdir:"):
+                target = (dot.parent / text[len("gitdir:"):].strip()).resolve()
+                if target.is_dir() and target.is_relative_to(self.root) and target != self.root:
+                    out.append(target)
+        return out
+
+    def _scan(self, directory: str, prefix: str) -> tuple[list[Path], list[tuple[str, str]], int, list[Path]]:
         masks: list[Path] = []
         subdirs: list[tuple[str, str]] = []
+        nested: list[Path] = []
         try:
             entries = list(os.scandir(directory))
         except OSError:
-            return masks, subdirs, 0
+            return masks, subdirs, 0, nested
         for entry in entries:
             rel = prefix + entry.name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
+            if entry.name == ".git" and prefix:
+                nested.append(Path(entry.path))
             if self._denied(rel, is_dir):
                 masks.append(Path(entry.path))
             elif is_dir and entry.name not in _PRUNE:
                 subdirs.append((entry.path, rel + "/"))
-        return masks, subdirs, len(entries)
+        return masks, subdirs, len(entries), nested
 
 
 def _mask(path: Path) -> list[str]:

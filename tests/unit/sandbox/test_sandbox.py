@@ -120,6 +120,41 @@ async def test_no_unapproved_exec_git_command_cannot_plant_a_hook(tmp_path: Path
     canaries.assert_intact()
 
 
+def _nested_repository(root: Path) -> list[str]:
+    from sandbox_kit import git
+
+    (root / "vendor" / "lib").mkdir(parents=True)
+    git(root / "vendor" / "lib", "init", "-q")
+    return ["vendor/lib/.git/config", "vendor/lib/.git/hooks/post-checkout"]
+
+
+def _gitfile_into_the_workspace(root: Path) -> list[str]:
+    import shutil
+
+    shutil.move(str(root / ".git"), str(root / ".hidden-git"))
+    (root / ".git").write_text("gitdir: .hidden-git\n")
+    return [".hidden-git/config", ".hidden-git/hooks/pre-commit", ".git"]
+
+
+@requires_sandbox
+@pytest.mark.parametrize("plant", [pytest.param(_nested_repository, id="nested-repository"),
+                                   pytest.param(_gitfile_into_the_workspace, id="gitfile-into-the-workspace")])
+async def test_no_unapproved_exec_other_git_dirs_are_read_only(tmp_path: Path, plant) -> None:
+    """A hook or config planted in any git directory in the workspace would run the next time the
+    person uses git there: a nested repository's `.git/`, a `.git` file's git directory."""
+    root, _ = make_workspace(tmp_path)
+    targets = plant(root)
+    code = (
+        f"for p in {targets!r}:\n"
+        "    try:\n        open(p, 'a').write('[core]\\n\\tfsmonitor = /tmp/evil\\n'); print('WROTE', p)\n"
+        "    except OSError as e:\n        print('REFUSED', p, e.strerror)\n"
+    )
+    before = {t: (root / t).read_bytes() if (root / t).is_file() else None for t in targets}
+    result = await run(root, py(code))
+    assert "WROTE" not in result.stdout and result.stdout.count("REFUSED") == len(targets), result.stdout
+    assert {t: (root / t).read_bytes() if (root / t).is_file() else None for t in targets} == before
+
+
 @requires_sandbox
 async def test_no_leak_secret_files_are_masked(tmp_path: Path) -> None:
     root, _ = make_workspace(tmp_path)
