@@ -66,6 +66,13 @@ class Layer:
 
     label: str
     values: dict[str, Any]
+    # sha256 of the bytes a file layer was parsed from: the trust check compares these very
+    # bytes, so a file swapped between the check and the read (a symlink retargeted) cannot pass.
+    sha256: str | None = None
+
+
+# A config file larger than this is refused (a symlink to a huge file must not fill memory).
+MAX_CONFIG_BYTES = 1024 * 1024
 
 
 @dataclass
@@ -162,7 +169,8 @@ def load_config(
         if layer is ws_layer:
             from deepseek_ls.trust import TrustStore, trust_file
 
-            state = TrustStore(trust_file(user_path)).state(workspace)
+            state = TrustStore(trust_file(user_path)).state(
+                workspace, known={".deepseek/config.toml": layer.sha256})
             trust_state = state.reason
             if not state.trusted:
                 layer, ignored = _without_loosening(merged, config, layer, sources)
@@ -245,14 +253,19 @@ def json_copy(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _toml_layer(path: Path) -> Layer:
+    import hashlib
+
     try:
         with path.open("rb") as fh:
-            values = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as error:
+            data = fh.read(MAX_CONFIG_BYTES + 1)
+        if len(data) > MAX_CONFIG_BYTES:
+            raise ConfigError(str(path), "", f"larger than {MAX_CONFIG_BYTES} bytes")
+        values = tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(str(path), "", f"not valid TOML: {error}") from error
     except OSError as error:
         raise ConfigError(str(path), "", f"cannot read: {error.strerror or error}") from error
-    return Layer(str(path), values)
+    return Layer(str(path), values, hashlib.sha256(data).hexdigest())
 
 
 def _env_layers(env: Mapping[str, str]) -> list[Layer]:

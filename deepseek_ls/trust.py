@@ -52,10 +52,14 @@ def trust_file(user_config: Path) -> Path:
     return user_config.parent / TRUST_FILE_NAME
 
 
-def fingerprint(root: Path) -> dict[str, str | None]:
-    """sha256 of each workspace config file (None when absent)."""
+def fingerprint(root: Path, known: Mapping[str, str | None] | None = None) -> dict[str, str | None]:
+    """sha256 of each workspace config file (None when absent); `known`: hashes of bytes the caller
+    already read (and will use), taken instead of reading the file again."""
     out: dict[str, str | None] = {}
     for rel in TRUSTED_FILES:
+        if known and rel in known:
+            out[rel] = known[rel]
+            continue
         path = root / rel
         try:
             out[rel] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
@@ -84,11 +88,11 @@ class TrustStore:
             json.dump(data, fh, indent=2, sort_keys=True)
         os.replace(tmp, self.path)
 
-    def state(self, root: Path) -> TrustState:
+    def state(self, root: Path, known: Mapping[str, str | None] | None = None) -> TrustState:
         entry = self._read()["workspaces"].get(str(Path(root).resolve()))
         if not isinstance(entry, dict):
             return TrustState(False, "never")
-        if entry.get("files") != fingerprint(Path(root).resolve()):
+        if entry.get("files") != fingerprint(Path(root).resolve(), known):
             return TrustState(False, "changed")
         return TrustState(True, "trusted")
 
