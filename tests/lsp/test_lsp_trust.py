@@ -139,7 +139,7 @@ async def test_no_unapproved_exec_mcp_server_from_editor_settings_waits_for_appr
     until the workspace is trusted: not started, listed as not approved."""
     import sys
 
-    client, _ = agent_editor
+    client, state = agent_editor
     canary = app_workspace.parent / "mcp-started"
     evil = {"command": sys.executable, "args": ["-c", f"open({str(canary)!r}, 'w').write('ran')"]}
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
@@ -148,3 +148,9 @@ async def test_no_unapproved_exec_mcp_server_from_editor_settings_waits_for_appr
         types.ExecuteCommandParams(command=names.CMD_MCP_STATUS, arguments=[{"start": True}]))
     rows = {r["name"]: r for r in status["servers"]}
     assert rows["evil"]["approved"] is False and not canary.exists()
+    assert "editor's settings" in rows["evil"]["hint"]
+    # The person can approve it from the editor, after seeing exactly what it runs.
+    state.message_answer = lambda params: "Approve"
+    approved = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=names.CMD_MCP_APPROVE, arguments=[{}]))
+    assert approved["approved"] == ["evil"] and str(canary) in state.message_requests[-1].message

@@ -56,6 +56,10 @@ class McpServerSpec:
             return f"invalid: {self.problem}"
         if not self.config.enabled:
             return "disabled"
+        if not self.approved and self.source == "editor settings":
+            return ("not approved (defined in the editor's settings, which a repository's .vscode/settings.json "
+                    "can set; approve it with 'DeepSeek: Approve MCP Servers' or :DeepSeekMcp approve, "
+                    "or trust the workspace)")
         if not self.approved:
             return f"not approved (defined in {self.source}; run `deepseek-ls mcp approve`)"
         return "ready to start"
