@@ -61,6 +61,22 @@ function M.plan(opts)
   end, bufnr)
 end
 
+--- :DeepSeekHetun {prompt}: Hetun mode. The server researches with many fast sub-queries and
+--- answers with a mission card; its document opens with Approve mission / Reject / Modify… lenses.
+function M.hetun(opts)
+  local args, bufnr = prompt_args(opts)
+  args.mode = "hetun"
+  ui.notify("hetun: researching…")
+  run("hetun", cmd.plan, args, function(result)
+    local fname = result and result.mission_uri and vim.uri_to_fname(result.mission_uri)
+    if fname and vim.fn.bufwinid(vim.fn.bufnr(fname)) == -1 then
+      vim.cmd("split " .. vim.fn.fnameescape(fname))
+    end
+    ui.notify("mission ready: Approve mission, Reject or Modify… from the mission document's lenses")
+    refresh_lenses()
+  end, bufnr)
+end
+
 function M.ask(opts)
   local args, bufnr = prompt_args(opts)
   ui.begin_stream("Ask: " .. opts.args)
@@ -383,6 +399,7 @@ end
 --- name -> { fn, opts } for nvim_create_user_command.
 M.specs = {
   DeepSeekPlan = { M.plan, { nargs = "+", range = true, desc = "DeepSeek: plan a change (a range adds the selection)" } },
+  DeepSeekHetun = { M.hetun, { nargs = "+", range = true, desc = "DeepSeek: Hetun mode — research, then one mission to approve" } },
   DeepSeekAsk = { M.ask, { nargs = "+", range = true, desc = "DeepSeek: ask a question (a range adds the selection)" } },
   DeepSeekAccept = { M.accept, { desc = "DeepSeek: accept the hunk under the cursor" } },
   DeepSeekReject = { M.reject, { desc = "DeepSeek: reject the hunk under the cursor" } },

@@ -1,0 +1,91 @@
+-- Hetun mode in Neovim against the real deepseek-ls and the fake DeepSeek server
+-- (scripted by tests/nvim/test_hetun.py): :DeepSeekHetun -> research -> the mission
+-- document with its lenses -> Approve mission (a code lens, as a user runs it) ->
+-- app.py written on disk -> the research section in the plan document.
+local H = dofile(vim.fs.dirname(arg[0]) .. "/helpers.lua")
+
+vim.cmd("packadd deepseek.nvim")
+
+local S = dofile(vim.fs.dirname(arg[0]) .. "/session.lua")
+
+local buf, doc
+
+local function mission_buffer()
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(b):find("%.deepseek/missions/.+%.md$") and vim.fn.bufwinid(b) ~= -1 then
+      return b
+    end
+  end
+end
+
+H.run({
+  {
+    "the server starts for app.py",
+    function()
+      buf = S.start()
+    end,
+  },
+  {
+    ":DeepSeekHetun researches and opens the mission document with its lenses",
+    function()
+      vim.cmd("DeepSeekHetun make greet use an f-string")
+      H.wait(90000, function()
+        return H.notified("mission ready")
+      end, "the mission")
+      doc = H.wait(20000, mission_buffer, "the mission document in a window")
+      local text = H.text(doc)
+      H.matches(text, "# Mission v1", "the card's title")
+      H.matches(text, "## Estimate", "the estimate")
+      H.matches(text, "`app%.py`: step 1: Edit greet and add in app%.py", "what will be done per file")
+      vim.api.nvim_set_current_win(vim.fn.bufwinid(doc))
+      vim.lsp.codelens.refresh({ bufnr = doc })
+      H.wait(20000, function()
+        return S.find_lens(doc, "Approve mission") and S.find_lens(doc, "Modify")
+      end, "Approve mission / Reject / Modify… lenses")
+    end,
+  },
+  {
+    "the Approve mission lens runs the mission straight through",
+    function()
+      vim.api.nvim_win_set_cursor(0, { 1, 0 })
+      table.insert(S.choosers, 1, "Approve mission")
+      vim.lsp.codelens.run()
+      table.remove(S.choosers, 1)
+      H.wait(90000, function()
+        local f = io.open("app.py")
+        local data = f and f:read("*a") or ""
+        if f then
+          f:close()
+        end
+        return data:find("f'hello {name}'", 1, true)
+      end, "app.py written by the mission")
+      vim.api.nvim_buf_call(buf, function()
+        vim.cmd("edit") -- unmodified buffer: reload what the mission wrote
+      end)
+      H.wait(10000, function()
+        return H.text(buf):find("f'hello {name}'", 1, true)
+      end, "the open buffer reloaded")
+      vim.lsp.codelens.refresh({ bufnr = doc })
+      H.wait(20000, function()
+        return S.find_lens(doc, "Undo mission")
+      end, "the Undo mission lens")
+    end,
+  },
+  {
+    "the plan document carries the research tree",
+    function()
+      vim.cmd("DeepSeekShowPlan")
+      local plan = H.wait(20000, function()
+        for _, b in ipairs(vim.api.nvim_list_bufs()) do
+          if vim.api.nvim_buf_get_name(b):find("%.deepseek/plans/.+%.md$") then
+            return b
+          end
+        end
+      end, "the plan document")
+      H.wait(10000, function()
+        return H.text(plan):find("## Research (Hetun)", 1, true)
+      end, "the research section")
+      H.matches(H.text(plan), "greet concatenates strings", "a finding in the tree")
+    end,
+  },
+})
