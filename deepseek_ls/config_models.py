@@ -387,6 +387,10 @@ class AgentLoopConfig(_Section):
     apply_strategy: Literal["auto", "three_way"] = "auto"
     failure_classifier: FailureClassifierConfig = Field(default_factory=FailureClassifierConfig)
     safety_gate: SafetyGateConfig = Field(default_factory=SafetyGateConfig)
+    # Teammate lanes (agent/lanes): independent steps run at once, each in its own git worktree.
+    teammate_mode: bool = False
+    max_lanes: int = Field(default=3, ge=1, le=16)  # lanes running at once; more wait in a queue
+    lane_timeout_seconds: float = Field(default=900.0, gt=0)  # a lane still running then is cancelled
 
 
 McpTransport = Literal["stdio", "http", "sse"]

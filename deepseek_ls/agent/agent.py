@@ -62,7 +62,11 @@ class Agent:
         patches: PatchStore | None = None,
         state_dir: Path | None = None,
         mcp: Any = None,
+        session_extra: dict[str, Any] | None = None,
+        lanes: bool = True,
     ) -> None:
+        """`session_extra`: fields added to each new session's `SessionCreated@v1` (a teammate lane
+        names its driver and parent); `lanes=False`: this agent never runs teammate lanes itself."""
         self.root = Path(root).resolve()
         self.config = config
         self.llm = llm
@@ -91,6 +95,15 @@ class Agent:
         # The person's MCP servers (`tools.mcp.McpManager`), started when a session first needs tools.
         self.mcp = mcp
         self._state_listeners: list[StateListener] = []
+        self.session_extra = dict(session_extra or {})
+        # Teammate lanes (agent/lanes): the default for requests that do not say; the editor toggles it.
+        self.teammate_mode = config.agent_loop.teammate_mode
+        self.lanes = None
+        if lanes:
+            from deepseek_ls.agent.lanes.runner import LaneRunner
+
+            self.lanes = LaneRunner(self)
+            self.lanes.clean_leftovers()
 
     async def aclose(self) -> None:
         """Stop what the agent started (MCP servers); the LLM client is its owner's to close."""
@@ -120,7 +133,7 @@ class Agent:
         from deepseek_ls.trust import require_trusted_for_yolo
 
         require_trusted_for_yolo(self.root, mode)  # before anything is recorded
-        log_ = self.store.create(self.root, mode=mode, prompt=prompt)
+        log_ = self.store.create(self.root, mode=mode, prompt=prompt, extra=self.session_extra)
         session = Session.restore(log_.session_id, log_)
         rt = self._runtimes[session.session_id] = self._make_runtime(session)
         return rt
@@ -172,7 +185,23 @@ class Agent:
         )
         world = World(self.root, cfg, sink=session, overlay=self.overlay, patches=self.patches,
                       index=self.index, tools=tools)
-        return build_runtime(session, world, cfg, self.llm, self.ui)
+        rt = build_runtime(session, world, cfg, self.llm, self.ui)
+        rt.lanes = self.lanes
+        rt.verify_advisory = session.driver == "lane"
+        return rt
+
+    def _teammate(self, rt: SessionRuntime, asked: bool | None) -> bool | None:
+        """Teammate mode for this request (`asked`, else the agent's default); recorded only when on."""
+        rt.teammate_mode = self.teammate_mode if asked is None else asked
+        rt.lane_failed.clear()
+        return True if rt.teammate_mode else None
+
+    def tell_lanes(self, session_id: str, reason: str) -> None:
+        """Lane events change what adapters show (status line, step lenses): told like a transition."""
+        rt = self._runtimes.get(session_id)
+        if rt is not None:
+            state = rt.session.state
+            rt.session.when_durable(lambda: self._tell_state(session_id, state, state, reason))
 
     def _effective_mode(self, mode: str) -> str:
         """A yolo session resumed in a workspace no longer trusted runs as agent (it asks)."""
@@ -249,16 +278,20 @@ class Agent:
         async with self._driving(rt, "plan", prompt=prompt, context=context, profile=profile):
             return rt.session_id, await ops.plan(rt, prompt, context)
 
-    async def run_step(self, session_id: str, step_id: str, *, profile: str | None = None) -> StepOutcome:
+    async def run_step(self, session_id: str, step_id: str, *, profile: str | None = None,
+                       teammate_mode: bool | None = None) -> StepOutcome:
         """Run one step: stage its patches and return their ids (nothing is applied).
 
         `profile` ("fast" / "max_think") forces the executor's profile for this request.
         A Hetun session's steps run only once its mission is approved (`MissionNotApproved`).
+        In teammate mode (`teammate_mode`, default `self.teammate_mode`) a step that starts a wave of
+        independent steps runs the whole wave in lanes: every merged step is staged, all their ids returned.
         """
         rt = self._runtime(session_id)
         require_approved(rt.session)
         rt.override = profile
-        async with self._driving(rt, "run_step", step_id=step_id, profile=profile):
+        teammate = self._teammate(rt, teammate_mode)
+        async with self._driving(rt, "run_step", step_id=step_id, profile=profile, teammate_mode=teammate):
             return await ops.run_step(rt, step_id)
 
     async def complete_step(self, session_id: str, step_id: str, *, profile: str | None = None) -> StepOutcome:
@@ -284,8 +317,10 @@ class Agent:
 
     async def run(self, prompt: str | None = None, *, session_id: str | None = None, mode: str | None = None,
                   approvals: Approvals | None = None, latency_mode: str | None = None,
-                  profile: str | None = None) -> dict[str, Any]:
-        """The whole loop (CLI `run`, `autopilot`): start with `prompt` or resume `session_id` where it stopped."""
+                  profile: str | None = None, teammate_mode: bool | None = None) -> dict[str, Any]:
+        """The whole loop (CLI `run`, `autopilot`): start with `prompt` or resume `session_id` where it stopped.
+
+        `teammate_mode` (default `self.teammate_mode`): independent steps run at once in lanes."""
         if session_id:
             rt = self._runtime(session_id)
         elif prompt:
@@ -296,7 +331,8 @@ class Agent:
         if latency_mode:
             rt.latency_mode = latency_mode
         approvals = approvals or Approvals(rt.config.policy, self.ui, sink=rt.session)
-        async with self._driving(rt, "run", profile=profile, latency_mode=rt.latency_mode):
+        teammate = self._teammate(rt, teammate_mode)
+        async with self._driving(rt, "run", profile=profile, latency_mode=rt.latency_mode, teammate_mode=teammate):
             await ops.run(rt, approvals)
         return self.session_view(rt.session_id)
 
@@ -324,6 +360,17 @@ class Agent:
         if not mark:
             raise LookupError(f"session {session_id} has no mission checkpoint (nothing of it was applied)")
         return await _asyncio.to_thread(undo_since, self.patches, mark, rt.session_id)
+
+    async def run_plan(self, plan: Plan, *, prompt: str, on_session: Callable[[str], None] | None = None,
+                       approvals: Approvals | None = None) -> dict[str, Any]:
+        """A new session that carries out `plan` (made elsewhere: a teammate lane's step) to the end."""
+        rt = self._new_session(prompt, "agent")
+        if on_session is not None:
+            on_session(rt.session_id)
+        approvals = approvals or Approvals(rt.config.policy, self.ui, sink=rt.session)
+        async with self._driving(rt, "run_plan", plan=plan.to_json()):
+            await ops.run_plan(rt, plan, approvals)
+        return self.session_view(rt.session_id)
 
     async def resume(self, session_id: str) -> dict[str, Any]:
         """Load a session (e.g. after a restart) so the editor can show and continue it."""

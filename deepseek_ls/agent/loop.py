@@ -23,6 +23,7 @@ from typing import Any
 
 from deepseek_ls.agent.executor import Executor
 from deepseek_ls.agent.failures import Failure
+from deepseek_ls.agent.lanes import run_wave
 from deepseek_ls.agent.plan import Plan, Step
 from deepseek_ls.agent.planner import Planner
 from deepseek_ls.agent.runtime import AgentFailure, SessionRuntime
@@ -171,6 +172,10 @@ class AgentLoop:
             rt.classifier.verify_passed()
             _to(rt, "Completed", "verification passed" if result.commands else "done (no verification command)")
             return self._outcome(rt, step)
+        if rt.verify_advisory and result.refused is None:
+            # A teammate lane verifies only part of the plan: its result is verified again once merged.
+            _to(rt, "Completed", f"{outcome} (in the lane; the merged result is verified again)")
+            return self._outcome(rt, step, message=outcome)
         if result.refused is not None:
             # Not the code's fault: the model cannot fix it, a person decides (approve, edit the plan, run it).
             message = (f"verification command {result.command!r} was not run ({result.refused}); approve it, "
@@ -225,7 +230,9 @@ class AgentLoop:
             # decided elsewhere); any other step is executed.
             records = session.step_patches(step.step_id) if step.status == "running" else []
             if not records:
-                outcome = await self.execute_step(rt, step.step_id)
+                if await run_wave(rt) is not None:
+                    continue  # a wave of teammate lanes ran: its steps are staged, done, or left to run here
+                outcome = await self.execute_step(rt, step.step_id, feedback=rt.lane_feedback.pop(step.step_id, None))
                 # A revision (wrong path, undeclared file) may have replaced the step: go on with the new one.
                 step = self._plan(rt).step(outcome.step_id)
                 if outcome.status != "staged":

@@ -11,6 +11,7 @@ import asyncio
 from typing import Any
 
 from deepseek_ls.agent.ask_context import ASK_SYSTEM, ask_messages
+from deepseek_ls.agent.lanes import run_wave
 from deepseek_ls.agent.loop import AgentLoop, StepOutcome
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.runtime import AgentFailure, BudgetExceeded, SessionCancelled, SessionRuntime
@@ -24,7 +25,7 @@ loop = AgentLoop()
 
 # Requests whose model calls are offered tools: MCP servers are started (and their tools listed,
 # `McpToolsListed@v1`) before these run, live and in replay alike.
-TOOL_OPS = frozenset({"plan", "run", "run_step", "revise_plan", "decide_mission"})
+TOOL_OPS = frozenset({"plan", "run", "run_step", "revise_plan", "decide_mission", "run_plan"})
 
 
 def record(rt: SessionRuntime, op: str, **args: Any) -> None:
@@ -123,7 +124,15 @@ async def plan(rt: SessionRuntime, prompt: str, context: str | None = None) -> P
 
 async def run_step(rt: SessionRuntime, step_id: str) -> StepOutcome:
     reopen(rt)
-    outcome = await loop.execute_step(rt, step_id)
+    staged = await run_wave(rt, want=step_id)
+    if staged is not None:
+        # Teammate lanes ran the wave this step is in: every merged step is staged for review now.
+        step = loop._plan(rt).step(step_id)
+        if step.status == "running" and rt.session.step_patches(step_id):
+            return loop._outcome(rt, step, patch_ids=staged, status="staged")
+        if step.status == "done":
+            return await loop.after_step(rt, step)
+    outcome = await loop.execute_step(rt, step_id, feedback=rt.lane_feedback.pop(step_id, None))
     if outcome.status == "done" and rt.session.state == "ExecutingStep":
         # Nothing to review (NO_CHANGE): move on as if the editor had settled it.
         return await loop.after_step(rt, loop._plan(rt).step(outcome.step_id))
@@ -192,6 +201,13 @@ async def decide_mission(rt: SessionRuntime, decision: str, text: str | None, ap
     except BudgetExceeded as exc:
         settle_failure(rt, exc)
         return rt.session.state
+
+
+async def run_plan(rt: SessionRuntime, plan: Plan, approvals: Any) -> str:
+    """Carry out a plan made elsewhere (a teammate lane's step from its orchestrator) to the end."""
+    rt.session.machine.to("Planning", "plan from the orchestrator")
+    rt.session.emit("PlanCreated@v1", {"plan": plan.to_json()})
+    return await run(rt, approvals)
 
 
 def cancel(rt: SessionRuntime) -> bool:

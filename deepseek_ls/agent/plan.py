@@ -24,6 +24,8 @@ class Step(BaseModel):
     intent: str = "edit"
     tools: list[str] = Field(default_factory=list)
     files: list[str] = Field(default_factory=list)
+    # Earlier steps this one needs (their titles, ids or 1-based numbers): never run beside them in lanes.
+    depends_on: list[str] = Field(default_factory=list)
     done: bool = False
     status: StepStatus = "pending"
 

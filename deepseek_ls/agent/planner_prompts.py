@@ -16,7 +16,7 @@ Turn the user's request into a plan that an executor will carry out step by step
 Answer with ONE plan, either as JSON (contract v1) in a ```json block:
 {"goal": "...", "assumptions": ["..."],
  "steps": [{"title": "...", "intent": "edit|search|analysis|test", "tools": ["fs.read"],
-            "files": ["workspace/relative/path.py"]}],
+            "files": ["workspace/relative/path.py"], "depends_on": ["<title of an earlier step it needs>"]}],
  "verification": ["pytest -q"], "risk_notes": ["..."], "confidence": 0.0-1.0}
 or as the line protocol:
 ARCHITECT_PLAN_V1
@@ -29,6 +29,8 @@ ARCHITECT_PLAN_END
 
 Rules:
 - Every step that changes code lists every file it will change, workspace-relative.
+- A step that needs the result of an earlier step names it in depends_on; steps that share no
+  file and depend on nothing may be carried out at the same time.
 - Verification commands must be allowlisted commands such as the project's test runner.
 - confidence is your honest estimate that the plan achieves the goal.
 - You may call the read-only tools to look at the code before answering.

@@ -17,6 +17,7 @@ Patch decisions the editor made between requests are re-injected as inputs.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import defaultdict, deque
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ from deepseek_ls.agent import operations as ops
 from deepseek_ls.agent.routing_sink import bound
 from deepseek_ls.agent.runtime import build_runtime, mode_config
 from deepseek_ls.agent.session import Session
+from deepseek_ls.agent.lanes.runner import LaneResult, lane_config
+from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.world import CommandResult, World
 from deepseek_ls.config_models import Config
 from deepseek_ls.llm.client import LLMClient, request_hash
@@ -61,6 +64,8 @@ COMPARED = {
     "HetunResearchFinished@v1",
     "MissionProposed@v1",
     "MissionDecided@v1",
+    "LaneSpawned@v1",
+    "LaneMerged@v1",
 }
 _VOLATILE = {"ts", "duration_ms", "ttft_ms", "total_ms", "created_at", "started_at"}
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -119,7 +124,7 @@ class Recording:
                 # Hetun's parallel sub-queries end in any order: served by their request, not their turn.
                 self.queues["LLMCall@v1:hetun"].append(e)
             elif e.kind in ("LLMCall@v1", "VerificationRun@v1", "ApprovalResolved@v1", "UserQuestionAnswered@v1",
-                            "McpToolsListed@v1"):
+                            "McpToolsListed@v1", "LaneSpawned@v1"):
                 self.queues[e.kind].append(e)
         self.limit = len(events) + 1  # seq_no bound of the current segment
 
@@ -181,6 +186,8 @@ class ReplayLLM:
         if p.get("request_hash") and request_hash(body) != p["request_hash"]:
             raise ReplayDivergence(f"LLM call {self.calls} (event {event.seq_no}, {role}): the request differs from the recorded one")
         self.sink.emit("LLMCall@v1", p)
+        if p.get("error_kind") == "cancelled":
+            raise asyncio.CancelledError()  # live, the request was cancelled here (a cancel, a lane's time budget)
         if p.get("error"):
             raise error_from_record(p)  # the same typed error the live call raised
         return Completion.model_validate(p["response"])
@@ -384,6 +391,63 @@ class ReplayWorld(World):
         self.sink.emit(answer.kind, answer.payload)
 
 
+class ReplayLanes:
+    """Teammate lanes served from the recording: the lanes' lifecycle events as recorded (their
+    own sessions replay on their own); which steps form the wave is the replay's to decide."""
+
+    def __init__(self, rec: Recording) -> None:
+        self.rec = rec
+
+    async def problem(self) -> str | None:
+        queue = self.rec.queues["LaneSpawned@v1"]
+        return None if queue and queue[0].seq_no <= self.rec.limit else "no teammate lanes were recorded here"
+
+    async def run(self, rt: Any, plan: Plan, steps: list[Any]) -> list[LaneResult]:
+        order = {s.step_id: i for i, s in enumerate(plan.steps)}
+        ids: dict[str, str] = {}  # recorded step id -> the replay's
+        lanes: dict[str, str] = {}  # lane id -> the replay's step id
+        for step in steps:
+            spawned = self.rec.take("LaneSpawned@v1")
+            p = spawned.payload
+            if p["order"] != order[step.step_id] or p.get("step_title") != step.title:
+                raise ReplayDivergence(f"lane {spawned.seq_no}: recorded step {p['order'] + 1} {p.get('step_title')!r}, "
+                                       f"replay scheduled step {order[step.step_id] + 1} {step.title!r}")
+            ids[p["step_id"]] = step.step_id
+            lanes[p["lane_id"]] = step.step_id
+            rt.session.emit("LaneSpawned@v1", _swap(p, ids))
+        results: dict[str, LaneResult] = {}
+        for e in self.rec.events:
+            if e.seq_no <= spawned.seq_no or e.payload.get("lane_id") not in lanes:
+                continue
+            if e.kind not in ("LaneStarted@v1", "LaneCompleted@v1", "LaneFailed@v1"):
+                continue
+            p = _swap(e.payload, ids)
+            rt.session.emit(e.kind, p)
+            if e.kind == "LaneCompleted@v1":
+                results[p["step_id"]] = LaneResult(p["lane_id"], p["step_id"], True, p.get("diff", ""), p.get("files", []),
+                                                   lane_session_id=p.get("lane_session_id"))
+            elif e.kind == "LaneFailed@v1":
+                results[p["step_id"]] = LaneResult(p["lane_id"], p["step_id"], False, reason=p["reason"],
+                                                   lane_session_id=p.get("lane_session_id"))
+            if len(results) == len(steps):
+                break
+        missing = [s.title for s in steps if s.step_id not in results]
+        if missing:
+            raise _EndOfRecording(f"lanes of {missing} have no recorded end")
+        return [results[s.step_id] for s in steps]
+
+
+def _swap(payload: dict[str, Any], ids: dict[str, str]) -> dict[str, Any]:
+    """`payload` with recorded step ids (also inside branch names) replaced by the replay's."""
+    def swap(value: Any) -> Any:
+        if isinstance(value, str):
+            for old, new in ids.items():
+                value = value.replace(old, new)
+            return value
+        return value
+    return {k: swap(v) for k, v in payload.items()}
+
+
 def normalise(events: list[Event]) -> list[tuple[str, Any]]:
     """The compared events with ids renamed by first appearance and timings dropped."""
     names: dict[str, str] = {}
@@ -416,10 +480,12 @@ async def replay_session(root: Path, state_dir: Path, config: Config, session_id
     session = Session(sid, log)
     session.emit("SessionCreated@v1", created)
     mode = created.get("mode") or "agent"
-    cfg = mode_config(config, mode)
+    cfg = mode_config(lane_config(config) if created.get("driver") == "lane" else config, mode)
     world = ReplayWorld(root, cfg, sink=session, rec=rec, read_only=mode == "plan")
     ui = ReplayUI(rec)
     rt = build_runtime(session, world, cfg, ReplayLLM(rec, cfg, session), ui)
+    rt.lanes = ReplayLanes(rec)
+    rt.verify_advisory = created.get("driver") == "lane"
     approvals = Approvals(cfg.policy, ui, sink=session)
     world.approvals = Approvals(cfg.policy, ui, sink=session)  # a tool host's own, as live
     requests = [e for e in recorded if e.kind == "AgentRequest@v1"]
@@ -491,6 +557,8 @@ def _recorded_tool(listed: dict[str, Any]) -> Tool:
 
 async def _reissue(rt, op: str, args: dict[str, Any], approvals: Approvals) -> None:
     rt.override = args.get("profile")
+    rt.teammate_mode = bool(args.get("teammate_mode"))
+    rt.lane_failed.clear()
     if op in ops.TOOL_OPS:
         await rt.world.prepare_tools()
     if op == "run":
@@ -503,6 +571,8 @@ async def _reissue(rt, op: str, args: dict[str, Any], approvals: Approvals) -> N
                       model=args.get("model"), stream=args.get("stream"))
     elif op in ("run_step", "complete_step", "skip_step"):
         await getattr(ops, op)(rt, args["step_id"])
+    elif op == "run_plan":
+        await ops.run_plan(rt, Plan.model_validate(args["plan"]), approvals)
     elif op == "revise_plan":
         await ops.revise_plan(rt, args["feedback"], args.get("step_id"))
     elif op == "decide_mission":

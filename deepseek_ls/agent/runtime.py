@@ -7,7 +7,7 @@ the UI and counted against the max-think budget the same way.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from deepseek_ls.agent.failures import FailureClassifier
@@ -65,6 +65,13 @@ class SessionRuntime:
     latency_mode: str = "interactive"
     override: str | None = None
     instructions: ProjectInstructions | None = None
+    # Teammate lanes (agent/lanes): on for this request, the runner (live or replayed), per-step state.
+    teammate_mode: bool = False
+    lanes: Any = None
+    lane_failed: set[str] = field(default_factory=set)  # steps whose lane failed: they run in the workspace
+    lane_feedback: dict[str, str] = field(default_factory=dict)  # why a lane result was not merged
+    lane_notice_given: bool = False
+    verify_advisory: bool = False  # a lane session: a failed verification is reported, not recovered from
 
     def system_prompt(self, base: str) -> str:
         """A role's system prompt followed by the project's instructions (AGENTS.md): the stable prefix."""

@@ -106,6 +106,7 @@ class Session:
         self.transcript = Transcript()  # the conversation a chat view shows
         # Hetun mode: {"research": {nodes, synthesis, ...}, "mission": card, "decision", "checkpoint"}.
         self.hetun: dict[str, Any] = {}
+        self.lanes: dict[str, dict[str, Any]] = {}  # teammate lanes by lane_id, in spawn (step) order
 
     # -- the sink ----------------------------------------------------------------
 
@@ -270,6 +271,34 @@ class Session:
         self.failure_streak += 1
         self.failures += 1
 
+    def _on_LaneSpawned(self, p: dict[str, Any]) -> None:
+        self.lanes[p["lane_id"]] = {"lane_id": p["lane_id"], "lane": len(self.lanes) + 1, "step_id": p["step_id"],
+                                    "branch": p.get("branch"), "state": "queued", "reason": ""}
+
+    def _lane(self, p: dict[str, Any], state: str, **more: Any) -> None:
+        lane = self.lanes.get(p["lane_id"])
+        if lane is not None:
+            lane.update(state=state, **more)
+
+    def _on_LaneStarted(self, p: dict[str, Any]) -> None:
+        self._lane(p, "running", lane_session_id=p.get("lane_session_id"))
+
+    def _on_LaneCompleted(self, p: dict[str, Any]) -> None:
+        self._lane(p, "completed", files=p.get("files", []))
+
+    def _on_LaneFailed(self, p: dict[str, Any]) -> None:
+        self._lane(p, "failed", reason=p.get("reason", ""))
+
+    def _on_LaneMerged(self, p: dict[str, Any]) -> None:
+        self._lane(p, "merged" if p.get("ok") else "conflict", reason=p.get("conflict") or "")
+
+    def lanes_view(self) -> dict[str, Any]:
+        """`{running, queued, lanes: [...]}`; a step's lane is the last one spawned for it."""
+        lanes = list(self.lanes.values())
+        return {"running": sum(1 for lane in lanes if lane["state"] == "running"),
+                "queued": sum(1 for lane in lanes if lane["state"] == "queued"),
+                "lanes": lanes}
+
     # -- views -------------------------------------------------------------------
 
     @property
@@ -299,4 +328,5 @@ class Session:
             "state_reason": self.state_reason,
             "cost": self.costs.summary(calls=False),
             **({"hetun": self.hetun} if self.mode == "hetun" else {}),
+            "lanes": self.lanes_view(),
         }

@@ -50,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--mode", choices=["agent", "yolo", "hetun"], help="approval behaviour (default: agent_loop.mode); "
                      "hetun: research fan-out, one mission card to approve, then straight through")
     run.add_argument("--hetun", dest="mode", action="store_const", const="hetun", help="the same as --mode hetun")
+    _teammate_flag(run)
     _model_flags(run)
 
     autopilot = add_command(
@@ -63,7 +64,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     autopilot.add_argument("prompt", nargs="+", help="what you want changed")
     autopilot.add_argument("--max-iterations", type=int, metavar="N", help="failed attempts before giving up")
     autopilot.add_argument("--max-minutes", type=float, metavar="M", help="wall-clock limit")
+    _teammate_flag(autopilot)
     _model_flags(autopilot)
+
+
+def _teammate_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--teammate-mode", dest="teammate_mode", action=argparse.BooleanOptionalAction, default=None,
+                        help="run independent steps at once, each in its own git worktree, and stage their results "
+                             "in step order (default: agent_loop.teammate_mode)")
 
 
 def _model_flags(parser: argparse.ArgumentParser) -> None:
@@ -229,11 +237,12 @@ def _loop(ctx: CliContext, args: argparse.Namespace, *, prompt: str | None, sess
         agent = driven.agent = _agent(ctx, args)
         try:
             task = asyncio.ensure_future(agent.run(prompt, session_id=session_id, mode=mode,
-                                                   latency_mode=latency_mode, profile=args.force))
+                                                   latency_mode=latency_mode, profile=args.force,
+                                                   teammate_mode=getattr(args, "teammate_mode", None)))
             try:
                 return await asyncio.wait_for(task, timeout)
             except asyncio.TimeoutError:
-                sid = session_id or agent.store.list()[0].session_id
+                sid = driven.current() or agent.store.list()[0].session_id
                 return {**agent.session_view(sid), "timed_out": True}
         finally:
             await agent.aclose()
@@ -260,6 +269,10 @@ def print_summary(view: dict[str, Any]) -> None:
     for p in view["patches"]:
         status = "applied" if p["applied"] else "rejected" if p["rejected"] else "pending"
         print(f"  patch {p['patch_id']} ({status}, {p['profile']}): {', '.join(p['files'])}")
+    titles = {s["step_id"]: s["title"] for s in (plan or {}).get("steps", [])}
+    for lane in (view.get("lanes") or {}).get("lanes", []):
+        why = f" — {lane['reason']}" if lane.get("reason") else ""
+        print(f"  lane {lane['lane']} ({lane['state']}): {titles.get(lane['step_id'], lane['step_id'])}{why}")
     line = f"session {view['session_id']}: {view['state']}"
     why = view.get("last_error") if view["state"] == "Failed" else view.get("state_reason")
     if view["state"] in ("Failed", "Paused") and why:

@@ -71,6 +71,9 @@ class LLMClient:
         self.unsupported: dict[tuple[str, str], set[str]] = {}
         # (base_url, model id) -> how much the token estimate ran low for that model (learned this session)
         self.token_scale: dict[tuple[str, str], float] = {}
+        # Told of every failed attempt that will be retried, `(error, wait_seconds)`: the model
+        # manager (`llm/capacity.py`) slows every lane down on a 429.
+        self.retry_listeners: list[Callable[[BaseException | None, float], None]] = []
 
     def _client(self) -> httpx.AsyncClient:
         if self._http is None:
@@ -230,7 +233,7 @@ class LLMClient:
                 async with asyncio.timeout(total):
                     while True:
                         try:
-                            async for attempt in retrying(self.config, role=role, on_retry=trace.note_retry):
+                            async for attempt in retrying(self.config, role=role, on_retry=lambda e, w: self._retried(trace, e, w)):
                                 with attempt:
                                     trace.attempts += 1
                                     reader = StreamReader(
@@ -281,6 +284,14 @@ class LLMClient:
         completion = trace.finish(completion)
         self.sink.emit("LLMCall@v1", trace.payload(completion=completion))
         return completion
+
+    def _retried(self, trace: CallTrace, error: BaseException | None, wait: float) -> None:
+        trace.note_retry(error, wait)
+        for listener in list(self.retry_listeners):
+            try:
+                listener(error, wait)
+            except Exception:  # noqa: BLE001 - a listener never breaks the call
+                log.exception("retry listener failed")
 
     async def _refit(self, resolved: ResolvedProfile, messages: Sequence[Mapping[str, Any]], trace: CallTrace,
                      stream: bool, tools: list[dict[str, Any]] | None, tool_choice: Any) -> dict[str, Any] | None:

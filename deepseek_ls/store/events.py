@@ -287,6 +287,58 @@ class MissionCheckpoint(Payload):
     files: list[str] = Field(default_factory=list)
 
 
+class LaneSpawned(Payload):
+    """A step scheduled into a teammate lane (agent/lanes): queued until a lane slot is free."""
+
+    lane_id: str
+    step_id: str
+    order: int  # the step's index in the plan: lanes are merged in this order
+    branch: str
+    step_title: str = ""
+
+
+class LaneStarted(Payload):
+    """The lane got its slot and its worktree (made from the workspace's current state)."""
+
+    lane_id: str
+    step_id: str
+    lane_session_id: str
+    worktree: str = ""
+    base_files: int = 0  # uncommitted files and unsaved buffers copied into the worktree
+
+
+class LaneCompleted(Payload):
+    """The lane's Architect→Editor→Apply→Verify ended; `diff` is its result against the lane's base."""
+
+    lane_id: str
+    step_id: str
+    lane_session_id: str
+    diff: str = ""
+    files: list[str] = Field(default_factory=list)
+    lane_state: str = "Completed"
+    verified: bool = False
+
+
+class LaneFailed(Payload):
+    """The lane stopped without a usable result (failed, timed out, cancelled); the step runs in the workspace."""
+
+    lane_id: str
+    step_id: str
+    reason: str
+    lane_session_id: str | None = None
+    error_kind: str = ""
+
+
+class LaneMerged(Payload):
+    """The orchestrator staged a lane's result into the workspace (in step order), or could not."""
+
+    lane_id: str
+    step_id: str
+    ok: bool
+    patch_ids: list[str] = Field(default_factory=list)
+    conflict: str | None = None
+
+
 KINDS: dict[str, type[Payload]] = {
     f"{model.__name__}@v1": model
     for model in (
@@ -315,6 +367,11 @@ KINDS: dict[str, type[Payload]] = {
         ApprovalResolved,
         UserQuestionAsked,
         UserQuestionAnswered,
+        LaneSpawned,
+        LaneStarted,
+        LaneCompleted,
+        LaneFailed,
+        LaneMerged,
         AgentRequest,
         McpToolsListed,
         HetunResearchStarted,

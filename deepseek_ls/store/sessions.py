@@ -7,7 +7,7 @@ the directory listing is in creation order.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -57,8 +57,10 @@ class SessionStore:
         prompt: str | None = None,
         *,
         baseline_commit: str | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> EventLog:
-        """Start a session: a new log whose first event is `SessionCreated@v1`."""
+        """Start a session: a new log whose first event is `SessionCreated@v1` (`extra`: more fields,
+        e.g. `driver` and `parent_session_id` of a teammate lane)."""
         session_id = self.new_session_id()
         log = EventLog(self.log_path(session_id), session_id, durable=self._durable)
         log.append(
@@ -68,6 +70,7 @@ class SessionStore:
                 "mode": mode,
                 "prompt": prompt,
                 "baseline_commit": baseline_commit,
+                **(extra or {}),
             },
         )
         return log

@@ -1,0 +1,104 @@
+"""The orchestrator: run a wave of independent steps in lanes, then stage their results in step order.
+
+Only the orchestrator writes to the person's workspace, and only the way the
+sequential loop does: each lane's diff is staged as an ordinary `PatchSet` of
+its step (`World.stage`, against what the person sees now, open buffers
+included), in plan order whatever order the lanes finished in. The person then
+reviews it per hunk as usual; yolo / autopilot apply it as usual. Then the
+plan's verification runs once over the merged result.
+
+A lane that failed, timed out or was cancelled leaves its step pending: the
+loop runs it in the workspace as it would without lanes. A lane result that
+cannot be merged — it changes a file an earlier lane of the wave changed, or
+its hunks no longer fit the workspace (the person edited those lines
+meanwhile) — is a `PatchMismatch`: counted against the failure budget, and the
+step runs again in the workspace with the conflict as feedback. A failed
+verification after the merge goes into the ordinary recovery loop.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from deepseek_ls.agent.lanes.schedule import wave
+from deepseek_ls.patch import PatchError
+
+if TYPE_CHECKING:
+    from deepseek_ls.agent.runtime import SessionRuntime
+
+
+async def run_wave(rt: "SessionRuntime", want: str | None = None) -> list[str] | None:
+    """Run the plan's current wave in lanes and stage the results; the patch ids staged, or None
+    when no wave ran (teammate mode off, fewer than two independent steps, no git repository,
+    or step `want` is not in the wave)."""
+    session = rt.session
+    plan = session.plan
+    if not rt.teammate_mode or rt.lanes is None or plan is None:
+        return None
+    steps = [s for s in wave(plan) if s.step_id not in rt.lane_failed]
+    if len(steps) < 2 or steps[0].step_id != plan.next_pending().step_id:  # type: ignore[union-attr]
+        return None
+    if want is not None and want not in {s.step_id for s in steps}:
+        return None
+    problem = await rt.lanes.problem()
+    if problem is not None:
+        if not rt.lane_notice_given:
+            rt.lane_notice_given = True
+            rt.ui.stream("status", f"teammate mode: lanes need a git repository with a commit ({problem}); "
+                                   "running the steps one after the other", session_id=session.session_id)
+        return None
+    _to(rt, "ExecutingStep", f"teammate lanes: {len(steps)} steps at once")
+    results = await rt.lanes.run(rt, plan, steps)
+    staged: list[str] = []
+    merged_files: dict[str, str] = {}  # file -> title of the step whose lane changed it
+    for step, result in zip(steps, results):
+        current = session.plan.step(step.step_id)  # type: ignore[union-attr]
+        if not result.ok:
+            rt.lane_failed.add(step.step_id)  # it runs in the workspace, not in another lane
+            continue
+        if not result.diff.strip():
+            _mark(rt, current.step_id, "done", "no change (teammate lane)")
+            session.emit("LaneMerged@v1", {"lane_id": result.lane_id, "step_id": step.step_id, "ok": True})
+            continue
+        conflict = None
+        overlap = sorted(f for f in result.files if f in merged_files)
+        if overlap:
+            conflict = (f"its lane changed {', '.join(overlap)}, which the lane of step "
+                        f"'{merged_files[overlap[0]]}' changed too")
+        else:
+            _mark(rt, current.step_id, "running", "merging its teammate lane")
+            try:
+                ps = await rt.world.stage(result.diff, session_id=session.session_id,
+                                          allowed_files=sorted(set(current.files) | set(result.files)))
+            except PatchError as exc:
+                conflict = f"its lane's change no longer fits the workspace: {exc}"
+                _mark(rt, current.step_id, "pending", "its lane could not be merged")
+        if conflict is not None:
+            session.emit("LaneMerged@v1", {"lane_id": result.lane_id, "step_id": step.step_id, "ok": False,
+                                           "conflict": conflict})
+            failure = rt.classifier.patch_mismatch(f"step '{current.title}' could not be merged: {conflict}")
+            rt.lane_feedback[step.step_id] = failure.detail
+            rt.lane_failed.add(step.step_id)
+            rt.ui.stream("status", f"lane of step '{current.title}' not merged: {conflict}; it runs in the workspace",
+                         session_id=session.session_id)
+            continue
+        session.emit("LaneMerged@v1", {"lane_id": result.lane_id, "step_id": step.step_id, "ok": True,
+                                       "patch_ids": [ps.patch_id]})
+        staged.append(ps.patch_id)
+        merged_files.update({f: current.title for f in result.files})
+    rt.check_failure_budget()
+    if staged:
+        _to(rt, "AwaitingApproval", f"{len(staged)} lane result(s) staged for review")
+    return staged
+
+
+def _to(rt: "SessionRuntime", state: str, reason: str) -> None:
+    machine = rt.session.machine
+    if machine.state != state or state == "ExecutingStep":
+        machine.to(state, reason)
+
+
+def _mark(rt: "SessionRuntime", step_id: str, status: str, reason: str) -> None:
+    plan = rt.session.plan
+    assert plan is not None
+    rt.session.emit("StepMarked@v1", {"plan_id": plan.plan_id, "step_id": step_id, "status": status, "reason": reason})

@@ -1,0 +1,207 @@
+"""Running lanes: one worktree and one lane session per step, at most `max_lanes` at once.
+
+Each lane is a session of its own (`SessionCreated.driver = "lane"`, in the
+workspace's session store, replayable like any other) run by an `Agent` rooted
+in the lane's worktree: its plan is the orchestrator's step, and the ordinary
+loop carries it out there — Editor, Apply (to the worktree only: the lane
+approves its own edits, nobody else sees that checkout), Verify, recovery.
+What comes back is the lane's diff against its base; the orchestrator
+(`orchestrator.py`) decides what reaches the person's workspace.
+
+The main session records the lifecycle: `LaneSpawned@v1` (queued, in step
+order), `LaneStarted@v1` (slot and worktree taken), `LaneCompleted@v1` (with
+the diff) or `LaneFailed@v1` (failed, timed out, cancelled). The worktree and
+its branch are removed when the lane ends, whatever the outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from deepseek_ls.agent.lanes import worktree as wt_ops
+from deepseek_ls.agent.lanes.ui import LaneUI
+from deepseek_ls.agent.plan import Plan, Step
+from deepseek_ls.config_models import Config
+from deepseek_ls.llm.capacity import CapacityLLM, ModelManager
+from deepseek_ls.patch import PatchStore, SafetyGate
+from deepseek_ls.policy import PathPolicy
+from deepseek_ls.store.ids import new_id
+
+if TYPE_CHECKING:
+    from deepseek_ls.agent.agent import Agent
+    from deepseek_ls.agent.runtime import SessionRuntime
+
+log = logging.getLogger("deepseek_ls.agent.lanes")
+
+
+@dataclass
+class LaneResult:
+    lane_id: str
+    step_id: str
+    ok: bool
+    diff: str = ""
+    files: list[str] = field(default_factory=list)
+    reason: str = ""
+    lane_session_id: str | None = None
+
+
+def branch_name(session_id: str, step_id: str) -> str:
+    return f"{wt_ops.BRANCH_PREFIX}{session_id}/{step_id}"
+
+
+def lane_plan(plan: Plan, step: Step) -> Plan:
+    """The lane's plan: the orchestrator's step alone, with the plan's goal and verification."""
+    only = step.model_copy(update={"status": "pending", "done": False, "depends_on": []})
+    return plan.model_copy(update={"steps": [only], "version": 1})
+
+
+def lane_config(config: Config) -> Config:
+    """A lane's configuration: its edits are approved (they land in its own checkout; the person
+    reviews the merged result), no lanes inside lanes, no index (the worktree is new)."""
+    cfg = config.model_copy(deep=True)
+    cfg.policy.approve_edits = "auto"
+    cfg.agent_loop.teammate_mode = False
+    cfg.index.enabled = False
+    return cfg
+
+
+class LaneRunner:
+    """Runs lanes for one workspace `Agent` (live). Replay has its own (`replay.ReplayLanes`)."""
+
+    def __init__(self, owner: "Agent") -> None:
+        self.owner = owner
+        self.manager = ModelManager(owner.config)
+        self.llm = CapacityLLM(owner.llm, self.manager)
+        self.active: dict[str, dict[str, Any]] = {}  # lane_id -> what the status line shows
+
+    async def problem(self) -> str | None:
+        """Why lanes cannot run here (no git repository, no commit), or None."""
+        return await asyncio.to_thread(wt_ops.repo_problem, self.owner.root)
+
+    async def run(self, rt: "SessionRuntime", plan: Plan, steps: list[Step]) -> list[LaneResult]:
+        """Run `steps` in lanes at once (bounded by the lane limit); results in step order."""
+        session = rt.session
+        order = {s.step_id: i for i, s in enumerate(plan.steps)}
+        lanes = []
+        for step in steps:
+            lane_id = new_id()
+            branch = branch_name(session.session_id, step.step_id)
+            session.emit("LaneSpawned@v1", {"lane_id": lane_id, "step_id": step.step_id, "order": order[step.step_id],
+                                            "branch": branch, "step_title": step.title})
+            lanes.append((lane_id, branch, step))
+        self.owner.tell_lanes(session.session_id, f"{len(lanes)} lanes queued")
+        buffers = {rel: doc[0] for rel in self.owner.overlay.open_paths()
+                   if (doc := self.owner.overlay.get(rel)) is not None}
+        tasks = [asyncio.ensure_future(self._lane(rt, plan, step, lane_id, branch, n, buffers))
+                 for n, (lane_id, branch, step) in enumerate(lanes, start=1)]
+        try:
+            return list(await asyncio.gather(*tasks))
+        finally:
+            for task in tasks:
+                task.cancel()
+
+    async def _lane(self, rt: "SessionRuntime", plan: Plan, step: Step, lane_id: str, branch: str, number: int,
+                    buffers: dict[str, str]) -> LaneResult:
+        session = rt.session
+        label = f"lane {number}"
+        timeout = rt.config.agent_loop.lane_timeout_seconds
+        self.active[lane_id] = {"lane": number, "step_id": step.step_id, "state": "queued"}
+        tree: wt_ops.Worktree | None = None
+        lane_sid: str | None = None
+        try:
+            async with self.manager.lane_slot():
+                self.active[lane_id]["state"] = "running"
+                try:
+                    async with asyncio.timeout(timeout):
+                        tree = await asyncio.to_thread(
+                            wt_ops.create, self.owner.root, self.owner.state_dir, lane_id, branch, buffers=buffers,
+                            deny_paths=rt.config.policy.deny_paths)
+                        agent = self._lane_agent(rt, tree, label)
+                        started = asyncio.get_running_loop().create_future()
+
+                        def on_session(sid: str) -> None:
+                            session.emit("LaneStarted@v1", {"lane_id": lane_id, "step_id": step.step_id,
+                                                            "lane_session_id": sid, "worktree": str(tree.tree),
+                                                            "base_files": tree.copied})
+                            started.set_result(sid)
+                            self.owner.tell_lanes(session.session_id, f"{label} started")
+
+                        rt.ui.stream("status", f"{label}: step '{step.title}' started in {tree.tree}",
+                                     session_id=session.session_id)
+                        try:
+                            view = await agent.run_plan(lane_plan(plan, step), prompt=session.prompt,
+                                                        on_session=on_session)
+                        finally:
+                            lane_sid = started.result() if started.done() else None
+                            await agent.aclose()
+                        lane_rt = agent._runtimes.get(lane_sid or "")
+                        verified = lane_rt is not None and lane_rt.session.verification_failures == 0
+                        files = sorted({f for p in view["patches"] if p["applied"] for f in p["files"]})
+                        diff = await asyncio.to_thread(wt_ops.result_diff, tree, files)
+                except TimeoutError:
+                    return self._failed(rt, lane_id, step, f"the lane ran longer than agent_loop.lane_timeout_seconds "
+                                        f"({timeout:g}s) and was cancelled", lane_sid, "LaneTimeout")
+            if view["state"] != "Completed":
+                why = view.get("last_error") if view["state"] == "Failed" else view.get("state_reason")
+                return self._failed(rt, lane_id, step, f"the lane ended {view['state']}: {why or 'no reason given'}",
+                                    lane_sid, "Lane" + view["state"])
+            session.emit("LaneCompleted@v1", {"lane_id": lane_id, "step_id": step.step_id, "lane_session_id": lane_sid,
+                                              "diff": diff, "files": files, "lane_state": view["state"],
+                                              "verified": verified})
+            rt.ui.stream("status", f"{label}: step '{step.title}' done ({len(files)} file(s) changed)",
+                         session_id=session.session_id)
+            self.owner.tell_lanes(session.session_id, f"{label} completed")
+            return LaneResult(lane_id, step.step_id, True, diff, files, lane_session_id=lane_sid)
+        except asyncio.CancelledError:
+            self._failed(rt, lane_id, step, "cancelled", lane_sid, "CancelledError")
+            raise
+        except Exception as exc:  # noqa: BLE001 - one lane's failure never takes the others down
+            log.warning("lane %s failed: %s", lane_id, exc, exc_info=not isinstance(exc, wt_ops.LaneError))
+            return self._failed(rt, lane_id, step, getattr(exc, "user_message", None) or str(exc) or type(exc).__name__,
+                                lane_sid, type(exc).__name__)
+        finally:
+            self.active.pop(lane_id, None)
+            if tree is not None:
+                try:
+                    await asyncio.shield(asyncio.to_thread(wt_ops.remove, tree))
+                except Exception as exc:  # noqa: BLE001 - the next start cleans what is left
+                    log.warning("could not remove lane worktree %s: %s", tree.tree, exc)
+
+    def _failed(self, rt: "SessionRuntime", lane_id: str, step: Step, reason: str, lane_sid: str | None,
+                kind: str) -> LaneResult:
+        rt.session.emit("LaneFailed@v1", {"lane_id": lane_id, "step_id": step.step_id, "reason": reason,
+                                          "lane_session_id": lane_sid, "error_kind": kind})
+        rt.ui.stream("status", f"lane for step '{step.title}' failed: {reason}; it runs in the workspace instead",
+                     session_id=rt.session_id)
+        self.owner.tell_lanes(rt.session_id, "lane failed")
+        return LaneResult(lane_id, step.step_id, False, reason=reason, lane_session_id=lane_sid)
+
+    def _lane_agent(self, rt: "SessionRuntime", tree: wt_ops.Worktree, label: str) -> "Agent":
+        from deepseek_ls.agent.agent import Agent
+
+        cfg = lane_config(rt.config)
+        lane_state = tree.owner_file.parent / tree.lane_id
+        patches = PatchStore(tree.root, lane_state, policy=PathPolicy(tree.root, cfg.policy.deny_paths),
+                             gate=SafetyGate.from_config(cfg.agent_loop, cfg.policy))
+        extra = {"driver": "lane", "parent_session_id": rt.session_id, "lane_id": tree.lane_id}
+        return Agent(tree.root, cfg, llm=self.llm, ui=LaneUI(rt.ui, label, rt.session_id), patches=patches,
+                     state_dir=self.owner.state_dir, session_extra=extra, lanes=False)
+
+    def clean_leftovers(self) -> None:
+        """Remove lanes a killed or crashed run left behind (their process is gone). Cheap when none:
+        git only runs when an owner file is there."""
+        owners = self.owner.state_dir / "lanes"
+        if owners.is_dir() and any(owners.glob("*.json")):
+            try:
+                removed = wt_ops.cleanup_stale(self.owner.root, self.owner.state_dir)
+            except wt_ops.LaneError as exc:
+                log.warning("could not clean up lanes left by an earlier run: %s", exc)
+                return
+            if removed:
+                log.info("removed %d lane(s) left by an earlier run: %s", len(removed), ", ".join(removed))
+
+    def view(self) -> dict[str, Any]:
+        return {**self.manager.view(), "lanes": list(self.active.values())}

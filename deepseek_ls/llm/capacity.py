@@ -1,0 +1,144 @@
+"""The model manager: shared capacity of the models and of the teammate lanes.
+
+Several lanes (agent/lanes) call models at once. Every lane call takes a slot
+of its model first, so no more than the registry's `max_inflight` calls to one
+model run together (`[models.NAME] max_inflight`); the others wait their turn
+instead of tripping the server's rate limit. A lane itself takes one of
+`agent_loop.max_lanes` lane slots. A 429 seen by any call (the client tells
+its retry listeners) pauses *every* new call until the server's Retry-After has
+passed: one lane hitting the limit slows all of them down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from deepseek_ls.config_models import Config
+
+
+class ModelManager:
+    """Per-model in-flight limits, the lane limit and the shared 429 backoff (one per workspace agent)."""
+
+    def __init__(self, config: Config, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.config = config
+        self.max_lanes = config.agent_loop.max_lanes
+        self._clock = clock
+        self._models: dict[str, asyncio.Semaphore] = {}
+        self._lanes: asyncio.Semaphore | None = None
+        self._paused_until = 0.0
+        self.inflight: dict[str, int] = {}
+        self.peak_inflight: dict[str, int] = {}
+        self.lanes_running = 0
+        self.lanes_queued = 0
+        self.peak_lanes = 0
+        self.rate_limited = 0  # 429s seen
+        self.paused_seconds = 0.0  # time calls spent waiting for a 429 backoff
+
+    # -- limits ------------------------------------------------------------------
+
+    def limit(self, model: str) -> int | None:
+        """`max_inflight` of the registry entry (or entry id) `model`; None: no limit known."""
+        entry = self.config.models.get(model) or next(
+            (e for e in self.config.models.values() if e.id == model), None)
+        return entry.max_inflight if entry is not None else None
+
+    def _model_semaphore(self, model: str) -> asyncio.Semaphore | None:
+        limit = self.limit(model)
+        if limit is None:
+            return None
+        sem = self._models.get(model)
+        if sem is None:
+            sem = self._models[model] = asyncio.Semaphore(limit)
+        return sem
+
+    # -- slots -------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def model_slot(self, model: str) -> AsyncIterator[None]:
+        """Hold one of `model`'s in-flight slots for a call (after any shared 429 backoff)."""
+        await self._wait_backoff()
+        sem = self._model_semaphore(model)
+        if sem is not None:
+            await sem.acquire()
+        self.inflight[model] = self.inflight.get(model, 0) + 1
+        self.peak_inflight[model] = max(self.peak_inflight.get(model, 0), self.inflight[model])
+        try:
+            yield
+        finally:
+            self.inflight[model] -= 1
+            if sem is not None:
+                sem.release()
+
+    @contextlib.asynccontextmanager
+    async def lane_slot(self) -> AsyncIterator[None]:
+        """Hold one of the `agent_loop.max_lanes` lane slots; waiting lanes count as queued."""
+        if self._lanes is None:
+            self._lanes = asyncio.Semaphore(self.max_lanes)
+        self.lanes_queued += 1
+        try:
+            await self._lanes.acquire()
+        finally:
+            self.lanes_queued -= 1
+        self.lanes_running += 1
+        self.peak_lanes = max(self.peak_lanes, self.lanes_running)
+        try:
+            yield
+        finally:
+            self.lanes_running -= 1
+            self._lanes.release()
+
+    # -- rate limits -------------------------------------------------------------
+
+    def note_retry(self, error: BaseException | None, wait: float) -> None:
+        """The client's retry listener: a 429 pauses every call for the server's wait."""
+        if getattr(error, "kind", None) != "rate_limit":
+            return
+        self.rate_limited += 1
+        self._paused_until = max(self._paused_until, self._clock() + max(wait, 0.0))
+
+    @property
+    def paused_for(self) -> float:
+        return max(0.0, self._paused_until - self._clock())
+
+    async def _wait_backoff(self) -> None:
+        while (delay := self.paused_for) > 0:
+            self.paused_seconds += delay
+            await asyncio.sleep(delay)
+
+    def view(self) -> dict[str, Any]:
+        return {"lanes_running": self.lanes_running, "lanes_queued": self.lanes_queued,
+                "max_lanes": self.max_lanes, "inflight": dict(self.inflight),
+                "rate_limited": self.rate_limited, "paused_for": round(self.paused_for, 3)}
+
+
+class CapacityLLM:
+    """An LLM client whose every call first takes a slot of its model from the `ModelManager`.
+
+    Everything else (resolve, build_body, config, sink) is the wrapped client's.
+    """
+
+    def __init__(self, client: Any, manager: ModelManager) -> None:
+        self.client = client
+        self.manager = manager
+        listeners = getattr(client, "retry_listeners", None)
+        if listeners is not None and manager.note_retry not in listeners:
+            listeners.append(manager.note_retry)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    def _model_name(self, profile: str, model: str | None) -> str:
+        try:
+            resolved = self.client.resolve(profile, model)
+        except Exception:  # noqa: BLE001 - the call itself reports a missing key
+            return model or profile
+        return resolved.entry_name or resolved.model
+
+    async def complete(self, messages: Any, *, role: str, profile: str = "fast", model: str | None = None,
+                       **kwargs: Any) -> Any:
+        async with self.manager.model_slot(self._model_name(profile, model)):
+            return await self.client.complete(messages, role=role, profile=profile, model=model, **kwargs)

@@ -1,0 +1,218 @@
+"""Teammate lanes end to end: a real Agent, real git worktrees, the fake DeepSeek server over HTTP.
+
+A 3-step plan: "Fix add" (app.py) and "Add triple" (util.py) are independent and
+run at once in lanes; "Greet with comma" (app.py) shares a file with the first and
+waits. Every session (the lanes' own too) must replay exactly (the `make_agent`
+fixture checks that after each test).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from deepseek_ls.agent.lanes import worktree as wt_ops
+from scenario_kit import ScriptedUI, diff, plan_json, scenario_config
+
+FIX_ADD = diff("app.py", ["    return a - b"], ["    return a + b"], start=5)
+GREET = diff("app.py", ['    return "Hello " + name'], ['    return "Hello, " + name + "!"'], start=1)
+TRIPLE = diff("util.py", ["def double(x):", "    return x * 2"],
+              ["def double(x):", "    return x * 2", "", "", "def triple(x):", "    return x * 3"])
+PLAN = plan_json(("Fix add", ["app.py"]), ("Add triple", ["util.py"]), ("Greet with comma", ["app.py"]),
+                 verification=["git status"])
+LATENCY = {"delay_before_first_byte": 0.4}
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def repo(workspace: Path) -> Path:
+    git(workspace, "init", "-q", "-b", "main")
+    git(workspace, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    git(workspace, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
+    return workspace
+
+
+def script(fake, *, latency: bool = True, plan: str = PLAN) -> None:
+    slow = {"fault": LATENCY} if latency else {}
+    fake.add({"match": {"role": "planner"}, "content": plan})
+    fake.add({"match": {"role": "executor", "contains": "Step: Fix add"}, "content": FIX_ADD, **slow})
+    fake.add({"match": {"role": "executor", "contains": "Step: Add triple"}, "content": TRIPLE, **slow})
+    fake.add({"match": {"role": "executor", "contains": "Step: Greet with comma"}, "content": GREET})
+
+
+def lane_config(on: bool = True):
+    cfg = scenario_config()
+    cfg.agent_loop.teammate_mode = on
+    return cfg
+
+
+def events(agent, sid: str):
+    return agent.store.open(sid).read()
+
+
+def ts(event) -> datetime:
+    return datetime.fromisoformat(event.ts.replace("Z", "+00:00"))
+
+
+async def test_independent_steps_run_at_once_and_merge_like_the_sequential_run(make_agent, fake_deepseek, repo,
+                                                                                 tmp_path):
+    sequential = tmp_path / "sequential"
+    shutil.copytree(repo, sequential)
+    script(fake_deepseek)
+    agent = make_agent(config=lane_config())
+    view = await agent.run("Fix add, add triple, greet with a comma")
+    assert view["state"] == "Completed", view["state_reason"]
+
+    log = events(agent, view["session_id"])
+    spawned = [e for e in log if e.kind == "LaneSpawned@v1"]
+    started = [e for e in log if e.kind == "LaneStarted@v1"]
+    finished = [e for e in log if e.kind == "LaneCompleted@v1"]
+    assert [e.payload["step_title"] for e in spawned] == ["Fix add", "Add triple"]  # the third waited
+    assert len(started) == 2 and len(finished) == 2
+    # Concurrent: both lanes started before either finished (timestamps of the event log).
+    assert max(ts(e) for e in started) < min(ts(e) for e in finished)
+    lane_calls = []
+    for e in started:
+        calls = [c for c in events(agent, e.payload["lane_session_id"]) if c.kind == "LLMCall@v1"]
+        assert len(calls) == 1
+        end = ts(calls[0])
+        lane_calls.append((end.timestamp() - calls[0].payload["total_ms"] / 1000, end.timestamp()))
+    (a0, a1), (b0, b1) = lane_calls
+    assert a0 < b1 and b0 < a1, "the two lanes' model calls overlap in time"
+    merged = [e.payload for e in log if e.kind == "LaneMerged@v1"]
+    assert [m["ok"] for m in merged] == [True, True]
+    assert [m["step_id"] for m in merged] == [e.payload["step_id"] for e in spawned]  # step order
+
+    # The same plan without lanes gives byte-identical files.
+    from deepseek_ls.agent import Agent
+    from deepseek_ls.llm.client import LLMClient
+
+    seq = Agent(sequential, lane_config(False), llm=LLMClient(lane_config(False).llm), ui=ScriptedUI())
+    try:
+        script(fake_deepseek, latency=False)
+        seq_view = await seq.run("Fix add, add triple, greet with a comma")
+    finally:
+        await seq.llm.aclose()
+    assert seq_view["state"] == "Completed"
+    assert not [e for e in events(seq, seq_view["session_id"]) if e.kind.startswith("Lane")]
+    for name in ("app.py", "util.py", "tests/test_app.py"):
+        assert (repo / name).read_bytes() == (sequential / name).read_bytes(), name
+
+    # Nothing left behind: no worktree, no lane branch, no owner file.
+    assert "lane/" not in git(repo, "branch", "--list")
+    assert git(repo, "worktree", "list").count("\n") == 1
+    assert not list((agent.state_dir / "lanes").glob("*.json"))
+
+
+class EditingUI(ScriptedUI):
+    """The person edits app.py in the workspace while the lanes run (when the first lane starts),
+    and the workspace is checked each time a lane finishes."""
+
+    def __init__(self, root: Path, new_text: str) -> None:
+        super().__init__()
+        self.root, self.new_text = root, new_text
+        self.at_lane_end: list[str] = []
+
+    def stream(self, channel, text, *, session_id=None) -> None:
+        super().stream(channel, text, session_id=session_id)
+        if channel == "status" and "lane 1: step" in text and "started" in text:
+            (self.root / "app.py").write_text(self.new_text)
+        if channel == "status" and text.startswith("lane ") and " done (" in text:
+            self.at_lane_end.append((self.root / "app.py").read_text())
+
+
+async def test_never_clobber_user_edits_made_while_lanes_run(make_agent, fake_deepseek, repo):
+    user_text = (repo / "app.py").read_text().replace("    return a - b", "    return sum([a, -b])  # mine")
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(
+        ("Fix add", ["app.py"]), ("Add triple", ["util.py"]), verification=["git status"])})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Fix add"}, "content": FIX_ADD,
+                       "fault": LATENCY})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Add triple"}, "content": TRIPLE,
+                       "fault": LATENCY})
+    # The lane's result no longer fits the person's edit: the step runs again in the workspace.
+    fake_deepseek.add({"match": {"role": "executor", "contains": "could not be merged"},
+                       "content": diff("app.py", ["    return sum([a, -b])  # mine"], ["    return sum([a, b])  # mine"],
+                                       start=5)})
+    ui = EditingUI(repo, user_text)
+    agent = make_agent(ui=ui, config=lane_config())
+    view = await agent.run("Fix add and add triple")
+    assert view["state"] == "Completed", view["state_reason"]
+    assert ui.at_lane_end == [user_text, user_text]  # no lane wrote into the workspace
+    log = events(agent, view["session_id"])
+    merged = {e.payload["step_id"]: e.payload for e in log if e.kind == "LaneMerged@v1"}
+    steps = {s["title"]: s["step_id"] for s in view["plan"]["steps"]}
+    assert merged[steps["Fix add"]]["ok"] is False and "no longer fits" in merged[steps["Fix add"]]["conflict"]
+    assert merged[steps["Add triple"]]["ok"] is True
+    assert any(e.kind == "FailureClassified@v1" and e.payload["failure_class"] == "PatchMismatch" for e in log)
+    assert "    return sum([a, b])  # mine\n" in (repo / "app.py").read_text()  # built on the person's edit
+    assert "def triple" in (repo / "util.py").read_text()
+
+
+async def test_a_failed_verification_after_the_merge_goes_to_the_recovery_loop(make_agent, fake_deepseek, repo):
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(
+        ("Fix add", ["app.py"]), ("Add triple", ["util.py"]), verification=["python -m pytest -q"])})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Fix add"}, "content": FIX_ADD})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Add triple"}, "content": TRIPLE})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Fix:"}, "content": GREET})
+    agent = make_agent(config=lane_config())
+    view = await agent.run("Fix add and add triple")
+    assert view["state"] == "Completed", view["state_reason"]
+    log = events(agent, view["session_id"])
+    assert [e.payload["ok"] for e in log if e.kind == "LaneMerged@v1"] == [True, True]
+    runs = [e.payload["ok"] for e in log if e.kind == "VerificationRun@v1"]
+    assert runs == [False, True]  # the merged result failed (greet), the fix step repaired it
+    assert any(e.kind == "FailureClassified@v1" and e.payload["failure_class"] == "MechanicalVerifyFailure"
+               for e in log)
+    assert '"Hello, " + name + "!"' in (repo / "app.py").read_text()
+
+
+async def test_without_git_teammate_mode_says_so_and_runs_the_steps_in_order(make_agent, fake_deepseek, workspace):
+    script(fake_deepseek, latency=False, plan=PLAN.replace('"git status"', '"python -m pytest -q"'))
+    ui = ScriptedUI()
+    agent = make_agent(ui=ui, config=lane_config())
+    view = await agent.run("Fix add, add triple, greet with a comma")
+    assert view["state"] == "Completed"
+    assert not [e for e in events(agent, view["session_id"]) if e.kind.startswith("Lane")]
+    notices = [t for c, t in ui.streamed if c == "status" and "teammate mode" in t]
+    assert len(notices) == 1 and "not a git repository" in notices[0] and "one after the other" in notices[0]
+    assert "def triple" in (workspace / "util.py").read_text()
+
+
+async def test_always_answers_a_hanging_lane_is_cancelled_at_its_time_budget(make_agent, fake_deepseek, repo):
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(
+        ("Fix add", ["app.py"]), ("Add triple", ["util.py"]), verification=["git status"])})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Fix add"}, "content": FIX_ADD})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Add triple"}, "content": TRIPLE,
+                       "fault": {"keepalive_forever": True}})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Add triple"}, "content": TRIPLE})
+    cfg = lane_config()
+    cfg.agent_loop.lane_timeout_seconds = 2.0
+    cfg.llm.idle_timeout_seconds = 600  # only the lane's budget can stop it
+    agent = make_agent(config=cfg)
+    view = await agent.run("Fix add and add triple")
+    assert view["state"] == "Completed", view["state_reason"]
+    log = events(agent, view["session_id"])
+    failed = [e.payload for e in log if e.kind == "LaneFailed@v1"]
+    assert len(failed) == 1 and "lane_timeout_seconds" in failed[0]["reason"]
+    assert "def triple" in (repo / "util.py").read_text() and "a + b" in (repo / "app.py").read_text()
+    assert "lane/" not in git(repo, "branch", "--list")
+
+
+async def test_no_leak_lanes_left_by_a_killed_run_are_removed_when_the_agent_starts(make_agent, repo):
+    import json
+
+    state = repo / ".deepseek"
+    left = wt_ops.create(repo, state, "left-1", "lane/killed/step", buffers={}, deny_paths=[])
+    (left.root / "app.py").write_text("half-done lane edit\n")
+    info = json.loads(left.owner_file.read_text())
+    left.owner_file.write_text(json.dumps({**info, "pid": 2**22 + 11, "process": "gone"}))
+    make_agent(config=lane_config())
+    assert not left.tree.exists() and not left.owner_file.exists()
+    assert "lane/" not in git(repo, "branch", "--list")

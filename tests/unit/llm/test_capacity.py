@@ -1,0 +1,102 @@
+"""The model manager (llm/capacity.py): per-model max_inflight, the lane limit, shared 429 backoff."""
+
+from __future__ import annotations
+
+import asyncio
+
+from deepseek_ls.config_models import Config, ModelEntry
+from deepseek_ls.llm.capacity import CapacityLLM, ModelManager
+from deepseek_ls.llm.errors import RateLimitError, ServerError
+
+
+def config(max_inflight: int | None = 2, max_lanes: int = 3) -> Config:
+    cfg = Config()
+    cfg.models["tiny"] = ModelEntry(id="tiny-model", max_inflight=max_inflight)
+    cfg.agent_loop.max_lanes = max_lanes
+    return cfg
+
+
+class CountingClient:
+    """Stands in for the HTTP client only: the manager under test is the real one."""
+
+    def __init__(self) -> None:
+        self.running = 0
+        self.peak = 0
+        self.retry_listeners: list = []
+
+    def resolve(self, profile: str, model: str | None = None):
+        class R:
+            entry_name = model or "tiny"
+            model_id = "tiny-model"
+
+        return R()
+
+    async def complete(self, messages, *, role, profile="fast", model=None, **kw):
+        self.running += 1
+        self.peak = max(self.peak, self.running)
+        await asyncio.sleep(0.02)
+        self.running -= 1
+        return role
+
+
+async def test_max_inflight_bounds_concurrent_calls_to_a_model():
+    client = CountingClient()
+    llm = CapacityLLM(client, ModelManager(config(max_inflight=2)))
+    answers = await asyncio.gather(*(llm.complete([], role=f"r{i}") for i in range(6)))
+    assert answers == [f"r{i}" for i in range(6)]
+    assert client.peak == 2
+
+
+async def test_a_model_without_a_known_limit_is_not_throttled():
+    client = CountingClient()
+    llm = CapacityLLM(client, ModelManager(config()))
+    await asyncio.gather(*(llm.complete([], role="r", model="unknown") for _ in range(5)))
+    assert client.peak == 5
+
+
+async def test_the_lane_limit_queues_lanes():
+    manager = ModelManager(config(max_lanes=2))
+    seen: list[tuple[int, int]] = []
+
+    async def lane() -> None:
+        async with manager.lane_slot():
+            seen.append((manager.lanes_running, manager.lanes_queued))
+            await asyncio.sleep(0.02)
+
+    await asyncio.gather(*(lane() for _ in range(5)))
+    assert manager.peak_lanes == 2
+    assert max(r for r, _ in seen) == 2 and any(q > 0 for _, q in seen)
+    assert manager.lanes_running == 0 and manager.lanes_queued == 0
+
+
+async def test_a_429_in_one_lane_pauses_every_lane():
+    now = [100.0]
+    manager = ModelManager(config(), clock=lambda: now[0])
+    client = CountingClient()
+    CapacityLLM(client, manager)
+    assert client.retry_listeners == [manager.note_retry]
+    client.retry_listeners[0](ServerError("boom"), 5.0)  # not a rate limit: no pause
+    assert manager.paused_for == 0
+    client.retry_listeners[0](RateLimitError("slow down"), 5.0)
+    assert manager.rate_limited == 1 and manager.paused_for == 5.0
+    now[0] += 5.0
+    assert manager.paused_for == 0
+
+
+async def test_calls_wait_out_the_shared_backoff():
+    manager = ModelManager(config())
+    client = CountingClient()
+    llm = CapacityLLM(client, manager)
+    manager.note_retry(RateLimitError("slow down"), 0.05)
+    await llm.complete([], role="r")
+    assert manager.paused_seconds > 0
+
+
+async def test_a_real_429_from_the_server_reaches_the_manager(fake_deepseek, make_client):
+    fake_deepseek.add({"fault": {"status": 429, "retry_after": 0.01}})
+    fake_deepseek.add({"content": "ok"})
+    manager = ModelManager(config())
+    llm = CapacityLLM(make_client(), manager)
+    completion = await llm.complete([{"role": "user", "content": "hi"}], role="executor")
+    assert completion.content == "ok"
+    assert manager.rate_limited == 1
