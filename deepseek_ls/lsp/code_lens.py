@@ -32,10 +32,13 @@ def _lens(line: int, title: str, command: str, args: dict[str, Any]) -> types.Co
     )
 
 
-def step_lenses(session_id: str, number: int, step: dict[str, Any], line: int) -> list[types.CodeLens]:
+def step_lenses(session_id: str, number: int, step: dict[str, Any], line: int,
+                lane: dict[str, Any] | None = None) -> list[types.CodeLens]:
     status = step.get("status", "pending")
     ids = {"session_id": session_id, "step_id": step.get("step_id")}
     title = f"▶ Step {number}: {step.get('title', '')} [{status_mark(status)} {status}]"
+    if lane is not None:  # teammate lanes: which lane runs (or ran) it, and how that went
+        title += f" · lane {lane.get('lane')}: {lane.get('state')}"
     runnable = status in ("pending", "failed")
     lenses = [_lens(line, title, names.CMD_RUN_STEP if runnable else names.CMD_SHOW_PLAN, ids if runnable else {"session_id": session_id})]
     if runnable:
@@ -62,17 +65,19 @@ def plan_lenses(ls: DeepSeekServer, uri: str, rel: str) -> list[types.CodeLens]:
     if not session_id or not plan:
         return []
     steps = plan.get("steps", [])
+    lanes = {lane["step_id"]: lane for lane in ((view or {}).get("lanes") or {}).get("lanes", [])}
     out: list[types.CodeLens] = []
     if rel == plan_doc_relpath(session_id):
         text, _ = current_text(ls, uri)
         headings = step_heading_lines(text)
         for n, step in enumerate(steps, start=1):
             if step.get("step_id") in headings:
-                out += step_lenses(session_id, n, step, headings[step["step_id"]])
+                out += step_lenses(session_id, n, step, headings[step["step_id"]], lanes.get(step["step_id"]))
         return out
     for n, step in enumerate(steps, start=1):
         if rel in step.get("files", []):
-            out += step_lenses(session_id, n, step, step_line(ls, uri, rel, step.get("title", "")))
+            out += step_lenses(session_id, n, step, step_line(ls, uri, rel, step.get("title", "")),
+                               lanes.get(step["step_id"]))
     return out
 
 

@@ -89,7 +89,7 @@ async def run_step(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     a = params.parse_args(params.StepArgs, args)
     try:
         async with driving(ls, "DeepSeek: running step", a.session_id):
-            outcome = await agent(ls).run_step(a.session_id, a.step_id)
+            outcome = await agent(ls).run_step(a.session_id, a.step_id, teammate_mode=teammate_mode(ls))
     finally:
         view = refresh_session(ls, a.session_id)
     files = [f for p in view.get("patches", []) if p["patch_id"] in outcome.patch_ids for f in p["files"]]
@@ -154,6 +154,12 @@ def explain_routing(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     if not session_id:
         raise ValueError("no session: give session_id (or run deepseek.plan first)")
     return agent(ls).explain_routing(session_id, decision_id=decision_id, step_id=step_id)
+
+
+def teammate_mode(ls: DeepSeekServer) -> bool:
+    from deepseek_ls.lsp.lanes import teammate_mode as switch
+
+    return switch(ls)
 
 
 def register(server: DeepSeekServer) -> None:

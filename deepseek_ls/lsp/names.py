@@ -32,6 +32,7 @@ CMD_REJECT_MISSION = "deepseek.rejectMission"
 CMD_MODIFY_MISSION = "deepseek.modifyMission"
 CMD_UNDO_MISSION = "deepseek.undoMission"
 CMD_TRUST_STATUS = "deepseek.trustStatus"
+CMD_TOGGLE_TEAMMATE_MODE = "deepseek.toggleTeammateMode"
 
 ALL_COMMANDS = [v for k, v in dict(globals()).items() if k.startswith("CMD_")]
 

@@ -87,6 +87,10 @@ class MissionTextArgs(_Args):
     text: str | None = None  # the edited mission; default: the mission document's `## Mission` text
 
 
+class ToggleArgs(_Args):
+    enabled: bool | None = None  # unset: flip
+
+
 class OptionalSessionArgs(_Args):
     session_id: Id | None = None
 

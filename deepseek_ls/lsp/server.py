@@ -48,6 +48,7 @@ FEATURE_MODULES = (
     "deepseek_ls.lsp.transcript",
     "deepseek_ls.lsp.mcp",
     "deepseek_ls.lsp.trust",
+    "deepseek_ls.lsp.lanes",
 )
 
 
@@ -96,6 +97,8 @@ class DeepSeekServer(LanguageServer):
         self.pending_verification: dict[str, tuple[str, list[str]]] = {}
         # The session the editor is looking at (the last plan/ask/resume).
         self.active_session: str | None = None
+        # The editor's teammate-mode switch (deepseek.toggleTeammateMode); None: agent_loop.teammate_mode.
+        self.teammate_mode: bool | None = None
 
     @property
     def config(self) -> Config:

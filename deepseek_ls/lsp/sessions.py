@@ -37,8 +37,11 @@ def status(ls: DeepSeekServer, session_id: str | None = None) -> dict[str, Any]:
     """`Status` (docs/protocol.md) of `session_id` (default: the active session)."""
     sid = session_id or ls.active_session
     view = ls.session_views.get(sid or "")
+    from deepseek_ls.lsp.lanes import teammate_mode
+
     if view is None:
-        return {"session_id": sid, "state": "Idle", "max_think_active": False, "running": ls.tasks.running}
+        return {"session_id": sid, "state": "Idle", "max_think_active": False, "running": ls.tasks.running,
+                "teammate_mode": teammate_mode(ls), "lanes": {"running": 0, "queued": 0, "lanes": []}}
     decisions = view.get("decisions") or []
     last = decisions[-1] if decisions else None
     return {
@@ -51,6 +54,8 @@ def status(ls: DeepSeekServer, session_id: str | None = None) -> dict[str, Any]:
         "state_reason": view.get("state_reason"),
         "cost": view.get("cost"),
         "running": ls.tasks.running,
+        "teammate_mode": teammate_mode(ls),
+        "lanes": view.get("lanes") or {"running": 0, "queued": 0, "lanes": []},
     }
 
 

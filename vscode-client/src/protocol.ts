@@ -35,6 +35,7 @@ export const Commands = {
   modifyMission: "deepseek.modifyMission",
   undoMission: "deepseek.undoMission",
   trustStatus: "deepseek.trustStatus",
+  toggleTeammateMode: "deepseek.toggleTeammateMode",
 } as const;
 
 /** Custom requests (client -> server). */

@@ -34,6 +34,7 @@ M.cmd = {
   modify_mission = "deepseek.modifyMission",
   undo_mission = "deepseek.undoMission",
   trust_status = "deepseek.trustStatus",
+  toggle_teammate_mode = "deepseek.toggleTeammateMode",
 }
 
 --- Custom requests (client -> server).
