@@ -387,6 +387,40 @@ async function broken(page) {
   await shot(page, "start-failure");
 }
 
+/** Rows of the "DeepSeek Research" tree view (expanded first). */
+async function researchRows(page) {
+  const header = page.locator(".pane-header", { hasText: "DeepSeek Research" }).first();
+  await header.waitFor({ state: "visible", timeout: T });
+  if ((await header.getAttribute("aria-expanded")) !== "true") await header.click();
+  const rows = page.locator('.split-view-view:has(.pane-header:has-text("DeepSeek Research")) .monaco-list-row');
+  return rows;
+}
+
+async function hetun(page) {
+  await openFile(page, config.file);
+  step("file-open");
+  await palette(page, "DeepSeek: Hetun…");
+  await answerInputBox(page, config.prompt);
+  const approve = lens(page, /Approve mission/).first();
+  await approve.waitFor({ state: "visible", timeout: T });
+  result.missionLenses = await lensTitles(page);
+  result.missionTab = (await page.locator(".editor-group-container .tab.active").first().textContent()).trim();
+  step("mission-lenses");
+  const rows = await researchRows(page);
+  await rows.filter({ hasText: "Mission v1" }).first().waitFor({ state: "visible", timeout: T });
+  result.treeBefore = (await rows.allTextContents()).map((t) => t.trim());
+  step("research-tree");
+  await shot(page, "mission");
+  await approve.click();
+  await lens(page, /Undo mission/).first().waitFor({ state: "visible", timeout: T });
+  result.lensesAfterApprove = await lensTitles(page);
+  step("mission-approved");
+  await rows.filter({ hasText: "approved" }).first().waitFor({ state: "visible", timeout: T });
+  result.treeAfter = (await rows.allTextContents()).map((t) => t.trim());
+  step("tree-shows-approved");
+  await shot(page, "approved");
+}
+
 const browser = await chromium.launch({
   executablePath: config.chromium,
   headless: true,
@@ -405,6 +439,9 @@ try {
     await startup(browser);
   } else if (config.scenario === "broken") {
     await broken(page);
+  } else if (config.scenario === "hetun") {
+    await smoke(page);
+    await hetun(page);
   } else if (config.scenario === "cancel") {
     await smoke(page);
     await cancelFlow(page);

@@ -157,3 +157,31 @@ def test_cancel_from_the_palette_stops_a_plan_and_a_step_mid_stream(
     assert not [t for t in run.result["toastsAtEnd"] if "failed" in t.lower()], run.result["toastsAtEnd"]
     roles = [r.get("role") for r in fake.requests()]
     assert roles == ["planner", "planner", "executor"], roles
+
+
+HETUN_SCRIPT = [
+    {"match": {"role": "hetun.coordinator"}, "content": "SLICE|app.py\n"},
+    {"match": {"role": "hetun.sub"}, "repeat": True, "content": "FINDING|0.8|app.py:2 add does not convert its arguments\n"},
+    {"match": {"role": "hetun.crosscheck"}, "repeat": True, "content": "CONFIRMED|line 2"},
+    *SCRIPT[:2],
+]
+
+
+def test_hetun_mission_document_tree_view_and_approve(
+    code_server, vscode_tools, workspace, artifacts, fake_deepseek_process
+):
+    (workspace / "app.py").write_text(ORIGINAL)
+    fake = fake_deepseek_process(HETUN_SCRIPT)
+    cs = code_server({"DEEPSEEK_API_KEY": "test-key", "DEEPSEEK_BASE_URL": fake.base_url})
+    run = drive(vscode_tools, cs, artifacts, "hetun", file="app.py", prompt="convert add and sub arguments to int")
+    assert run.returncode == 0, run.output
+    assert run.result["missionLenses"][:3] == ["✔ Approve mission", "✖ Reject", "✎ Modify…"], run.result
+    assert run.result["missionTab"].endswith(".md"), run.result
+    tree = " | ".join(run.result["treeBefore"])
+    assert "Mission v1: Convert the arguments of add and sub to int" in tree and "Research: " in tree, tree
+    assert "↶ Undo mission" in run.result["lensesAfterApprove"], run.result
+    assert any("approved" in row for row in run.result["treeAfter"]), run.result
+    roles = [r.get("role") for r in fake.requests()]
+    assert "hetun.sub" in roles and "executor" in roles, roles
+    assert (workspace / "app.py").read_text() == ORIGINAL.replace("return a + b", "return int(a) + int(b)").replace(
+        "return a - b", "return int(a) - int(b)")

@@ -110,6 +110,19 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
         .then((c) => c && server.command(Commands.showPlan, { session_id: result.session_id }));
       return result;
     }),
+    reg("hetun", "Hetun", async () => {
+      const prompt = await vscode.window.showInputBox({ prompt: "DeepSeek Hetun: what should be researched and done?", ignoreFocusOut: true });
+      if (!prompt) return undefined;
+      const result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Window, title: "DeepSeek: researching (Hetun)…" },
+        () => server.command<{ session_id: string; mission_uri?: string }>(Commands.plan, { prompt, mode: "hetun", ...editorContext() }),
+      );
+      if (result.mission_uri) {
+        await vscode.window.showTextDocument(vscode.Uri.parse(result.mission_uri), { preview: false });
+      }
+      void vscode.window.showInformationMessage("DeepSeek: mission ready — Approve mission, Reject or Modify… from its lenses.");
+      return result;
+    }),
     reg("ask", "Ask", async () => {
       const prompt = await vscode.window.showInputBox({ prompt: "DeepSeek: ask about the code", ignoreFocusOut: true });
       if (!prompt) return undefined;

@@ -10,6 +10,7 @@ import { answerQuestion, type QuestionUI } from "./questions";
 import { ServerManager, currentSettings } from "./server";
 import { SECTION, needsRestart } from "./settings";
 import { StatusBar } from "./statusBar";
+import { ResearchTree } from "./research";
 import { StreamPanel } from "./streamPanel";
 
 let server: ServerManager | undefined;
@@ -40,6 +41,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
 
   server = new ServerManager(context.secrets, output, trace);
   const inlineDiff = new InlineDiff(server, (line) => output.appendLine(line));
+  const research = new ResearchTree(server, (line) => output.appendLine(line));
 
   context.subscriptions.push(
     output,
@@ -47,6 +49,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     streamChannel,
     item,
     inlineDiff,
+    research,
+    vscode.window.registerTreeDataProvider("deepseek.research", research),
     server,
     server.onStateChanged((state) => {
       statusBar.setServerState(state);
@@ -54,7 +58,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     }),
     server.onStarted((client) => {
       client.onNotification(Notifications.stream, (p: StreamParams) => stream.onStream(p));
-      client.onNotification(Notifications.status, (s: Status) => statusBar.setStatus(s));
+      client.onNotification(Notifications.status, (s: Status) => {
+        statusBar.setStatus(s);
+        void research.refresh(s.session_id);
+      });
       client.onNotification(Notifications.hunksChanged, (p: { uris: string[] }) => inlineDiff.refreshMany(p.uris));
       client.onNotification(Notifications.question, (q: Question) => {
         if (server) void answerQuestion(server, questionUI, q);

@@ -17,7 +17,7 @@ export interface Settings {
   serverEnv: Record<string, string>;
   baseUrl: string;
   routerMode: RouterMode;
-  agentMode: "plan" | "agent" | "yolo";
+  agentMode: "plan" | "agent" | "yolo" | "hetun";
   approval: "suggest" | "auto" | "never";
   trace: "off" | "messages" | "verbose";
 }
@@ -58,7 +58,7 @@ export function readSettings(source: SettingsSource): Settings {
     serverEnv: stringMap(source.get("server.env")),
     baseUrl: str("llm.baseUrl"),
     routerMode: oneOf(source.get("router.mode"), ["auto", "fast", "max-think"] as const, "auto"),
-    agentMode: oneOf(source.get("agent.mode"), ["plan", "agent", "yolo"] as const, "agent"),
+    agentMode: oneOf(source.get("agent.mode"), ["plan", "agent", "yolo", "hetun"] as const, "agent"),
     approval: oneOf(source.get("agent.approval"), ["suggest", "auto", "never"] as const, "suggest"),
     trace: oneOf(source.get("trace.server"), ["off", "messages", "verbose"] as const, "off"),
   };
