@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,10 @@ GIT_TIMEOUT = 120.0
 _SAFE = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "commit.gpgsign=false",
          "-c", "core.quotepath=false", "-c", "user.name=deepseek-ls", "-c", "user.email=lanes@deepseek-ls.invalid"]
 BRANCH_PREFIX = "lane/"
-_PROCESS = uuid.uuid4().hex  # tells this process's lanes from those of a dead one that had the same pid
+_PROCESS = uuid.uuid4().hex
+# `git worktree add/remove/prune` of one repository must not run at once (git reads the other
+# worktrees' admin directories while it makes a new one): lanes start and end in threads.
+_ADMIN = threading.Lock()  # tells this process's lanes from those of a dead one that had the same pid
 
 
 class LaneError(Exception):
@@ -98,7 +102,8 @@ def create(root: Path, state_dir: Path, lane_id: str, branch: str, *, buffers: d
     owner_file.parent.mkdir(parents=True, exist_ok=True)
     owner_file.write_text(json.dumps({"pid": os.getpid(), "process": _PROCESS, "tree": str(tree), "branch": branch, "top": str(top)}))
     tree.parent.mkdir(parents=True, exist_ok=True)
-    git(top, "worktree", "add", "--quiet", "-b", branch, str(tree), "HEAD")
+    with _ADMIN:
+        git(top, "worktree", "add", "--quiet", "-b", branch, str(tree), "HEAD")
     lane_root = tree / prefix
     policy = PathPolicy(root, deny_paths)
     copied = _copy_uncommitted(top, tree, prefix, policy)
@@ -172,12 +177,13 @@ def remove(wt: Worktree) -> None:
 
 
 def _remove(top: Path, tree: Path, branch: str) -> None:
-    if tree.exists():
-        git(top, "worktree", "remove", "--force", "--force", str(tree), check=False)
-        shutil.rmtree(tree, ignore_errors=True)
-    git(top, "worktree", "prune", check=False)
-    if branch.startswith(BRANCH_PREFIX):
-        git(top, "branch", "-D", branch, check=False)
+    with _ADMIN:
+        if tree.exists():
+            git(top, "worktree", "remove", "--force", "--force", str(tree), check=False)
+            shutil.rmtree(tree, ignore_errors=True)
+        git(top, "worktree", "prune", check=False)
+        if branch.startswith(BRANCH_PREFIX):
+            git(top, "branch", "-D", branch, check=False)
 
 
 def _owner_dir(state_dir: Path) -> Path:
@@ -216,7 +222,8 @@ def cleanup_stale(root: Path, state_dir: Path) -> list[str]:
         shutil.rmtree(owner.with_suffix(""), ignore_errors=True)
         owner.unlink(missing_ok=True)
     if repo_problem(root) is None:
-        git(root, "worktree", "prune", check=False)
+        with _ADMIN:
+            git(root, "worktree", "prune", check=False)
         listed = git(root, "branch", "--list", f"{BRANCH_PREFIX}*", "--format=%(refname:short)", check=False)
         used = _worktree_branches(root)
         for branch in listed.split():
