@@ -337,7 +337,8 @@ class Agent:
         return self.session_view(rt.session_id)
 
     async def decide_mission(self, session_id: str, decision: str, text: str | None = None, *,
-                             approvals: Approvals | None = None, profile: str | None = None) -> dict[str, Any]:
+                             approvals: Approvals | None = None, profile: str | None = None,
+                             teammate_mode: bool | None = None) -> dict[str, Any]:
         """The person's decision on a Hetun session's mission card: `approve` runs it straight
         through (checkpoint before the first write), `reject` runs nothing, `modify` re-plans
         with the edited mission `text` and shows a new card. Returns the session view."""
@@ -346,7 +347,9 @@ class Agent:
             raise MissionNotApproved(f"session {session_id} is not a Hetun session (mode {rt.session.mode})")
         rt.override = profile
         approvals = approvals or Approvals(rt.config.policy, self.ui, sink=rt.session)
-        async with self._driving(rt, "decide_mission", decision=decision, text=text, profile=profile):
+        teammate = self._teammate(rt, teammate_mode)  # an approved mission runs its independent steps in lanes
+        async with self._driving(rt, "decide_mission", decision=decision, text=text, profile=profile,
+                                 teammate_mode=teammate):
             await ops.decide_mission(rt, decision, text, approvals)
         return self.session_view(rt.session_id)
 

@@ -216,3 +216,21 @@ async def test_no_leak_lanes_left_by_a_killed_run_are_removed_when_the_agent_sta
     make_agent(config=lane_config())
     assert not left.tree.exists() and not left.owner_file.exists()
     assert "lane/" not in git(repo, "branch", "--list")
+
+
+async def test_an_approved_hetun_mission_runs_its_independent_steps_in_lanes(make_agent, fake_deepseek, repo):
+    fake_deepseek.add({"match": {"role": "hetun.coordinator"}, "content": "SLICE|app.py\n"})
+    fake_deepseek.add({"match": {"role": "hetun.sub"}, "repeat": True, "content": "FINDING|0.8|app.py:5 add subtracts\n"})
+    fake_deepseek.add({"match": {"role": "hetun.crosscheck"}, "repeat": True, "content": "CONFIRMED|yes"})
+    script(fake_deepseek)
+    ui = ScriptedUI(answers=["approve"])
+    agent = make_agent(ui=ui, config=lane_config())
+    view = await agent.run("Fix add, add triple, greet with a comma", mode="hetun")
+    assert view["state"] == "Completed", view["state_reason"]
+    log = events(agent, view["session_id"])
+    kinds = [e.kind for e in log]
+    assert kinds.index("MissionDecided@v1") < kinds.index("LaneSpawned@v1")
+    assert [e.payload["step_title"] for e in log if e.kind == "LaneSpawned@v1"] == ["Fix add", "Add triple"]
+    assert kinds.index("MissionCheckpoint@v1") < kinds.index("PatchApplied@v1")
+    assert ui.approvals == []  # the mission's files: no per-hunk prompt, lanes or not
+    assert "a + b" in (repo / "app.py").read_text() and "triple" in (repo / "util.py").read_text()
