@@ -1,8 +1,8 @@
 """Teammate lanes: wall time of a 4-step plan with 1 lane vs 4 lanes, and the cost of a lane's worktree.
 
 A plan of 4 independent steps (one file each) runs against the fake DeepSeek server,
-every executor call answering after a fixed latency (`--latency`, default 2.0 s: a short real executor call), in
-autopilot (yolo) mode with teammate mode on: once with `agent_loop.max_lanes = 1`
+every executor call answering after a fixed latency (`--latency`, default 2.0 s: a short real executor call), with
+every approval answered yes and teammate mode on: once with `agent_loop.max_lanes = 1`
 (the lanes run one after the other) and once with 4. Baseline, measured in the same
 run: the same plan without teammate mode (the ordinary sequential loop). Goal: 4
 lanes at least 2.5x faster than 1 lane.
