@@ -370,6 +370,23 @@ function M.untrust()
   end)
 end
 
+--- :DeepSeekTeammate [on|off] — teammate lanes: a plan's independent steps run at once,
+--- each in its own git worktree (docs/agent.md#teammate-lanes). No argument: flip.
+function M.teammate(opts)
+  local args = {}
+  if opts and opts.args == "on" then
+    args.enabled = true
+  elseif opts and opts.args == "off" then
+    args.enabled = false
+  elseif opts and opts.args ~= nil and opts.args ~= "" then
+    ui.notify("usage: :DeepSeekTeammate [on|off]", vim.log.levels.WARN)
+    return
+  end
+  run("teammate mode", cmd.toggle_teammate_mode, args, function(result)
+    ui.notify(("teammate mode %s"):format(result and result.teammate_mode and "on" or "off"))
+  end)
+end
+
 --- :DeepSeekTrust status — what is held back while the workspace is not trusted.
 function M.trust_command(opts)
   if opts.args == "status" then
@@ -417,6 +434,9 @@ M.specs = {
     return { "status" }
   end, desc = "DeepSeek: trust this workspace (its config and yolo); 'status': what is held back" } },
   DeepSeekUntrust = { M.untrust, { desc = "DeepSeek: stop trusting this workspace" } },
+  DeepSeekTeammate = { M.teammate, { nargs = "?", complete = function()
+    return { "on", "off" }
+  end, desc = "DeepSeek: teammate lanes on/off (independent steps at once in git worktrees)" } },
   DeepSeekMcp = { M.mcp, { nargs = "?", complete = function()
     return { "approve" }
   end, desc = "DeepSeek: MCP servers and their tools ('approve': approve the repository's)" } },

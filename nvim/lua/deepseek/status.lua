@@ -72,6 +72,10 @@ function M.text()
   if st and st.max_think_active then
     table.insert(parts, "max-think")
   end
+  local lanes = st and type(st.lanes) == "table" and st.lanes
+  if lanes and ((lanes.running or 0) > 0 or (lanes.queued or 0) > 0) then
+    table.insert(parts, ("lanes %d running, %d queued"):format(lanes.running or 0, lanes.queued or 0))
+  end
   local spend = st and type(st.cost) == "table" and st.cost.session
   if #parts > 0 and type(spend) == "table" and (spend.calls or 0) > 0 and spend.short then
     -- Tokens and money of the session ("cost unknown" without prices), while it is not idle:
