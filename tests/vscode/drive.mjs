@@ -421,6 +421,28 @@ async function hetun(page) {
   await shot(page, "approved");
 }
 
+/** Teammate lanes: toggle from the palette, plan, run step 1: both independent steps come back staged. */
+async function lanes(page) {
+  await openFile(page, config.file);
+  step("file-open");
+  await palette(page, "DeepSeek: Toggle Teammate Mode");
+  await page.locator(".notifications-toasts .notification-list-item", { hasText: /teammate mode on/ }).first()
+    .waitFor({ state: "visible", timeout: T });
+  step("teammate-on");
+  await palette(page, "DeepSeek: Plan…");
+  await answerInputBox(page, config.prompt);
+  const stepLens = lens(page, /Step 1/).first();
+  await stepLens.waitFor({ state: "visible", timeout: T });
+  step("plan-lenses");
+  await stepLens.click();
+  await lens(page, /lane 1: merged/).first().waitFor({ state: "visible", timeout: T });
+  await lens(page, /^Accept$/).first().waitFor({ state: "visible", timeout: T });
+  result.laneLenses = await lensTitles(page);
+  result.statusTooltip = await page.locator('.statusbar-item[id$="deepseek.status"]').first().getAttribute("aria-label");
+  step("lanes-merged");
+  await shot(page, "lanes");
+}
+
 const browser = await chromium.launch({
   executablePath: config.chromium,
   headless: true,
@@ -442,6 +464,9 @@ try {
   } else if (config.scenario === "hetun") {
     await smoke(page);
     await hetun(page);
+  } else if (config.scenario === "lanes") {
+    await smoke(page);
+    await lanes(page);
   } else if (config.scenario === "cancel") {
     await smoke(page);
     await cancelFlow(page);

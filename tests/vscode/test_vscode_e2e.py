@@ -185,3 +185,35 @@ def test_hetun_mission_document_tree_view_and_approve(
     assert "hetun.sub" in roles and "executor" in roles, roles
     assert (workspace / "app.py").read_text() == ORIGINAL.replace("return a + b", "return int(a) + int(b)").replace(
         "return a - b", "return int(a) - int(b)")
+
+
+LANES_PLAN = {**PLAN, "goal": "two independent edits", "verification": ["git status"],
+              "steps": [{"title": "Convert add in app.py", "intent": "edit", "files": ["app.py"]},
+                        {"title": "Change util", "intent": "edit", "files": ["util.py"]}]}
+ADD_ONLY = "--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a + b\n+    return int(a) + int(b)\n"
+UTIL_DIFF = "--- a/util.py\n+++ b/util.py\n@@ -1,1 +1,1 @@\n-X = 1\n+X = 2\n"
+
+
+def test_teammate_mode_from_the_palette_runs_independent_steps_in_lanes(
+    code_server, vscode_tools, workspace, artifacts, fake_deepseek_process
+):
+    import subprocess
+
+    (workspace / "app.py").write_text(ORIGINAL)
+    (workspace / "util.py").write_text("X = 1\n")
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=False)
+    for args in (["add", "app.py", "util.py"], ["commit", "-q", "-m", "base"]):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=workspace, check=True)
+    fake = fake_deepseek_process([
+        {"match": {"role": "planner"}, "content": "```json\n" + json.dumps(LANES_PLAN) + "\n```"},
+        {"match": {"role": "executor", "contains": "Step: Convert add"}, "content": "```diff\n" + ADD_ONLY + "```"},
+        {"match": {"role": "executor", "contains": "Step: Change util"}, "content": "```diff\n" + UTIL_DIFF + "```"},
+    ])
+    cs = code_server({"DEEPSEEK_API_KEY": "test-key", "DEEPSEEK_BASE_URL": fake.base_url})
+    run = drive(vscode_tools, cs, artifacts, "lanes", file="app.py", prompt="two independent edits")
+    assert run.returncode == 0, run.output
+    assert any(t.startswith("▶ Step 1: Convert add in app.py") and t.endswith("· lane 1: merged")
+               for t in run.result["laneLenses"]), run.result
+    executors = [r for r in fake.requests() if r.get("role") == "executor"]
+    assert len(executors) == 2, "both steps ran (in lanes) from one Run"
+    assert (workspace / "util.py").read_text() == "X = 1\n"  # staged for review, not written

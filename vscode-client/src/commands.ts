@@ -243,6 +243,10 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       );
       return result;
     }),
+    reg("toggleTeammateMode", "Toggle Teammate Mode", async () => {
+      // The server says the new state (window/showMessage) and pushes deepseek/status.
+      return server.command<{ teammate_mode: boolean }>(Commands.toggleTeammateMode, {});
+    }),
     reg("setApiKey", "Set API Key", async () => {
       const value = await vscode.window.showInputBox({ prompt: "DeepSeek API key (kept in VS Code's secret storage)", password: true, ignoreFocusOut: true });
       if (!value) return undefined;

@@ -55,6 +55,13 @@ export function costLines(cost: SessionCost | null | undefined): string[] {
   return lines;
 }
 
+/** "lanes 2 running, 1 queued" while teammate lanes run or wait, else "". */
+export function lanesLabel(status: Status): string {
+  const lanes = status.lanes;
+  if (!lanes || (lanes.running === 0 && lanes.queued === 0)) return "";
+  return `lanes ${lanes.running} running, ${lanes.queued} queued`;
+}
+
 /** What the item shows for a server state and the last `Status` it sent. */
 export function describeStatus(server: ServerState, status: Status | undefined, forcedProfile = ""): StatusView {
   const view = describe(server, status);
@@ -75,8 +82,10 @@ function describe(server: ServerState, status: Status | undefined): Omit<StatusV
   }
   const icon = BUSY_STATES.has(status.state) ? "$(sync~spin)" : status.max_think_active ? "$(flame)" : "$(sparkle)";
   const profile = status.max_think_active ? "max-think" : profileLabel(status.profile ?? "");
-  const text = `${icon} DeepSeek: ${stateLabel(status.state)}${profile ? ` · ${profile}` : ""}`;
+  const lanes = lanesLabel(status);
+  const text = `${icon} DeepSeek: ${stateLabel(status.state)}${profile ? ` · ${profile}` : ""}${lanes ? ` · ${lanes}` : ""}`;
   const lines = [`DeepSeek session ${status.session_id}: ${stateLabel(status.state)}`];
+  if (status.teammate_mode) lines.push(`Teammate mode on${lanes ? `: ${lanes}` : ""}`);
   const why = status.state === "Failed" ? status.last_error : status.state === "Paused" ? status.state_reason : null;
   if (why) lines.push(why);
   if (status.last_decision) lines.push(`Last routing: ${routingSummary(status.last_decision)}`);

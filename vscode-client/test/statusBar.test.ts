@@ -105,3 +105,12 @@ test("no calls yet: no cost line", () => {
   const s: Status = { session_id: "s1", state: "Planning", max_think_active: false, cost: { session: spend(0, "", 0), steps: {} } };
   assert.doesNotMatch(describeStatus("running", s).tooltip, /Cost/);
 });
+
+test("teammate lanes running or queued show in the item and its tooltip", () => {
+  const lanes = { running: 2, queued: 1, lanes: [] };
+  const v = describeStatus("running", { session_id: "s1", state: "ExecutingStep", max_think_active: false, teammate_mode: true, lanes });
+  assert.match(v.text, /lanes 2 running, 1 queued/);
+  assert.match(v.tooltip, /Teammate mode on: lanes 2 running, 1 queued/);
+  const idle = describeStatus("running", { session_id: "s1", state: "Paused", max_think_active: false, lanes: { running: 0, queued: 0, lanes: [] } });
+  assert.doesNotMatch(idle.text, /lanes/);
+});
