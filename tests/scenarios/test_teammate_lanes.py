@@ -234,3 +234,26 @@ async def test_an_approved_hetun_mission_runs_its_independent_steps_in_lanes(mak
     assert kinds.index("MissionCheckpoint@v1") < kinds.index("PatchApplied@v1")
     assert ui.approvals == []  # the mission's files: no per-hunk prompt, lanes or not
     assert "a + b" in (repo / "app.py").read_text() and "triple" in (repo / "util.py").read_text()
+
+
+async def test_a_lane_that_changed_another_lanes_file_is_not_merged_and_reruns_here(make_agent, fake_deepseek, repo):
+    """Lane 2 grows its scope (its executor edits app.py, its planner adds the file): its result overlaps
+    lane 1's, so it is a conflict; step 2 runs again in the workspace, after step 1 is applied."""
+    fake_deepseek.add({"match": {"role": "planner", "contains": "Request:"}, "content": plan_json(
+        ("Fix add", ["app.py"]), ("Add triple", ["util.py"]), verification=["git status"])})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Fix add"}, "content": FIX_ADD})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Add triple"}, "content": GREET})
+    fake_deepseek.add({"match": {"role": "planner", "contains": "also needs these files"}, "content": plan_json(
+        ("Add triple", ["util.py", "app.py"]), verification=["git status"])})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Add triple"}, "content": GREET})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "could not be merged"}, "content": TRIPLE})
+    agent = make_agent(config=lane_config())
+    view = await agent.run("Fix add and add triple")
+    assert view["state"] == "Completed", view["state_reason"]
+    log = events(agent, view["session_id"])
+    merged = [e.payload for e in log if e.kind == "LaneMerged@v1"]
+    assert [m["ok"] for m in merged] == [True, False]
+    assert "which the lane of step 'Fix add' changed too" in merged[1]["conflict"]
+    text = (repo / "app.py").read_text()
+    assert "a + b" in text and '"Hello, "' not in text  # lane 2's stray edit of app.py never landed
+    assert "def triple" in (repo / "util.py").read_text()
