@@ -184,6 +184,10 @@ def _remove(top: Path, tree: Path, branch: str) -> None:
         git(top, "worktree", "prune", check=False)
         if branch.startswith(BRANCH_PREFIX):
             git(top, "branch", "-D", branch, check=False)
+        try:
+            tree.parent.rmdir()  # the workspace's lanes directory, once its last lane is gone
+        except OSError:
+            pass
 
 
 def _owner_dir(state_dir: Path) -> Path:

@@ -58,7 +58,7 @@ def test_a_lane_starts_from_the_workspace_as_it_is_now(repo):
         assert branches(repo) == ["lane/s/l1"]
     finally:
         wt.remove(tree)
-    assert not tree.tree.exists()
+    assert not tree.tree.exists() and not tree.tree.parent.exists()  # no empty directory left either
     assert branches(repo) == []
     assert (repo / "a.py").read_text() == "a = 2  # uncommitted\n"  # the workspace is untouched
 
