@@ -346,6 +346,195 @@ async function ask(page) {
   await shot(page, "ask");
 }
 
+// -- the agent panel (a webview view: code-server nests it in two iframes) ---------------------
+
+function panelFrame(page) {
+  return page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
+}
+
+let panelDoc = null;
+
+/** The frame holding the panel's document (found again after a reload). */
+async function findPanelFrame(page) {
+  const deadline = Date.now() + T;
+  while (Date.now() < deadline) {
+    if (panelDoc && !panelDoc.isDetached()) return panelDoc;
+    for (const frame of page.frames()) {
+      if (await frame.evaluate(() => !!document.getElementById("prompt") && !!document.getElementById("changes")).catch(() => false)) {
+        panelDoc = frame;
+        return frame;
+      }
+    }
+    await page.waitForTimeout(100);
+  }
+  throw new Error(`the panel's webview did not appear within ${T} ms`);
+}
+
+/** Wait until `fn(arg)`, run in the panel's webview, is truthy; returns its value. */
+async function inPanel(page, fn, arg) {
+  const frame = await findPanelFrame(page);
+  const handle = await frame.waitForFunction(fn, arg, { timeout: T, polling: 50 });
+  return handle.jsonValue();
+}
+
+async function panelShot(page, name) {
+  await shot(page, name);
+}
+
+/** The view's badge (pending changes) on the DeepSeek activity-bar icon. */
+async function badge(page) {
+  return page.evaluate(() => {
+    const item = [...document.querySelectorAll(".activitybar .action-item")].find((el) => /DeepSeek/.test(el.querySelector(".action-label")?.getAttribute("aria-label") || ""));
+    return item?.querySelector(".badge-content")?.textContent?.trim() || "";
+  });
+}
+
+/** Wait until the badge says `want` ("" for none); returns it. */
+async function badgeShows(page, want) {
+  for (let i = 0; i < 100 && (await badge(page)) !== want; i++) await page.waitForTimeout(100);
+  return badge(page);
+}
+
+async function openPanel(page) {
+  await palette(page, "DeepSeek: Open Agent Panel");
+  await inPanel(page, () => document.activeElement?.id === "prompt" || document.getElementById("prompt") !== null);
+}
+
+async function submitFromPanel(page, text, button) {
+  const frame = panelFrame(page);
+  await frame.locator("#prompt").fill(text);
+  await frame.locator(`.submit button[data-action="${button}"]`).click();
+}
+
+async function panelFlow(page) {
+  await openFile(page, config.file);
+  step("file-open");
+  await openPanel(page);
+  step("panel-open");
+  const frame = panelFrame(page);
+
+  // Ask: the answer streams in as rendered markdown, thinking folded away.
+  await submitFromPanel(page, config.question, "ask");
+  result.streamed = await inPanel(page, (want) => {
+    const live = document.querySelector(".turn.live");
+    const text = live?.querySelector(":scope > .md")?.textContent || "";
+    return live && text.includes(want) ? { html: live.innerHTML.slice(0, 3000), text } : null;
+  }, config.streamedPart);
+  step("answer-streaming");
+  await panelShot(page, "panel-streaming");
+  result.answer = await inPanel(page, (want) => {
+    const turn = [...document.querySelectorAll(".turn.assistant:not(.live)")].find((t) => t.textContent.includes(want));
+    if (!turn) return null;
+    return {
+      text: turn.querySelector(":scope > .md")?.textContent || "",
+      headings: [...turn.querySelectorAll(".md h1, .md h2, .md h3")].map((h) => h.textContent),
+      highlighted: [...turn.querySelectorAll(".md pre code span[class^='hljs-']")].map((s) => s.className),
+      codeColour: (() => { const k = turn.querySelector(".md pre code .hljs-keyword"); return k ? getComputedStyle(k).color : null; })(),
+      thinkingOpen: turn.querySelector("details.thinking")?.open ?? null,
+      thinking: turn.querySelector("details.thinking")?.textContent || "",
+      meta: turn.querySelector(".meta")?.textContent || "",
+      activeContent: turn.querySelectorAll("script, img, iframe, svg, [onerror], [onload], a[href^='javascript']").length,
+      live: document.querySelectorAll(".turn.live").length,
+    };
+  }, config.expectAnswer);
+  result.pwned = await inPanel(page, () => ({ value: window.pwned ?? null }));
+  step("answer-rendered");
+  await frame.locator(".turn.assistant:not(.live) details.thinking summary").last().click();
+  await panelShot(page, "panel-answer");
+
+  // Plan: the checklist follows the server's step states.
+  await submitFromPanel(page, config.prompt, "plan");
+  result.planChecklist = await inPanel(page, () => {
+    const steps = [...document.querySelectorAll("#plan li.step")];
+    return steps.length ? steps.map((s) => s.querySelector(".title").textContent + " " + s.querySelector(".step-state").textContent) : null;
+  });
+  step("plan-checklist");
+  await panelShot(page, "panel-plan");
+
+  // Run the step from the panel: its hunks appear under Changes, the badge counts them.
+  await frame.locator('#plan button[data-action="runStep"]').first().click();
+  result.changes = await inPanel(page, () => {
+    const hunks = [...document.querySelectorAll("#changes li.hunk")];
+    return hunks.length >= 2 ? { files: [...document.querySelectorAll("#changes .file-head code")].map((c) => c.textContent), hunks: hunks.map((h) => h.querySelector("pre.diff").textContent) } : null;
+  });
+  result.stepWhileReviewing = await inPanel(page, () => document.querySelector("#plan .step-state")?.textContent);
+  await page.waitForFunction(() => !!document.querySelector(".activitybar .badge-content"), null, { timeout: T }).catch(() => {});
+  result.badgeBefore = await badge(page);
+  step("hunks-in-panel");
+  await panelShot(page, "panel-changes");
+
+  // Open all changes: VS Code's multi-diff editor.
+  await frame.locator('#changes button[data-action="openChanges"]').click();
+  await page.locator(".tab", { hasText: "pending changes" }).first().waitFor({ timeout: T });
+  result.multiDiffTab = (await page.locator(".tab", { hasText: "pending changes" }).first().textContent()).trim();
+  await page.locator(".monaco-editor .view-lines", { hasText: "int(a) - int(b)" }).first().waitFor({ timeout: T });
+  step("multi-diff-open");
+  await shot(page, "panel-multi-diff");
+  await page.locator(".tab.active .tab-actions .codicon-close").first().click();
+
+  // Accept the first hunk and reject the other from the panel.
+  await frame.locator('#changes button[data-action="acceptHunk"]').first().click();
+  result.afterAccept = await inPanel(page, () => {
+    const n = document.querySelectorAll("#changes li.hunk").length;
+    return n === 1 ? { hunks: n, count: document.getElementById("changes-count").textContent } : null;
+  });
+  result.badgeAfterAccept = await badgeShows(page, "1");
+  step("hunk-accepted-in-panel");
+  await frame.locator('#changes button[data-action="rejectHunk"]').first().click();
+  result.afterReject = await inPanel(page, () => (document.querySelectorAll("#changes li.hunk").length === 0 ? document.getElementById("changes").textContent.trim() : null));
+  result.badgeAfterReject = await badgeShows(page, "");
+  step("hunk-rejected-in-panel");
+  await panelShot(page, "panel-decided");
+
+  // Save the file: the step is verified and the checklist says so.
+  await page.locator(".tab", { hasText: path.basename(config.file) }).first().click();
+  await page.locator(".part.editor .monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+S");
+  await page.waitForFunction(() => !document.querySelector(".editor-group-container .tab.active.dirty"), null, { timeout: T });
+  result.stepAfterSave = await inPanel(page, () => {
+    const s = document.querySelector("#plan .step-state")?.textContent || "";
+    return /done|failed/.test(s) ? s : null;
+  });
+  step("step-done-in-panel");
+  await panelShot(page, "panel");
+
+  // Sessions: both sessions, newest first, with their state.
+  await frame.locator("#section-sessions > summary").click();
+  result.sessions = await inPanel(page, () => {
+    const rows = [...document.querySelectorAll("#sessions li.session")];
+    return rows.length >= 2 ? rows.map((r) => r.querySelector(".session-prompt").textContent + " | " + r.querySelector(".state").textContent) : null;
+  });
+  step("sessions-listed");
+
+  // A reload rebuilds the panel from the server: conversation, plan and its states.
+  await page.reload();
+  panelDoc = null;
+  await page.locator(".monaco-workbench").waitFor({ timeout: T });
+  await page.waitForFunction(
+    () => (document.querySelector('.statusbar-item[id$="deepseek.status"]')?.getAttribute("aria-label") || "").includes("(server running)"),
+    null,
+    { timeout: T },
+  );
+  await openPanel(page);
+  result.afterReload = await inPanel(page, () => {
+    const steps = [...document.querySelectorAll("#plan li.step .step-state")].map((s) => s.textContent);
+    const turns = [...document.querySelectorAll("#turns .turn")].map((t) => t.querySelector(".who").textContent);
+    return steps.length && turns.length ? { steps, turns } : null;
+  });
+  step("panel-restored-after-reload");
+  await panelShot(page, "panel-reloaded");
+
+  // Themes: the panel takes its colours from the theme (light to dark here).
+  const colours = () => ({ theme: document.body.className, background: getComputedStyle(document.body).backgroundColor, button: getComputedStyle(document.querySelector(".submit button")).backgroundColor });
+  result.themeBefore = await inPanel(page, colours);
+  await palette(page, "Preferences: Toggle between Light/Dark Themes");
+  result.themeAfter = await inPanel(page, (before) => (document.body.className !== before
+    ? { theme: document.body.className, background: getComputedStyle(document.body).backgroundColor, button: getComputedStyle(document.querySelector(".submit button")).backgroundColor }
+    : null), result.themeBefore.theme);
+  step("panel-follows-theme");
+  await panelShot(page, "panel-dark");
+}
+
 /**
  * Startup figures: per run a fresh window (its own extension host and server);
  * ms from navigation to the workbench (the baseline), to the extension's
@@ -467,6 +656,9 @@ try {
   } else if (config.scenario === "lanes") {
     await smoke(page);
     await lanes(page);
+  } else if (config.scenario === "panel") {
+    await smoke(page);
+    await panelFlow(page);
   } else if (config.scenario === "cancel") {
     await smoke(page);
     await cancelFlow(page);

@@ -53,7 +53,7 @@ function guarded(server: ServerManager, name: string, body: (...args: unknown[])
 }
 
 /** The editor's context for `ask` / `plan`: the active file and selection. */
-function editorContext(): { uri?: string; range?: object } {
+export function editorContext(): { uri?: string; range?: object } {
   const editor = vscode.window.activeTextEditor;
   if (!editor || editor.document.uri.scheme !== "file") return {};
   const sel = editor.selection;

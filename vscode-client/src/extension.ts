@@ -5,6 +5,8 @@
 import * as vscode from "vscode";
 import { offerTrust, registerCommands } from "./commands";
 import { InlineDiff } from "./inlineDiff";
+import { AgentPanel, PANEL_VIEW_ID } from "./panel/agentPanel";
+import { registerPanelCommands } from "./panel/panelCommands";
 import { Notifications, Requests, type Question, type Status, type StreamParams } from "./protocol";
 import { answerQuestion, type QuestionUI } from "./questions";
 import { ServerManager, currentSettings } from "./server";
@@ -42,6 +44,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   server = new ServerManager(context.secrets, output, trace);
   const inlineDiff = new InlineDiff(server, (line) => output.appendLine(line));
   const research = new ResearchTree(server, (line) => output.appendLine(line));
+  const panel = new AgentPanel(context.extensionUri, server, inlineDiff);
 
   context.subscriptions.push(
     output,
@@ -52,23 +55,37 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     research,
     vscode.window.registerTreeDataProvider("deepseek.research", research),
     server,
+    panel,
+    vscode.window.registerWebviewViewProvider(PANEL_VIEW_ID, panel),
     server.onStateChanged((state) => {
       statusBar.setServerState(state);
+      panel.setServerState(state);
       if (state !== "running" && state !== "starting") inlineDiff.clear(); // hunks belong to the server that staged them
     }),
     server.onStarted((client) => {
-      client.onNotification(Notifications.stream, (p: StreamParams) => stream.onStream(p));
+      client.onNotification(Notifications.stream, (p: StreamParams) => {
+        stream.onStream(p);
+        panel.onStream(p);
+      });
       client.onNotification(Notifications.status, (s: Status) => {
         statusBar.setStatus(s);
         void research.refresh(s.session_id);
+        panel.onStatus(s);
       });
-      client.onNotification(Notifications.hunksChanged, (p: { uris: string[] }) => inlineDiff.refreshMany(p.uris));
+      client.onNotification(Notifications.hunksChanged, (p: { uris: string[] }) => {
+        inlineDiff.refreshMany(p.uris);
+        panel.onHunksChanged();
+      });
       client.onNotification(Notifications.question, (q: Question) => {
         if (server) void answerQuestion(server, questionUI, q);
       });
       client
         .sendRequest<Status>(Requests.status, {})
-        .then((s) => s && statusBar.setStatus(s))
+        .then((s) => {
+          if (!s) return;
+          statusBar.setStatus(s);
+          panel.onStatus(s);
+        })
         .catch((error) => output.appendLine(`DeepSeek: deepseek/status failed: ${String(error)}`));
       inlineDiff.refreshVisible();
       if (server) void offerTrust(server).catch((error) => output.appendLine(`DeepSeek: trust status failed: ${String(error)}`));
@@ -77,9 +94,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
       if (!e.affectsConfiguration(SECTION)) return;
       const applied = needsRestart((key) => e.affectsConfiguration(key)) ? server?.restart() : server?.pushSettings();
       // The status bar shows the new router mode once the server has been told.
-      void Promise.resolve(applied).finally(() => statusBar.setForcedProfile(forcedProfile()));
+      void Promise.resolve(applied).finally(() => {
+        statusBar.setForcedProfile(forcedProfile());
+        panel.onSettingsChanged();
+      });
     }),
     ...registerCommands({ context, server, inlineDiff, statusBar, stream }),
+    ...registerPanelCommands(panel, server),
   );
 
   statusBar.setForcedProfile(forcedProfile());

@@ -84,6 +84,8 @@ export interface Hunk {
   status: HunkStatus;
   profile?: string;
   decision_id?: string;
+  session_id?: string | null;
+  stale?: boolean;
 }
 
 export interface HunksResult { uri: string; version: number | null; hunks: Hunk[] }
@@ -131,6 +133,8 @@ export interface Status {
   /** Teammate lanes (docs/agent.md#teammate-lanes): the switch and the session's lanes. */
   teammate_mode?: boolean;
   lanes?: { running: number; queued: number; lanes: { lane: number; step_id: string; state: string; reason?: string }[] };
+  /** Names of the server's running tasks (commands in progress). */
+  running?: string[];
 }
 
 export interface ApprovalRequest {
@@ -175,7 +179,36 @@ export interface Plan {
   confidence?: number;
 }
 
-export interface SessionSummary { session_id: string; state: string; created: string; prompt: string }
+export interface SessionSummary {
+  session_id: string;
+  state: string;
+  created: string;
+  prompt: string;
+  mode?: string;
+  error?: string | null;
+  state_reason?: string | null;
+  cost?: Spend | null;
+}
+
+/** One prompt or answer of a session (`deepseek/transcript`). */
+export interface Turn {
+  turn_id: string;
+  role: "user" | "assistant";
+  agent_role: string | null;
+  content: string;
+  step_id: string | null;
+  reasoning?: string | null;
+  tool_calls?: string[];
+  model?: string | null;
+  profile?: string | null;
+  routing?: RoutingExplanation | null;
+  spend?: Spend | null;
+}
+
+export interface Transcript { session_id: string; state: string; turns: Turn[] }
+
+/** `deepseek/pendingHunks`: every pending hunk, by file. */
+export interface PendingHunks { files: { uri: string; path: string; hunks: Hunk[] }[]; count: number }
 
 /** How the extension's modules talk to the server (implemented over the LanguageClient). */
 export interface ServerApi {

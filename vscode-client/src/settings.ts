@@ -3,13 +3,15 @@
  * as `initializationOptions` at start and `workspace/didChangeConfiguration`
  * on change. Pure: takes a getter, so it is unit-tested without VS Code.
  */
+import { AGENT_MODE_IDS, PROFILE_IDS, type AgentMode, type RouterMode } from "./modes";
+
+export type { RouterMode } from "./modes";
 
 /** Anything with VS Code's `WorkspaceConfiguration.get` shape. */
 export interface SettingsSource {
   get<T>(key: string): T | undefined;
 }
 
-export type RouterMode = "auto" | "fast" | "max-think";
 
 export interface Settings {
   serverCommand: string[];
@@ -17,7 +19,7 @@ export interface Settings {
   serverEnv: Record<string, string>;
   baseUrl: string;
   routerMode: RouterMode;
-  agentMode: "plan" | "agent" | "yolo" | "hetun";
+  agentMode: AgentMode;
   approval: "suggest" | "auto" | "never";
   trace: "off" | "messages" | "verbose";
 }
@@ -57,8 +59,8 @@ export function readSettings(source: SettingsSource): Settings {
     serverInterpreter: str("server.interpreter"),
     serverEnv: stringMap(source.get("server.env")),
     baseUrl: str("llm.baseUrl"),
-    routerMode: oneOf(source.get("router.mode"), ["auto", "fast", "max-think"] as const, "auto"),
-    agentMode: oneOf(source.get("agent.mode"), ["plan", "agent", "yolo", "hetun"] as const, "agent"),
+    routerMode: oneOf(source.get("router.mode"), PROFILE_IDS, "auto"),
+    agentMode: oneOf(source.get("agent.mode"), AGENT_MODE_IDS, "agent"),
     approval: oneOf(source.get("agent.approval"), ["suggest", "auto", "never"] as const, "suggest"),
     trace: oneOf(source.get("trace.server"), ["off", "messages", "verbose"] as const, "off"),
   };
