@@ -431,6 +431,8 @@ class ReplayLanes:
                                                    lane_session_id=p.get("lane_session_id"))
             if len(results) == len(steps):
                 break
+        if any(not r.ok and r.reason == "cancelled" for r in results.values()):
+            raise asyncio.CancelledError()  # live, the request was cancelled while its lanes ran
         missing = [s.title for s in steps if s.step_id not in results]
         if missing:
             raise _EndOfRecording(f"lanes of {missing} have no recorded end")

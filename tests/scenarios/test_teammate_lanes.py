@@ -257,3 +257,30 @@ async def test_a_lane_that_changed_another_lanes_file_is_not_merged_and_reruns_h
     text = (repo / "app.py").read_text()
     assert "a + b" in text and '"Hello, "' not in text  # lane 2's stray edit of app.py never landed
     assert "def triple" in (repo / "util.py").read_text()
+
+
+async def test_no_leak_a_cancel_while_lanes_run_pauses_and_removes_every_worktree(make_agent, fake_deepseek, repo):
+    import asyncio
+
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(
+        ("Fix add", ["app.py"]), ("Add triple", ["util.py"]), verification=["git status"])})
+    for title in ("Fix add", "Add triple"):
+        fake_deepseek.add({"match": {"role": "executor", "contains": f"Step: {title}"}, "content": FIX_ADD,
+                           "fault": {"keepalive_forever": True}})
+    cfg = lane_config()
+    cfg.llm.idle_timeout_seconds = 600
+    agent = make_agent(config=cfg)
+    task = asyncio.ensure_future(agent.run("Fix add and add triple"))
+    while not (agent.store.list() and len([s for s in agent.store.list() if s.mode == "agent"]) >= 3):
+        await asyncio.sleep(0.05)  # the run and both lane sessions exist: the lanes are running
+    await asyncio.sleep(0.3)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    main = next(s for s in agent.store.list() if s.prompt == "Fix add and add triple" and
+                "LaneSpawned@v1" in [e.kind for e in events(agent, s.session_id)])
+    log = events(agent, main.session_id)
+    assert [e.payload["reason"] for e in log if e.kind == "LaneFailed@v1"] == ["cancelled", "cancelled"]
+    assert agent.session_view(main.session_id)["state"] == "Paused"
+    assert "lane/" not in git(repo, "branch", "--list") and git(repo, "worktree", "list").count("\n") == 1
+    assert (repo / "app.py").read_text().count("a - b") == 1  # nothing written
