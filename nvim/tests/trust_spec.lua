@@ -1,4 +1,4 @@
--- Workspace trust in Neovim: the workspace (written by tests/nvim/test_trust.py) ships a
+-- Workspace trust in Neovim: the workspace (written by tests/nvim/test_nvim_trust.py) ships a
 -- .deepseek/config.toml that loosens policy, and the plugin's init_options loosen it too.
 -- :checkhealth says the workspace is not trusted and names what is held back; :DeepSeekTrust
 -- trusts it (checkhealth then says so), :DeepSeekTrust status shows it, :DeepSeekUntrust undoes it.
