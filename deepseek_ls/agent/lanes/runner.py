@@ -116,9 +116,11 @@ class LaneRunner:
                 self.active[lane_id]["state"] = "running"
                 try:
                     async with asyncio.timeout(timeout):
-                        tree = await asyncio.to_thread(
+                        tree, cancelled = await _to_thread_to_end(
                             wt_ops.create, self.owner.root, self.owner.state_dir, lane_id, branch, buffers=buffers,
                             deny_paths=rt.config.policy.deny_paths)
+                        if cancelled:
+                            raise asyncio.CancelledError
                         agent = self._lane_agent(rt, tree, label)
                         started = asyncio.get_running_loop().create_future()
 
@@ -165,10 +167,13 @@ class LaneRunner:
         finally:
             self.active.pop(lane_id, None)
             if tree is not None:
+                cancelled = False
                 try:
-                    await asyncio.shield(asyncio.to_thread(wt_ops.remove, tree))
+                    _, cancelled = await _to_thread_to_end(wt_ops.remove, tree)
                 except Exception as exc:  # noqa: BLE001 - the next start cleans what is left
                     log.warning("could not remove lane worktree %s: %s", tree.tree, exc)
+                if cancelled:
+                    raise asyncio.CancelledError
 
     def _failed(self, rt: "SessionRuntime", lane_id: str, step: Step, reason: str, lane_sid: str | None,
                 kind: str) -> LaneResult:
@@ -205,3 +210,18 @@ class LaneRunner:
 
     def view(self) -> dict[str, Any]:
         return {**self.manager.view(), "lanes": list(self.active.values())}
+
+
+async def _to_thread_to_end(call: Any, /, *args: Any, **kwargs: Any) -> tuple[Any, bool]:
+    """`call` in a thread, awaited to its end even when the task is cancelled (once or again)
+    meanwhile: a worktree half made, or half removed, would be left behind. Returns the result
+    and whether a cancel came meanwhile (the caller raises it once it has what it needs)."""
+    future = asyncio.ensure_future(asyncio.to_thread(call, *args, **kwargs))
+    cancelled = False
+    while True:
+        try:
+            return await asyncio.shield(future), cancelled
+        except asyncio.CancelledError:
+            if future.cancelled():
+                raise
+            cancelled = True
