@@ -20,7 +20,6 @@ import hashlib
 import json
 import os
 import shutil
-import time
 import subprocess
 import tempfile
 import threading
@@ -54,9 +53,6 @@ class Worktree:
     base: str  # the "lane base" commit
     copied: int  # files copied from the workspace (uncommitted, untracked, unsaved)
     owner_file: Path
-
-
-REMOVE_ATTEMPTS = 5
 
 
 def git(cwd: Path, *args: str, timeout: float = GIT_TIMEOUT, check: bool = True) -> str:
@@ -182,19 +178,12 @@ def remove(wt: Worktree) -> None:
 
 def _remove(top: Path, tree: Path, branch: str) -> None:
     with _ADMIN:
-        # A lane's last processes (cancelled with it) may still write into its tree for a moment,
-        # which keeps the worktree registered and its branch undeletable: try a few times.
-        for attempt in range(REMOVE_ATTEMPTS):
-            if tree.exists():
-                git(top, "worktree", "remove", "--force", "--force", str(tree), check=False)
-                shutil.rmtree(tree, ignore_errors=True)
-            git(top, "worktree", "prune", check=False)
-            if not branch.startswith(BRANCH_PREFIX):
-                break
+        if tree.exists():
+            git(top, "worktree", "remove", "--force", "--force", str(tree), check=False)
+            shutil.rmtree(tree, ignore_errors=True)
+        git(top, "worktree", "prune", check=False)
+        if branch.startswith(BRANCH_PREFIX):
             git(top, "branch", "-D", branch, check=False)
-            if not git(top, "branch", "--list", branch, check=False).strip():
-                break
-            time.sleep(0.1 * (attempt + 1))
         try:
             tree.parent.rmdir()  # the workspace's lanes directory, once its last lane is gone
         except OSError:
