@@ -9,6 +9,7 @@ When `projector.SCHEMA_VERSION` changes, the database is rebuilt on open.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import sqlite3
@@ -21,6 +22,7 @@ from deepseek_ls.store.projector import SCHEMA, SCHEMA_VERSION, SESSION_TABLES, 
 log = logging.getLogger(__name__)
 
 DB_NAME = "state.db"
+OPEN_LOCK_NAME = "state.db.lock"
 SESSIONS_DIR = "sessions"
 LOG_NAME = "events.jsonl"
 
@@ -44,14 +46,21 @@ class Projections:
     # -- lifecycle ---------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        try:
-            return self._open_db()
-        except sqlite3.DatabaseError as error:
-            # Derived data: a damaged cache is replaced and the logs rebuild it.
-            log.warning("%s is damaged (%s); rebuilding it from the event logs", self.db_path, error)
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{self.db_path}{suffix}").unlink(missing_ok=True)
-            return self._open_db()
+        # Opening sets WAL mode and may reset the schema: two processes (or threads) doing that
+        # at once get "database is locked" or "locking protocol" from SQLite, and deleting a
+        # damaged file under a live connection corrupts it. So openers take turns.
+        with open(self.state_dir / OPEN_LOCK_NAME, "a") as lock:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+            try:
+                return self._open_db()
+            except sqlite3.DatabaseError as error:
+                if not _is_damage(error):
+                    raise
+                # Derived data: a damaged cache is replaced and the logs rebuild it.
+                log.warning("%s is damaged (%s); rebuilding it from the event logs", self.db_path, error)
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{self.db_path}{suffix}").unlink(missing_ok=True)
+                return self._open_db()
 
     def _open_db(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.db_path, timeout=30, isolation_level=None, check_same_thread=False)
@@ -215,6 +224,14 @@ class Projections:
                 row.pop("session_id", None)
             out.append(row)
         return out
+
+
+def _is_damage(error: sqlite3.DatabaseError) -> bool:
+    """The file is not a usable database, as opposed to busy, locked or out of space."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is None:
+        return not isinstance(error, sqlite3.OperationalError)
+    return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
 class _transaction:

@@ -174,6 +174,56 @@ def test_a_damaged_database_is_replaced_and_rebuilt(state_dir):
     assert sqlite3.connect(state_dir / "state.db").execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
+def test_a_busy_database_is_never_taken_for_a_damaged_one(state_dir):
+    sid = record(state_dir)
+    with Projections(state_dir) as projections:
+        projections.sync()
+    # Another process holds the write lock past our patience: opening fails, and the
+    # database (with every row) is still there, not deleted as "damaged".
+    holder = sqlite3.connect(state_dir / "state.db", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    import deepseek_ls.store.projections as module
+
+    real_connect = sqlite3.connect
+    module.sqlite3.connect = lambda *a, **k: real_connect(*a, **{**k, "timeout": 0.05})
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            Projections(state_dir)
+    finally:
+        module.sqlite3.connect = real_connect
+        holder.execute("ROLLBACK")
+        holder.close()
+    with Projections(state_dir) as projections:
+        assert projections.dump_session(sid)["session"]["event_count"] == len(SCENARIO) + 1
+
+
+def test_many_first_opens_at_once_all_succeed_on_one_database(tmp_path, caplog):
+    import threading
+
+    for round_ in range(20):
+        state_dir = tmp_path / str(round_) / ".deepseek"
+        sid = record(state_dir)
+        errors: list[BaseException] = []
+        counts: list[int] = []
+
+        def open_and_sync() -> None:
+            try:
+                with Projections(state_dir) as mine:
+                    mine.sync()
+                    counts.append(mine.dump_session(sid)["session"]["event_count"])
+            except BaseException as error:  # noqa: BLE001 - collected for the assertion
+                errors.append(error)
+
+        threads = [threading.Thread(target=open_and_sync) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert counts == [len(SCENARIO) + 1] * 4
+    assert "damaged" not in caplog.text
+
+
 def test_a_corrupt_line_marks_the_session_and_keeps_what_came_before(state_dir):
     sid = record(state_dir)
     path = state_dir / "sessions" / sid / "events.jsonl"
