@@ -438,6 +438,13 @@ async function panelFlow(page) {
     };
   }, config.expectAnswer);
   result.pwned = await inPanel(page, () => ({ value: window.pwned ?? null }));
+  // The answer is on screen in the panel: the "DeepSeek Stream" output channel must not open over it.
+  result.streamChannelShown = await page.evaluate(() => {
+    const part = document.querySelector(".part.panel");
+    const onScreen = !!part && part.offsetParent !== null && part.getBoundingClientRect().height > 0;
+    // "[answer]" is the channel's own marker (StreamFormatter), not text of the answer.
+    return onScreen && [...part.querySelectorAll(".view-lines")].some((v) => v.textContent.includes("[answer]"));
+  });
   step("answer-rendered");
   await frame.locator(".turn.assistant:not(.live) details.thinking summary").last().click();
   await panelShot(page, "panel-answer");

@@ -58,6 +58,7 @@ def test_panel_ask_plan_run_accept_reject_and_reload(code_server, vscode_tools, 
     # test_no_script_from_model_answers: hostile HTML is text, and nothing ran.
     assert answer["activeContent"] == 0 and r["pwned"] == {"value": None}, answer
     assert '<img src=x onerror="window.pwned=1">' in answer["text"], answer["text"]
+    assert r["streamChannelShown"] is False  # the panel shows the stream; the output channel stays shut
 
     assert r["planChecklist"] == ["Step 1: Convert arguments in app.py [pending]"], r["planChecklist"]
     assert r["changes"]["files"] == ["app.py"], r["changes"]

@@ -126,7 +126,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     reg("ask", "Ask", async () => {
       const prompt = await vscode.window.showInputBox({ prompt: "DeepSeek: ask about the code", ignoreFocusOut: true });
       if (!prompt) return undefined;
-      stream.show();
+      stream.reveal();
       const result = await server.command<{ session_id: string; content: string }>(Commands.ask, { prompt, ...editorContext() });
       stream.finish(result.session_id, result.content);
       return result;

@@ -36,7 +36,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   const output = vscode.window.createOutputChannel("DeepSeek");
   const trace = vscode.window.createOutputChannel("DeepSeek (LSP trace)");
   const streamChannel = vscode.window.createOutputChannel("DeepSeek Stream");
-  const stream = new StreamPanel(streamChannel);
   const item = vscode.window.createStatusBarItem("deepseek.status", vscode.StatusBarAlignment.Left, 50);
   item.name = "DeepSeek";
   const statusBar = new StatusBar(item, new vscode.ThemeColor("statusBarItem.warningBackground"), "deepseek-ls.explainRouting");
@@ -45,6 +44,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   const inlineDiff = new InlineDiff(server, (line) => output.appendLine(line));
   const research = new ResearchTree(server, (line) => output.appendLine(line));
   const panel = new AgentPanel(context.extensionUri, server, inlineDiff);
+  const stream = new StreamPanel(streamChannel, () => panel.visible);
 
   context.subscriptions.push(
     output,

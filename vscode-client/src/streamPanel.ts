@@ -57,13 +57,17 @@ export class StreamPanel {
   private readonly answered = new Set<string>();
   private shown = false;
 
-  constructor(private readonly channel: ChannelLike) {}
+  /**
+   * `elsewhere` says whether the stream is already on screen (the agent panel
+   * is open): then the channel fills quietly instead of opening itself.
+   */
+  constructor(
+    private readonly channel: ChannelLike,
+    private readonly elsewhere: () => boolean = () => false,
+  ) {}
 
   onStream(p: StreamParams): void {
-    if (!this.shown) {
-      this.channel.show(true);
-      this.shown = true;
-    }
+    this.reveal();
     if (p.channel === "content" && p.text) this.answered.add(p.session_id);
     this.channel.append(this.formatter.format(p));
   }
@@ -87,5 +91,10 @@ export class StreamPanel {
   show(): void {
     this.channel.show(true);
     this.shown = true;
+  }
+
+  /** Open the channel once, unless the stream is already on screen elsewhere. */
+  reveal(): void {
+    if (!this.shown && !this.elsewhere()) this.show();
   }
 }

@@ -42,3 +42,20 @@ test("a final answer that did not stream is shown once; a streamed one is not re
   assert.equal(text.split("streamed").length, 2);
   assert.ok(text.endsWith("streamed\n"));
 });
+
+test("with the agent panel on screen the channel fills without opening itself; closed, it opens once", () => {
+  const appended: string[] = [];
+  let shows = 0;
+  let panelVisible = true;
+  const panel = new StreamPanel({ append: (t) => appended.push(t), show: () => shows++ }, () => panelVisible);
+  panel.onStream({ session_id: "s", channel: "content", text: "abc" });
+  panel.reveal();
+  assert.equal(shows, 0);
+  assert.ok(appended.join("").includes("abc"));
+  panelVisible = false;
+  panel.onStream({ session_id: "s", channel: "content", text: "def" });
+  panel.onStream({ session_id: "s", channel: "content", text: "ghi" });
+  assert.equal(shows, 1);
+  panel.show(); // an explicit show (e.g. Explain Routing) always opens it
+  assert.equal(shows, 2);
+});

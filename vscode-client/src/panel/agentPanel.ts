@@ -44,6 +44,11 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
 
   // -- the view ------------------------------------------------------------------
 
+  /** Whether the panel is on screen now. */
+  get visible(): boolean {
+    return this.view?.visible ?? false;
+  }
+
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
     const root = vscode.Uri.joinPath(this.extensionUri, "out", "webview");
