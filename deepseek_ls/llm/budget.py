@@ -190,10 +190,10 @@ class Spend:
     def cost_text(self) -> str:
         """'$0.0123', 'unknown', or '$0.0123 + unknown' when some calls had no prices."""
         if self.calls == 0:
-            return _money(0.0, self.currency)
+            return money(0.0, self.currency)
         if self.known_cost is None:
             return "unknown"
-        text = _money(self.cost, self.currency)
+        text = money(self.cost, self.currency)
         return text if self.cost_complete else f"{text} + unknown"
 
     def text(self) -> str:
@@ -222,10 +222,14 @@ class Spend:
         }
 
 
-def _money(value: float, currency: str | None) -> str:
+def money(value: float, currency: str | None = None) -> str:
+    """'$0.0123', '$1.50'; a spend too small for four decimals is '<$0.0001', never '$0.0000'."""
     symbol = {"USD": "$", "CNY": "¥", None: "$"}.get(currency)
     digits = 4 if value < 1 else 2
-    return f"{symbol}{value:.{digits}f}" if symbol else f"{value:.{digits}f} {currency}"
+    tiny = 0 < value < 0.00005
+    amount = f"{0.0001 if tiny else value:.{digits}f}"
+    text = f"{symbol}{amount}" if symbol else f"{amount} {currency}"
+    return f"<{text}" if tiny else text
 
 
 def _k(n: int) -> str:
@@ -364,7 +368,7 @@ def over_budget(spend: Spend, max_cost: float | None) -> bool:
 
 def budget_message(spend: Spend, max_cost: float, session_id: str) -> str:
     return (
-        f"cost budget reached: this session spent {spend.cost_text()} of max_cost {_money(max_cost, spend.currency)} "
+        f"cost budget reached: this session spent {spend.cost_text()} of max_cost {money(max_cost, spend.currency)} "
         f"({spend.text()}); raise budget.max_cost and resume with: deepseek-ls run --session {session_id[:13]}"
     )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from deepseek_ls.agent.plan import Plan
-from deepseek_ls.llm.budget import Tokens, call_cost, price_book_for
+from deepseek_ls.llm.budget import Tokens, call_cost, money, price_book_for
 from deepseek_ls.store.ids import new_id
 
 # Per executor call: system prompt, repo map, plan and step (prompt) and a diff (output), in tokens.
@@ -70,7 +70,7 @@ def default_text(mission: dict[str, Any]) -> str:
 
 
 def cost_text(estimate: dict[str, Any]) -> str:
-    return f"${estimate['cost']:.4f}" if estimate.get("cost") is not None else "unknown (no prices for " \
+    return money(estimate["cost"]) if estimate.get("cost") is not None else "unknown (no prices for " \
         f"{estimate.get('model')})"
 
 
@@ -99,7 +99,7 @@ def render(mission: dict[str, Any], session_id: str, *, decided: str | None = No
             "", "## Risks", *([f"- {r}" for r in mission["risks"]] or ["- none noted"]),
             "", "## Research",
             f"- {research.get('subqueries', 0)} sub-queries, {research.get('tokens', 0)} tokens"
-            + (f", ${research['cost']:.4f}" if research.get("cost") is not None else "")
+            + (f", {money(research['cost'])}" if research.get("cost") is not None else "")
             + (f" — {research['message']}" if research.get("message") else "")]
     return "\n".join(out).rstrip() + "\n"
 

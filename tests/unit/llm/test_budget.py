@@ -12,6 +12,7 @@ from deepseek_ls.llm.budget import (
     budget_message,
     call_cost,
     ledger_from_events,
+    money,
     over_budget,
     price_book,
 )
@@ -121,3 +122,24 @@ def test_price_book_from_config_prefers_budget_prices_then_registry():
     book = price_book_for(registry)
     assert book("x") == book("vendor/model-x") == Prices(0.1, 0.2, 0.3, "CNY")
     assert book("y") is None and book("nopr") is None
+
+
+@pytest.mark.parametrize(
+    ("value", "currency", "text"),
+    [
+        pytest.param(0.0, None, "$0.0000", id="nothing"),
+        pytest.param(0.000002, None, "<$0.0001", id="a-tiny-call-is-not-free"),
+        pytest.param(0.000049, "CNY", "<¥0.0001", id="tiny-in-yuan"),
+        pytest.param(0.00005, None, "$0.0001", id="rounds-up-to-the-first-digit"),
+        pytest.param(0.0123, None, "$0.0123", id="cents"),
+        pytest.param(2.5, "EUR", "2.50 EUR", id="no-symbol"),
+    ],
+)
+def test_money_never_shows_a_paid_call_as_zero(value, currency, text):
+    assert money(value, currency) == text
+
+
+def test_a_session_of_tiny_calls_says_it_cost_something():
+    spend = Spend()
+    spend.add(Tokens(0, 10, 1), call_cost(Tokens(0, 10, 1), FLASH), "USD")
+    assert spend.cost_text() == "<$0.0001" and spend.known_cost > 0
