@@ -90,6 +90,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
       inlineDiff.refreshVisible();
       if (server) void offerTrust(server).catch((error) => output.appendLine(`DeepSeek: trust status failed: ${String(error)}`));
     }),
+    // Trusting the workspace may make its .venv's server the one to run (and
+    // restricted settings apply): start again unless a server is running.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      if (server && !server.running) void server.restart();
+    }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration(SECTION)) return;
       const applied = needsRestart((key) => e.affectsConfiguration(key)) ? server?.restart() : server?.pushSettings();

@@ -75,9 +75,10 @@ export class ServerManager implements ServerApi, vscode.Disposable {
   async start(): Promise<boolean> {
     const settings = currentSettings();
     const lookup = { isExecutable, env: process.env, platform: process.platform };
-    const cmd = resolveServerCommand(settings, workspaceFolders(), lookup);
+    const trusted = vscode.workspace.isTrusted;
+    const cmd = resolveServerCommand(settings, workspaceFolders(), lookup, trusted);
     if (!cmd) {
-      this.fail(notFoundMessage());
+      this.fail(notFoundMessage(trusted));
       return false;
     }
     const missing = missingCommandMessage(cmd, lookup);

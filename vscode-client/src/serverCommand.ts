@@ -55,6 +55,7 @@ export function resolveServerCommand(
   settings: { serverCommand: string[]; serverInterpreter: string },
   workspaceFolders: string[],
   lookup: Lookup,
+  trusted: boolean,
 ): ServerCommand | undefined {
   if (settings.serverCommand.length > 0) {
     const [command, ...args] = settings.serverCommand;
@@ -67,7 +68,7 @@ export function resolveServerCommand(
       source: "interpreter",
     };
   }
-  for (const folder of workspaceFolders) {
+  for (const folder of trusted ? workspaceFolders : []) {
     for (const venv of VENV_DIRS) {
       for (const exe of exeNames("deepseek-ls", lookup.platform)) {
         const candidate = path.join(folder, venv, binDir(lookup.platform), exe);
@@ -100,10 +101,13 @@ export function missingCommandMessage(cmd: ServerCommand, lookup: Lookup): strin
 }
 
 /** What to tell the user when no server was found: what happened and the fix. */
-export function notFoundMessage(): string {
+export function notFoundMessage(trusted = true): string {
+  const venv = trusted
+    ? "no .venv/bin/deepseek-ls in the workspace"
+    : "the workspace's .venv is not used in Restricted Mode: trust the workspace to use it";
   return (
     "DeepSeek: the deepseek-ls language server was not found (no `deepseek.server.command` " +
-    "or `deepseek.server.interpreter` setting, no .venv/bin/deepseek-ls in the workspace, " +
+    `or \`deepseek.server.interpreter\` setting, ${venv}, ` +
     "no deepseek-ls on PATH). Fix: `pip install deepseek-ls` into your environment, or set " +
     "`deepseek.server.command` to the full path of deepseek-ls, then run `DeepSeek: Restart Server`."
   );

@@ -11,44 +11,44 @@ function lookup(executables: string[], PATH = "/usr/local/bin:/usr/bin", platfor
 const none = { serverCommand: [] as string[], serverInterpreter: "" };
 
 test("the command setting wins and gets serve --stdio appended", () => {
-  const cmd = resolveServerCommand({ serverCommand: ["/opt/ds/deepseek-ls"], serverInterpreter: "/usr/bin/python3" }, ["/ws"], lookup(["/ws/.venv/bin/deepseek-ls"]));
+  const cmd = resolveServerCommand({ serverCommand: ["/opt/ds/deepseek-ls"], serverInterpreter: "/usr/bin/python3" }, ["/ws"], lookup(["/ws/.venv/bin/deepseek-ls"]), true);
   assert.deepEqual(cmd, { command: "/opt/ds/deepseek-ls", args: ["serve", "--stdio"], source: "setting" });
 });
 
 test("a command setting that already says serve is kept as given", () => {
-  const cmd = resolveServerCommand({ serverCommand: ["ds", "serve", "--tcp"], serverInterpreter: "" }, [], lookup([]));
+  const cmd = resolveServerCommand({ serverCommand: ["ds", "serve", "--tcp"], serverInterpreter: "" }, [], lookup([]), true);
   assert.deepEqual(cmd?.args, ["serve", "--tcp"]);
 });
 
 test("the interpreter setting runs the module", () => {
-  const cmd = resolveServerCommand({ serverCommand: [], serverInterpreter: "/usr/bin/python3" }, ["/ws"], lookup([]));
+  const cmd = resolveServerCommand({ serverCommand: [], serverInterpreter: "/usr/bin/python3" }, ["/ws"], lookup([]), true);
   assert.deepEqual(cmd, { command: "/usr/bin/python3", args: ["-m", "deepseek_ls", "serve", "--stdio"], source: "interpreter" });
 });
 
 test("the workspace's .venv comes before PATH", () => {
-  const cmd = resolveServerCommand(none, ["/ws"], lookup(["/ws/.venv/bin/deepseek-ls", "/usr/bin/deepseek-ls"]));
+  const cmd = resolveServerCommand(none, ["/ws"], lookup(["/ws/.venv/bin/deepseek-ls", "/usr/bin/deepseek-ls"]), true);
   assert.equal(cmd?.command, "/ws/.venv/bin/deepseek-ls");
   assert.equal(cmd?.source, "workspace-venv");
 });
 
 test("a venv named venv in the second folder is found", () => {
-  const cmd = resolveServerCommand(none, ["/a", "/b"], lookup(["/b/venv/bin/deepseek-ls"]));
+  const cmd = resolveServerCommand(none, ["/a", "/b"], lookup(["/b/venv/bin/deepseek-ls"]), true);
   assert.equal(cmd?.command, "/b/venv/bin/deepseek-ls");
 });
 
 test("falls back to deepseek-ls on PATH, first match wins", () => {
-  const cmd = resolveServerCommand(none, ["/ws"], lookup(["/usr/bin/deepseek-ls", "/usr/local/bin/deepseek-ls"]));
+  const cmd = resolveServerCommand(none, ["/ws"], lookup(["/usr/bin/deepseek-ls", "/usr/local/bin/deepseek-ls"]), true);
   assert.deepEqual(cmd, { command: "/usr/local/bin/deepseek-ls", args: ["serve", "--stdio"], source: "path" });
 });
 
 test("windows looks in Scripts and for .exe", () => {
   const exe = path.join("C:\\ws", ".venv", "Scripts", "deepseek-ls.exe");
-  const cmd = resolveServerCommand(none, ["C:\\ws"], lookup([exe], "", "win32"));
+  const cmd = resolveServerCommand(none, ["C:\\ws"], lookup([exe], "", "win32"), true);
   assert.equal(cmd?.command, exe);
 });
 
 test("nothing found gives undefined and a message that says the fix", () => {
-  assert.equal(resolveServerCommand(none, ["/ws"], lookup([])), undefined);
+  assert.equal(resolveServerCommand(none, ["/ws"], lookup([]), true), undefined);
   assert.equal(which("deepseek-ls", lookup([], "")), undefined);
   const msg = notFoundMessage();
   assert.match(msg, /pip install deepseek-ls/);
@@ -76,4 +76,13 @@ test("a configured bare interpreter name is looked up on PATH", () => {
   assert.equal(missingCommandMessage(cmd, lookup(["/usr/bin/python3"])), undefined);
   assert.match(missingCommandMessage(cmd, lookup([])) ?? "", /python3 .*is not on PATH/);
   assert.equal(missingCommandMessage({ ...cmd, source: "path" }, lookup([])), undefined);
+});
+
+test("no_unapproved_exec: in Restricted Mode a repository's .venv/bin/deepseek-ls is never run", () => {
+  const repoBinary = lookup(["/ws/.venv/bin/deepseek-ls", "/ws/venv/bin/deepseek-ls", "/usr/bin/deepseek-ls"]);
+  assert.deepEqual(resolveServerCommand(none, ["/ws"], repoBinary, false), { command: "/usr/bin/deepseek-ls", args: ["serve", "--stdio"], source: "path" });
+  assert.equal(resolveServerCommand(none, ["/ws"], lookup(["/ws/.venv/bin/deepseek-ls"]), false), undefined);
+  assert.match(notFoundMessage(false), /Restricted Mode: trust the workspace/);
+  // Trusted, the same workspace's venv is used as before.
+  assert.equal(resolveServerCommand(none, ["/ws"], repoBinary, true)?.source, "workspace-venv");
 });
