@@ -13,17 +13,15 @@ lines first.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pathspec
 import tantivy
-from pydantic import BaseModel, Field, PrivateAttr, computed_field
 
 from . import schema as f
 from .tokenize import code_text, query_parts, query_words
@@ -34,39 +32,95 @@ MAX_LINE_TERMS = 12
 SNIPPET_CHARS = 160
 
 
-class LineHit(BaseModel):
+@dataclass(slots=True)
+class LineHit:
     line: int  # 1-based
     text: str  # the line, trimmed to a short snippet
 
+    def model_dump(self, mode: str = "python") -> dict[str, Any]:
+        return {"line": self.line, "text": self.text}
 
-class FileHit(BaseModel):
-    """One ranked file. Its `lines` are computed on first access (or when the hit is
-    serialised), so a caller that shows three results pays for three."""
 
-    path: str
-    score: float
-    lang: str = "text"
-    _lines: list[LineHit] | None = PrivateAttr(default=None)
-    _load_lines: Callable[[], list[LineHit]] | None = PrivateAttr(default=None)
+@dataclass(frozen=True, slots=True)
+class _LineSource:
+    """Where a query's hits read their line hits from: one per query, shared by its hits."""
 
-    @computed_field  # type: ignore[prop-decorator]
+    root: Path
+    terms: list[str]
+    part_terms: list[str]
+
+    def lines_of(self, path: str) -> list[LineHit]:
+        return line_hits(file_bytes(self.root, path), self.terms, self.part_terms)
+
+
+class FileHit:
+    """One ranked file. Its `lines` are read from the file on first access (or when
+    the hit is serialised), so a caller that shows three results pays for three and
+    a query itself reads no file.
+
+    Plain slotted classes, not pydantic models: the values come from our own index
+    (nothing to validate), and building ten models cost more than tantivy's search.
+    `model_dump()` gives the same JSON shape the models did."""
+
+    __slots__ = ("path", "score", "lang", "_lines", "_source")
+
+    def __init__(
+        self,
+        path: str,
+        score: float,
+        lang: str = "text",
+        lines: list[LineHit] | None = None,
+        source: _LineSource | None = None,
+    ) -> None:
+        self.path = path
+        self.score = score
+        self.lang = lang
+        self._lines = lines
+        self._source = source
+
     @property
     def lines(self) -> list[LineHit]:
         if self._lines is None:
-            load, self._load_lines = self._load_lines, None
-            self._lines = load() if load is not None else []
+            source, self._source = self._source, None
+            self._lines = source.lines_of(self.path) if source is not None else []
         return self._lines
 
-    def with_lines(self, load: Callable[[], list[LineHit]]) -> "FileHit":
-        self._load_lines = load
-        return self
+    @property
+    def lines_loaded(self) -> bool:
+        """Whether `lines` has been computed (tests: a query reads no file)."""
+        return self._lines is not None
+
+    def model_dump(self, mode: str = "python") -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "score": self.score,
+            "lang": self.lang,
+            "lines": [line.model_dump(mode) for line in self.lines],
+        }
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FileHit):
+            return NotImplemented
+        return (self.path, self.score, self.lang, self.lines) == (other.path, other.score, other.lang, other.lines)
+
+    def __repr__(self) -> str:
+        return f"FileHit(path={self.path!r}, score={self.score!r}, lang={self.lang!r})"
 
 
-class QueryResult(BaseModel):
+@dataclass(slots=True)
+class QueryResult:
     query: str
     fresh: bool
-    hits: list[FileHit] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    hits: list[FileHit] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def model_dump(self, mode: str = "python") -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "fresh": self.fresh,
+            "hits": [hit.model_dump(mode) for hit in self.hits],
+            "warnings": list(self.warnings),
+        }
 
 
 @dataclass
@@ -91,25 +145,44 @@ def _parse(index: tantivy.Index, text: str, fields: list[str], boosts: dict[str,
 
 
 def compile_query(index: tantivy.Index, text: str) -> CompiledQuery:
+    """One parse of the user's text (a second one only when the first reports an
+    error); the sub-word clause is built from term queries, no parse."""
     words = query_words(text)
+    if not words:
+        return CompiledQuery(None, [], [], [])
     parts = query_parts(text)
     # Line hits look for the longest (most specific) words only: a paragraph-long
     # query from the planner must not scan every file once per word.
     terms = sorted(set(words), key=lambda t: (-len(t), t))[:MAX_LINE_TERMS]
     part_terms = sorted(set(parts) - {w.lower() for w in words}, key=lambda t: (-len(t), t))[:MAX_LINE_TERMS]
-    if not words:
-        return CompiledQuery(None, [], [], [])
-    fields = list(f.FIELD_BOOSTS)
-    main, errors = _parse(index, text, fields, f.FIELD_BOOSTS)
+    main, errors = _parse(index, text, _FIELDS, f.FIELD_BOOSTS)
     warnings: list[str] = []
     if errors:
         warnings.append(f"query syntax not understood ({errors[0]}); searched for its words instead")
-        main, _ = _parse(index, " ".join(w.lower() for w in words), fields, f.FIELD_BOOSTS)
-    clauses = [(tantivy.Occur.Should, main)]
-    if parts:
-        extra, _ = _parse(index, " ".join(parts), [f.PARTS], {f.PARTS: f.PARTS_BOOST})
-        clauses.append((tantivy.Occur.Should, extra))
-    return CompiledQuery(tantivy.Query.boolean_query(clauses), terms, part_terms, warnings)
+        main, _ = _parse(index, " ".join(w.lower() for w in words), _FIELDS, f.FIELD_BOOSTS)
+    if not parts:
+        return CompiledQuery(main, terms, part_terms, warnings)
+    return CompiledQuery(
+        tantivy.Query.boolean_query([(tantivy.Occur.Should, main), (tantivy.Occur.Should, _parts_query(index, parts))]),
+        terms, part_terms, warnings,
+    )
+
+
+_FIELDS = list(f.FIELD_BOOSTS)
+# The code analyzer drops tokens of this many bytes or more (schema.code_analyzer).
+_MAX_TOKEN_BYTES = 128
+
+
+def _parts_query(index: tantivy.Index, parts: list[str]) -> tantivy.Query:
+    """`parts` (lowercased letter or digit runs, already the analyzer's tokens) over the
+    `parts` field at its boost: the same query and scores as parsing them, without a parse."""
+    schema = index.schema
+    clauses = [
+        (tantivy.Occur.Should, tantivy.Query.term_query(schema, f.PARTS, part, index_option="freq"))
+        for part in parts
+        if len(part.encode()) < _MAX_TOKEN_BYTES
+    ]
+    return tantivy.Query.boost_query(tantivy.Query.boolean_query(clauses), f.PARTS_BOOST)
 
 
 def with_filters(
@@ -171,7 +244,7 @@ def line_hits(
         counted_to = start
         end = data.find(b"\n", start)
         text = data[start : end if end != -1 else len(data)].decode("utf-8", "replace")
-        out.append(LineHit.model_construct(line=line, text=_snippet(text)))  # our own values
+        out.append(LineHit(line, _snippet(text)))
     return out
 
 
@@ -199,7 +272,8 @@ def run(
     root: Path | None = None,
 ) -> list[FileHit]:
     """The top `top_k` files; with `root`, each with its line hits (read from the file
-    when first asked for)."""
+    when first asked for). Only the returned files' stored fields are fetched (and
+    those tied with the last one, to break the tie by path)."""
     if compiled.query is None or top_k <= 0 or (paths is not None and not paths):
         return []
     query = compiled.query if paths is None and lang is None else with_filters(
@@ -211,23 +285,14 @@ def run(
     cut = min(top_k, len(hits))
     while 0 < cut < len(hits) and round(hits[cut][0], 5) == round(hits[cut - 1][0], 5):
         cut += 1
-    scored: list[tuple[float, str, Any]] = []
+    scored = []
     for score, address in hits[:cut]:
         doc = searcher.doc(address)
         scored.append((round(score, 5), doc.get_first(f.PATH), doc))
-    scored.sort(key=lambda item: (-item[0], item[1]))
-    out = []
-    for score, path, doc in scored[:top_k]:
-        # Values from our own index: no validation needed (model_construct).
-        hit = FileHit.model_construct(path=path, score=score, lang=doc.get_first(f.LANG) or "text")
-        if root is not None:
-            hit.with_lines(functools.partial(_lines_of, root, path, compiled.terms, compiled.part_terms))
-        out.append(hit)
-    return out
-
-
-def _lines_of(root: Path, path: str, terms: list[str], part_terms: list[str]) -> list[LineHit]:
-    return line_hits(file_bytes(root, path), terms, part_terms)
+    if cut > 1:
+        scored.sort(key=lambda item: (-item[0], item[1]))
+    source = None if root is None else _LineSource(root, compiled.terms, compiled.part_terms)
+    return [FileHit(path, score, doc.get_first(f.LANG) or "text", None, source) for score, path, doc in scored[:top_k]]
 
 
 def symbol_table(doc: tantivy.Document) -> list[list[Any]]:

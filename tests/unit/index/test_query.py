@@ -1,5 +1,7 @@
 """query(): ranking, line hits, filters, and user text that never raises."""
 
+import json
+
 import pytest
 
 
@@ -133,3 +135,44 @@ def test_a_changed_file_is_found_after_its_update_by_this_or_another_instance(wo
     other.wait_idle()
     assert paths(idx.query("second_new_word")) == ["README.md"]
     assert paths(idx.query("freshly_added_name")) == ["app/util/strings.py"]
+
+
+def test_a_query_reads_no_file_line_hits_come_from_the_file_when_shown(index, workspace):
+    # Line hits are computed when a result is shown, from the file as it is then:
+    # the query itself reads no workspace file.
+    result = index.query("parse_config")
+    assert {"app/config.py", "app/server.py"} <= set(paths(result))
+    assert not any(hit.lines_loaded for hit in result.hits)
+    by_path = {hit.path: hit for hit in result.hits}
+    (workspace / "app/server.py").unlink()  # gone before it is shown: no lines, no error
+    config = workspace / "app/config.py"
+    config.write_text("# moved down\n\n" + config.read_text())  # changed since indexing
+    assert by_path["app/server.py"].lines == []
+    assert [(h.line, h.text) for h in by_path["app/config.py"].lines] == [(8, "def parse_config(text):")]
+    assert by_path["app/config.py"].lines_loaded and not by_path["native/lib.rs"].lines_loaded
+
+
+def test_never_wrong_lines_for_a_file_changed_since_indexing(make_index, tmp_path):
+    # The index is not told about the edit: lines still point at the text as it is
+    # now (never at where the word was when indexed), and the result says stale.
+    root = tmp_path / "edited"
+    root.mkdir()
+    (root / "mod.py").write_text("def target_name():\n    pass\n")
+    idx = make_index(root, freshness_ttl_seconds=0)
+    idx.build()
+    (root / "mod.py").write_text("import os\n\n\nx = 1  # target_name moved here\n")
+    result = idx.query("target_name")
+    assert result.fresh is False
+    assert [(h.line, h.text) for h in result.hits[0].lines] == [(4, "x = 1  # target_name moved here")]
+    (root / "mod.py").write_text("nothing = 'here'\n")
+    assert idx.query("target_name").hits[0].lines == []
+
+
+def test_serialised_result_carries_the_line_hits(index):
+    data = index.query("parse_config", top_k=2).model_dump(mode="json")
+    assert list(data) == ["query", "fresh", "hits", "warnings"]
+    top = data["hits"][0]
+    assert list(top) == ["path", "score", "lang", "lines"]
+    assert top["path"] == "app/config.py" and top["lang"] == "python"
+    assert top["lines"] == [{"line": 6, "text": "def parse_config(text):"}]
+    json.dumps(data)  # plain JSON values only
