@@ -13,6 +13,7 @@ lines first.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -46,11 +47,10 @@ class _LineSource:
     """Where a query's hits read their line hits from: one per query, shared by its hits."""
 
     root: Path
-    terms: list[str]
-    part_terms: list[str]
+    compiled: "CompiledQuery"
 
     def lines_of(self, path: str) -> list[LineHit]:
-        return line_hits(file_bytes(self.root, path), self.terms, self.part_terms)
+        return line_hits(file_bytes(self.root, path), self.compiled.terms, self.compiled.part_terms)
 
 
 class FileHit:
@@ -126,9 +126,22 @@ class QueryResult:
 @dataclass
 class CompiledQuery:
     query: tantivy.Query | None
-    terms: list[str]  # the query's words as typed, for line hits
-    part_terms: list[str]  # their sub-words: line hits only when no line has a whole word
+    words: list[str]  # the query's words as typed
+    parts: list[str]  # sub-words of its compound words
     warnings: list[str]
+
+    # Worked out when the first hit's lines are read, not for every query.
+    @functools.cached_property
+    def terms(self) -> list[str]:
+        """The words line hits look for: the longest (most specific) only, so a
+        paragraph-long query from the planner does not scan every file once per word."""
+        return sorted(set(self.words), key=lambda t: (-len(t), t))[:MAX_LINE_TERMS]
+
+    @functools.cached_property
+    def part_terms(self) -> list[str]:
+        """Sub-words: looked for only when no line has a whole word."""
+        lowered = {w.lower() for w in self.words}
+        return sorted(set(self.parts) - lowered, key=lambda t: (-len(t), t))[:MAX_LINE_TERMS]
 
 
 # Field names a query may spell out (`path_text:config`) keep their `_`.
@@ -151,20 +164,16 @@ def compile_query(index: tantivy.Index, text: str) -> CompiledQuery:
     if not words:
         return CompiledQuery(None, [], [], [])
     parts = query_parts(text)
-    # Line hits look for the longest (most specific) words only: a paragraph-long
-    # query from the planner must not scan every file once per word.
-    terms = sorted(set(words), key=lambda t: (-len(t), t))[:MAX_LINE_TERMS]
-    part_terms = sorted(set(parts) - {w.lower() for w in words}, key=lambda t: (-len(t), t))[:MAX_LINE_TERMS]
     main, errors = _parse(index, text, _FIELDS, f.FIELD_BOOSTS)
     warnings: list[str] = []
     if errors:
         warnings.append(f"query syntax not understood ({errors[0]}); searched for its words instead")
         main, _ = _parse(index, " ".join(w.lower() for w in words), _FIELDS, f.FIELD_BOOSTS)
     if not parts:
-        return CompiledQuery(main, terms, part_terms, warnings)
+        return CompiledQuery(main, words, parts, warnings)
     return CompiledQuery(
         tantivy.Query.boolean_query([(tantivy.Occur.Should, main), (tantivy.Occur.Should, _parts_query(index, parts))]),
-        terms, part_terms, warnings,
+        words, parts, warnings,
     )
 
 
@@ -279,19 +288,27 @@ def run(
     query = compiled.query if paths is None and lang is None else with_filters(
         index.schema, compiled.query, paths=paths, lang=lang
     )
-    # Ask for a few more than needed: ties at the cut are broken by path, not by
-    # segment order, so results do not depend on how tantivy merged segments.
-    hits = searcher.search(query, limit=top_k + 16, count=False).hits
-    cut = min(top_k, len(hits))
-    while 0 < cut < len(hits) and round(hits[cut][0], 5) == round(hits[cut - 1][0], 5):
-        cut += 1
+    # Ties at the cut are broken by path, not by segment order, so results do not
+    # depend on how tantivy merged segments: one more hit than needed shows whether
+    # there is a tie; only then is the search repeated for all of the tied.
+    limit = top_k + 1
+    while True:
+        hits = searcher.search(query, limit=limit, count=False).hits
+        cut = min(top_k, len(hits))
+        if cut < len(hits):
+            last = round(hits[cut - 1][0], 5)
+            while cut < len(hits) and round(hits[cut][0], 5) == last:
+                cut += 1
+        if cut < len(hits) or len(hits) < limit:
+            break
+        limit *= 4
     scored = []
     for score, address in hits[:cut]:
         doc = searcher.doc(address)
         scored.append((round(score, 5), doc.get_first(f.PATH), doc))
     if cut > 1:
         scored.sort(key=lambda item: (-item[0], item[1]))
-    source = None if root is None else _LineSource(root, compiled.terms, compiled.part_terms)
+    source = None if root is None else _LineSource(root, compiled)
     return [FileHit(path, score, doc.get_first(f.LANG) or "text", None, source) for score, path, doc in scored[:top_k]]
 
 
