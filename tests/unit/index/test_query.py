@@ -176,3 +176,21 @@ def test_serialised_result_carries_the_line_hits(index):
     assert top["path"] == "app/config.py" and top["lang"] == "python"
     assert top["lines"] == [{"line": 6, "text": "def parse_config(text):"}]
     json.dumps(data)  # plain JSON values only
+
+
+def test_a_compound_query_word_needs_all_its_telling_sub_words(make_index, tmp_path):
+    # `parseConfig` finds `parse_config` through the sub-words, but not a file that
+    # only says `parse` or `config` somewhere; one-letter and digit sub-words say nothing.
+    root = tmp_path / "parts"
+    root.mkdir()
+    (root / "both.py").write_text("def load_parse_config_file():\n    pass\n")
+    (root / "parse_only.py").write_text("def parse_header():\n    pass\n")
+    (root / "config_only.py").write_text("CONFIG_PATH = 'x'\n")
+    (root / "letters.py").write_text("x = 0\ne = 7\n")
+    idx = make_index(root)
+    idx.build()
+    assert paths(idx.query("parseConfig")) == ["both.py"]
+    assert paths(idx.query("config_path")) == ["config_only.py"]  # the whole word still finds it
+    assert paths(idx.query("x0e7")) == []
+    hit = idx.query("ParseConfig").hits[0]
+    assert [(h.line, h.text) for h in hit.lines] == [(1, "def load_parse_config_file():")]
