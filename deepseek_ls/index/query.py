@@ -226,16 +226,14 @@ def _snippet(line: str) -> str:
     return line if len(line) <= SNIPPET_CHARS else line[: SNIPPET_CHARS - 1] + "…"
 
 
-def _occurrences(
-    data: bytes, terms: list[str], *, ignore_case: bool = False, limit: int = MAX_LINES_PER_FILE
-) -> dict[int, set[bytes]]:
+def _occurrences(haystack: bytes, terms: list[str], *, lowered: bool = False, limit: int) -> dict[int, set[bytes]]:
     """Line start offset -> the terms seen on that line (at most `MAX_OCCURRENCES_PER_TERM`
     lines a term; `limit` when there is one term: every line then weighs the same and
     the first `limit` win). `bytes.find` per term, skipping to the next line after a
-    hit: a memchr-speed scan that stops early; ignoring case folds ASCII letters only."""
-    haystack = data.lower() if ignore_case else data
+    hit: a memchr-speed scan that stops early. `lowered`: the haystack is lowercased
+    (ASCII letters only), so are the terms."""
     per_line: dict[int, set[bytes]] = {}
-    needles = dict.fromkeys((t.lower() if ignore_case else t).encode() for t in terms)
+    needles = dict.fromkeys((t.lower() if lowered else t).encode() for t in terms)
     cap = limit if len(needles) == 1 else MAX_OCCURRENCES_PER_TERM
     for term in needles:
         pos, seen = haystack.find(term), 0
@@ -259,8 +257,9 @@ def line_hits(
     data = content.encode() if isinstance(content, str) else content
     per_line = _occurrences(data, terms, limit=limit)
     if not per_line and (terms or part_terms):
-        per_line = _occurrences(data, terms, ignore_case=True, limit=limit) or _occurrences(
-            data, part_terms or [], ignore_case=True, limit=limit
+        lowered = data.lower()
+        per_line = _occurrences(lowered, terms, lowered=True, limit=limit) or _occurrences(
+            lowered, part_terms or [], lowered=True, limit=limit
         )
     best = sorted(per_line.items(), key=lambda kv: (-sum(len(t) for t in kv[1]), kv[0]))[:limit]
     out, line, counted_to = [], 1, 0
