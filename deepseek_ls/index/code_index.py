@@ -90,6 +90,7 @@ class CodeIndex(IndexWriting):
         self.sink = sink or NullSink()
         self.dir = Path(state_dir) / "index"
         self.manifest_path = self.dir / "manifest.json"
+        self._manifest_name = str(self.manifest_path)  # stat()ed on every query
         self._write_lock = FileLock(str(self.dir / "write.lock"), thread_local=False)
         self._writing = threading.Lock()
         self._session: WriterSession | None = None  # a writer kept open between updates
@@ -108,7 +109,7 @@ class CodeIndex(IndexWriting):
 
     def _stamp(self) -> tuple[int, int, int] | None:
         try:
-            st = os.stat(self.manifest_path)
+            st = os.stat(self._manifest_name)
         except OSError:
             return None
         return st.st_ino, st.st_mtime_ns, st.st_size

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import operator
 import os
 import re
 from dataclasses import dataclass, field
@@ -164,7 +165,9 @@ def compile_query(index: tantivy.Index, text: str) -> CompiledQuery:
     words = query_words(text)
     if not words:
         return CompiledQuery(None, [], [], [])
-    main, errors = _parse(index, text, _FIELDS, f.FIELD_BOOSTS)
+    main, errors = _plain_words_query(index.schema, text), []
+    if main is None:
+        main, errors = _parse(index, text, _FIELDS, f.FIELD_BOOSTS)
     warnings: list[str] = []
     if errors:
         warnings.append(f"query syntax not understood ({errors[0]}); searched for its words instead")
@@ -177,6 +180,32 @@ def compile_query(index: tantivy.Index, text: str) -> CompiledQuery:
 
 
 _FIELDS = list(f.FIELD_BOOSTS)
+# Text that is only ASCII identifiers between spaces needs no parser.
+_PLAIN_WORDS = re.compile(r"[A-Za-z0-9_\s]*")
+_OPERATORS = frozenset({"AND", "OR", "NOT", "TO", "IN"})
+
+
+def _plain_words_query(schema: tantivy.Schema, text: str) -> tantivy.Query | None:
+    """What the parser makes of ASCII identifiers between spaces (each word, over
+    every field at its boost, any word may match), built without parsing: half
+    the parser's cost, same query and scores. None for any other text."""
+    if not _PLAIN_WORDS.fullmatch(text):
+        return None
+    words = dict.fromkeys(text.split())  # the parser, too, drops a word typed twice (`Foo foo` stays two)
+    if not words or not _OPERATORS.isdisjoint(words):
+        return None
+    tokens = [code_text(word).lower() for word in words]
+    if any(len(token.encode()) >= _MAX_TOKEN_BYTES for token in tokens):
+        return None  # the analyzer drops it: leave that to the parser
+    term, boost, should = tantivy.Query.term_query, tantivy.Query.boost_query, tantivy.Occur.Should
+    per_word = []
+    for token in tokens:
+        per_field = []
+        for name, weight in f.FIELD_BOOSTS.items():
+            query = term(schema, name, token, index_option="freq")
+            per_field.append((should, query if weight == 1.0 else boost(query, weight)))
+        per_word.append(tantivy.Query.boolean_query(per_field))
+    return per_word[0] if len(per_word) == 1 else tantivy.Query.boolean_query([(should, q) for q in per_word])
 # The code analyzer drops tokens of this many bytes or more (schema.code_analyzer).
 _MAX_TOKEN_BYTES = 128
 
@@ -321,10 +350,14 @@ def run(
     for score, address in hits[:cut]:
         doc = searcher.doc(address)
         scored.append((round(score, 5), doc.get_first(f.PATH), doc))
-    if cut > 1:
-        scored.sort(key=lambda item: (-item[0], item[1]))
+    if cut > 1:  # by path, then (stable) by score, best first: equal scores stay in path order
+        scored.sort(key=_PATH_OF)
+        scored.sort(key=_SCORE_OF, reverse=True)
     source = None if root is None else _LineSource(root, compiled)
     return [FileHit(path, score, doc.get_first(f.LANG) or "text", None, source) for score, path, doc in scored[:top_k]]
+
+
+_SCORE_OF, _PATH_OF = operator.itemgetter(0), operator.itemgetter(1)
 
 
 def symbol_table(doc: tantivy.Document) -> list[list[Any]]:

@@ -194,3 +194,46 @@ def test_a_compound_query_word_needs_all_its_telling_sub_words(make_index, tmp_p
     assert paths(idx.query("x0e7")) == []
     hit = idx.query("ParseConfig").hits[0]
     assert [(h.line, h.text) for h in hit.lines] == [(1, "def load_parse_config_file():")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("parse_config", id="one-word"),
+        pytest.param("HTTPServer parse_config", id="two-words"),
+        pytest.param("config config", id="typed-twice"),
+        pytest.param("Config config", id="two-cases"),
+        pytest.param("  parse_config   ConfigError\t", id="spaces"),
+    ],
+)
+def test_plain_words_are_searched_without_the_parser_with_the_same_scores(index, text):
+    from deepseek_ls.index import query as q
+    from deepseek_ls.index import schema as f
+
+    opened = index._opened()
+    built = q._plain_words_query(opened.schema, text)
+    parsed, errors = q._parse(opened.index, text, list(f.FIELD_BOOSTS), f.FIELD_BOOSTS)
+    assert built is not None and not errors
+
+    def ranked(query):
+        return [(round(s, 5), opened.searcher.doc(a).get_first("path")) for s, a in opened.searcher.search(query, 20).hits]
+
+    assert ranked(built) and ranked(built) == ranked(parsed)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("path_text:client", id="field"),
+        pytest.param('"parse config"', id="phrase"),
+        pytest.param("parse AND config", id="operator"),
+        pytest.param("配置", id="non-ascii"),
+        pytest.param("-config", id="exclusion"),
+        pytest.param("a" * 200, id="longer-than-a-token"),
+    ],
+)
+def test_query_syntax_still_goes_through_the_parser(index, text):
+    from deepseek_ls.index import query as q
+
+    assert q._plain_words_query(index._opened().schema, text) is None
+    index.query(text)  # and never raises
