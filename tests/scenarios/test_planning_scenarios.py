@@ -126,6 +126,8 @@ async def test_planner_prompt_has_repo_map_and_index_hits_from_the_real_index(wo
     repo_map, request = messages[1]["content"], messages[2]["content"]
     assert repo_map.startswith("Repository map") and "app.py" in repo_map and "util.py" in repo_map
     assert "Index hits for the request" in request and "app.py" in request.split("Index hits for the request")[1]
+    # with the line the words are on (line hits read from the file when the hit is shown)
+    assert "- app.py 5: def add(a, b):" in request.split("Index hits for the request")[1]
 
 
 async def test_low_confidence_fast_plan_is_redone_on_max_think(make_agent, fake_deepseek):

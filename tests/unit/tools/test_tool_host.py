@@ -89,6 +89,8 @@ async def test_index_query_uses_the_real_code_index(workspace: Path, sink: ListS
     assert outcome.ok, outcome.error
     paths = [h["path"] for h in outcome.value["hits"]]
     assert paths and paths[0] == "src/helpers.py"
+    assert outcome.value["hits"][0]["lines"] == [{"line": 1, "text": "def helper_total(values):"}]
+    json.dumps(outcome.value)  # serialised for the model as it is
     assert ".env" not in paths  # deny-listed files never reach the model
     no_index = await build_host(workspace, sink=sink, ui=AutoApproveUI()).call("index.query", {"q": "x"})
     assert not no_index.ok and "not available" in no_index.error
