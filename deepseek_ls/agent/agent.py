@@ -98,6 +98,9 @@ class Agent:
         self.session_extra = dict(session_extra or {})
         # Teammate lanes (agent/lanes): the default for requests that do not say; the editor toggles it.
         self.teammate_mode = config.agent_loop.teammate_mode
+        # An editor's way to apply patches (`World.applier`): set by the language server so every change
+        # the loop applies lands through `workspace/applyEdit`, unsaved typing respected. None: the disk.
+        self.applier: Any = None
         self.lanes = None
         if lanes:
             from deepseek_ls.agent.lanes.runner import LaneRunner
@@ -185,6 +188,7 @@ class Agent:
         )
         world = World(self.root, cfg, sink=session, overlay=self.overlay, patches=self.patches,
                       index=self.index, tools=tools)
+        world.applier = self.applier
         rt = build_runtime(session, world, cfg, self.llm, self.ui)
         rt.lanes = self.lanes
         rt.verify_advisory = session.driver == "lane"

@@ -39,9 +39,18 @@ class StepOutcome:
     state: str = ""
     message: str = ""
     next_step_id: str | None = None
+    unsaved: list[str] = field(default_factory=list)  # verification waits for these buffers to be saved
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+UNSAVED_REASON = "to verify (verification runs on the files on disk)"
+
+
+def waiting_for_save(state_reason: str | None) -> bool:
+    """Whether a session is Paused because changes applied in editor buffers are not saved yet."""
+    return bool(state_reason) and str(state_reason).startswith("save ") and UNSAVED_REASON in str(state_reason)
 
 
 def _to(rt: SessionRuntime, state: str, reason: str) -> None:
@@ -154,6 +163,13 @@ class AgentLoop:
 
     async def verify(self, rt: SessionRuntime, step: Step) -> StepOutcome:
         plan = self._plan(rt)
+        # Changes applied into editor buffers reach the disk, where the commands run, only when saved.
+        applied = sorted({f for r in rt.session.patches.values() if r.applied for f in r.files})
+        waiting = await rt.world.unsaved(applied)
+        if waiting:
+            message = f"save {', '.join(waiting)} {UNSAVED_REASON}"
+            _to(rt, "Paused", message)
+            return self._outcome(rt, step, message=message, unsaved=waiting)
         _to(rt, "Verifying", "verifying the change")
         token = f"deepseek-{rt.session_id}-verify"
         rt.ui.progress(token, "verifying: " + (", ".join(plan.verification) or "derived commands"))
@@ -224,7 +240,8 @@ class AgentLoop:
                 continue
             step = plan.next_pending()
             if step is None:
-                await self.verify(rt, plan.steps[-1])
+                if (await self.verify(rt, plan.steps[-1])).unsaved:
+                    return session.state  # resumed once the buffers are saved
                 continue
             # A running step with patches resumes at approval (or at settling, when its hunks were
             # decided elsewhere); any other step is executed.
@@ -237,7 +254,8 @@ class AgentLoop:
                 step = self._plan(rt).step(outcome.step_id)
                 if outcome.status != "staged":
                     if outcome.status == "done" and not self._plan(rt).next_pending():
-                        await self.verify(rt, step)
+                        if (await self.verify(rt, step)).unsaved:
+                            return session.state  # resumed once the buffers are saved
                     continue
             unsettled = [r for r in session.step_patches(step.step_id) if not r.settled]
             if unsettled:
@@ -317,7 +335,7 @@ class AgentLoop:
         return nxt
 
     def _outcome(self, rt: SessionRuntime, step: Step, *, patch_ids=None, status: str | None = None,
-                 message: str = "", next_step_id: str | None = None) -> StepOutcome:
+                 message: str = "", next_step_id: str | None = None, unsaved: list[str] | None = None) -> StepOutcome:
         current = step.status
         if rt.session.plan is not None:
             # A revision may have replaced the step (recovery by the planner).
@@ -330,6 +348,7 @@ class AgentLoop:
             state=rt.session.state,
             message=message,
             next_step_id=next_step_id,
+            unsaved=list(unsaved or []),
         )
 
 

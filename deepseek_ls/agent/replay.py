@@ -280,6 +280,13 @@ class ReplayWorld(World):
     async def checkpoint(self, files: list[str], label: str, meta: dict[str, Any]) -> str:
         return self._take("agent.checkpoint").payload["value"]["checkpoint_id"]
 
+    async def unsaved(self, files: list[str]) -> list[str]:
+        event = self.rec.take_optional("tool:agent.unsaved")  # recorded only where an editor applied
+        if event is None:
+            return []
+        self.sink.emit("ToolResult@v1", event.payload)
+        return list(event.payload["value"]["unsaved"])
+
     def allow_files(self, files: list[str]) -> None:
         return None
 

@@ -17,7 +17,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from deepseek_ls.config_models import Config
 from deepseek_ls.store.ids import new_id
@@ -31,10 +31,13 @@ from deepseek_ls.policy.sandbox import Sandbox
 from deepseek_ls.store.sink import EventSink
 from deepseek_ls.tools import shell
 from deepseek_ls.tools.fs import workspace_files
-from deepseek_ls.tools.overlay import DocumentOverlay
+from deepseek_ls.tools.overlay import DocumentOverlay, read_disk_text
 from deepseek_ls.ui_port import ApprovalRequest
 
 log = logging.getLogger("deepseek_ls.agent")
+
+# `applier(patch_id, hunk_ids)`: apply a staged patch's pending hunks (all when None) the adapter's way.
+Applier = Callable[[str, "list[str] | None"], Awaitable[ApplyResult]]
 
 
 @dataclass
@@ -73,6 +76,9 @@ class World:
         self.sandbox = getattr(tools, "sandbox", None) or Sandbox(
             self.root, deny_paths=config.policy.deny_paths, config=config.policy.sandbox
         )
+        # How an adapter with buffers applies a patch (the language server: `workspace/applyEdit`
+        # against the open buffer, never over unsaved typing). None: `PatchStore.apply` writes the disk.
+        self.applier: Applier | None = None
 
     # -- recording ---------------------------------------------------------------
 
@@ -215,9 +221,37 @@ class World:
         return ps
 
     async def apply(self, patch_id: str, hunk_ids: list[str] | None = None) -> ApplyResult:
-        result = await asyncio.to_thread(self.patches.apply, patch_id, hunk_ids)
+        """Apply approved hunks: through the adapter's `applier` when it has one (an editor), else on disk."""
+        if self.applier is not None:
+            result = await self.applier(patch_id, hunk_ids)
+        else:
+            result = await asyncio.to_thread(self.patches.apply, patch_id, hunk_ids)
         self._record("patch.apply", result.ok, result.model_dump(mode="json"), None if result.ok else result.message)
         return result
+
+    async def unsaved(self, files: list[str]) -> list[str]:
+        """Of `files`, those whose open buffer differs from the disk. Only an adapter that applies into
+        buffers (`applier`) leaves such files behind; verification, which runs on the disk, waits for
+        them to be saved. Recorded (when asked), so a replay pauses where the live run paused."""
+        if self.applier is None:
+            return []
+        waiting = await asyncio.to_thread(self._unsaved, files)
+        self._record("agent.unsaved", True, {"files": files, "unsaved": waiting})
+        return waiting
+
+    def _unsaved(self, files: list[str]) -> list[str]:
+        out = []
+        for rel in files:
+            doc = self.overlay.get(rel)
+            if doc is None:
+                continue
+            try:
+                on_disk = read_disk_text(self.root / rel)
+            except (OSError, UnicodeDecodeError):
+                on_disk = None
+            if on_disk != doc[0]:
+                out.append(rel)
+        return out
 
     async def reject(self, patch_id: str, hunk_ids: list[str] | None = None, reason: str = "") -> None:
         await asyncio.to_thread(self.patches.reject, patch_id, hunk_ids, reason)

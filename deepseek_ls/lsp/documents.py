@@ -54,6 +54,7 @@ def _sync_overlay(ls: DeepSeekServer, uri: str) -> None:
 
 def did_open(ls: DeepSeekServer, params: types.DidOpenTextDocumentParams) -> None:
     _sync_overlay(ls, params.text_document.uri)
+    _changed(ls, params.text_document.uri)
 
 
 def did_change(ls: DeepSeekServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -84,7 +85,8 @@ def did_change_watched_files(ls: DeepSeekServer, params: types.DidChangeWatchedF
 
 
 def _changed(ls: DeepSeekServer, uri: str) -> None:
-    """A buffer changed: hunk ranges may have moved; lenses are recomputed on demand."""
+    """A buffer opened or changed: hunk ranges may have moved (lenses are recomputed on demand);
+    an apply waiting for the editor's copy to catch up looks again (`editor_apply`)."""
     for listener in ls.document_listeners:
         try:
             listener(uri)

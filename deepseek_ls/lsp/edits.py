@@ -11,6 +11,7 @@ them. A conflict or a refusal changes nothing and says why.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -95,33 +96,57 @@ def refresh_lenses(ls: DeepSeekServer) -> None:
 # -- accepting -----------------------------------------------------------------
 
 
-async def accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str], file: str) -> dict[str, Any]:
-    """Apply `hunk_ids` (all in `file`) through the editor; the result says whether."""
+@dataclass
+class FileEdit:
+    """A file's chosen hunks as an editor edit against the text the person sees now."""
+
+    file: str
+    uri: str
+    version: int | None
+    edit: types.WorkspaceEdit | None
+    merged: bool = False  # rebased onto the person's edits (3-way)
+    refusal: str = ""  # why it cannot be applied (then `edit` is None)
+    new_text: str | None = None  # the buffer's text once the editor applied `edit` (None: the file goes)
+
+
+def file_edit(ls: DeepSeekServer, patch: Any, hunk_ids: list[str], file: str) -> FileEdit:
+    """The `WorkspaceEdit` applying `hunk_ids` (all in `file`) onto the current buffer (else disk):
+    directly when the text is as staged, 3-way when the person edited it since; a conflict or an
+    edit the client cannot express is a refusal, nothing else."""
     store = patch_store(ls)
-    patch = store.get(patch_id)
     target = FileTarget.of(patch, file)
     uri = relpath_to_uri(ls.root, file)
     source_uri = relpath_to_uri(ls.root, target.source) if (ls.root / target.source).exists() else uri
     text, version = current_text(ls, source_uri)
-    merged = store.merge_hunks(patch_id, hunk_ids, file, text)
+    merged = store.merge_hunks(patch.patch_id, hunk_ids, file, text)
+    if not merged.ok:
+        return FileEdit(file, uri, version, None, refusal=(
+            f"{file} changed since the hunk was staged and the change conflicts with it. Nothing was modified; "
+            f"revise the step or edit by hand.\n{merged.conflict or ''}").strip())
+    removes_file = all(h.status == "accepted" or h.hunk_id in hunk_ids for h in patch.hunks_of(file))
+    try:
+        edit = build_edit(ls, target, version, text, merged.text or "", removes_file=removes_file)
+    except UnsupportedEdit as error:
+        return FileEdit(file, uri, version, None, refusal=f"{error}.")
+    gone = removes_file and target.kind == "delete"
+    return FileEdit(file, uri, version, edit, merged=merged.merged, new_text=None if gone else merged.text or "")
+
+
+async def accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str], file: str) -> dict[str, Any]:
+    """Apply `hunk_ids` (all in `file`) through the editor; the result says whether."""
+    store = patch_store(ls)
+    prepared = file_edit(ls, store.get(patch_id), hunk_ids, file)
+    uri, version = prepared.uri, prepared.version
 
     def refused(message: str) -> dict[str, Any]:  # nothing applied, nothing recorded
         ls.show_message(message, types.MessageType.Warning)
         return {"applied": False, "uri": uri, "version": version, "message": message, "hunk_ids": hunk_ids}
 
-    if not merged.ok:
-        return refused(
-            f"deepseek-ls: not applied — {file} changed since the hunk was staged and the change "
-            f"conflicts with it. Nothing was modified; revise the step or edit by hand.\n{merged.conflict or ''}".strip()
-        )
-    removes_file = all(h.status == "accepted" or h.hunk_id in hunk_ids for h in patch.hunks_of(file))
-    try:
-        edit = build_edit(ls, target, version, text, merged.text or "", removes_file=removes_file)
-    except UnsupportedEdit as error:
-        return refused(f"deepseek-ls: not applied — {error}.")
+    if prepared.edit is None:
+        return refused(f"deepseek-ls: not applied — {prepared.refusal}")
     try:
         response = await ls.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(edit=edit, label=f"deepseek: accept {len(hunk_ids)} hunk(s) in {file}")
+            types.ApplyWorkspaceEditParams(edit=prepared.edit, label=f"deepseek: accept {len(hunk_ids)} hunk(s) in {file}")
         )
     except ClientRequestFailed as error:  # no answer in time, an error, or an answer we cannot read
         return refused(
@@ -135,11 +160,11 @@ async def accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str],
             "accept again to retry against the current buffer."
         )
     store.mark_applied(patch_id, hunk_ids, via="workspace/applyEdit")
-    log.info("applied %s of %s to %s (version %s, 3-way=%s)", hunk_ids, patch_id, file, version, merged.merged)
+    log.info("applied %s of %s to %s (version %s, 3-way=%s)", hunk_ids, patch_id, file, version, prepared.merged)
     changed(ls, [file])
     await _after_settled(ls, patch_id)
     result: dict[str, Any] = {"applied": True, "uri": uri, "version": version, "hunk_ids": hunk_ids}
-    if merged.merged:
+    if prepared.merged:
         result["message"] = "rebased onto your edits (3-way merge)"
     return result
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -67,9 +68,17 @@ def _set_up(ls: DeepSeekServer) -> None:
 
     loop = asyncio.get_running_loop()  # the server's; transitions made on other threads are handed to it
     ls.services = Services(
-        ls.root, ls.config, ls.ui, on_state_change=lambda change: state_changed(ls, change, loop)
+        ls.root, ls.config, ls.ui, on_state_change=lambda change: state_changed(ls, change, loop),
+        applier=lambda patch_id, hunk_ids=None: _apply_in_editor(ls, patch_id, hunk_ids),
     )
     ls.tasks.on_error = lambda name, error: ls.show_error(f"deepseek-ls: {name} failed: {error}")
+
+
+async def _apply_in_editor(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | None) -> Any:
+    """Every patch the agent applies itself lands through `workspace/applyEdit` (`editor_apply`)."""
+    from deepseek_ls.lsp.editor_apply import apply_patch
+
+    return await apply_patch(ls, patch_id, hunk_ids)
 
 
 def initialized(ls: DeepSeekServer, params: types.InitializedParams) -> None:

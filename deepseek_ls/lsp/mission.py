@@ -108,23 +108,38 @@ async def _decide(ls: DeepSeekServer, session_id: str, decision: str, text: str 
 
 
 async def approve_mission(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
-    """Run the approved mission straight through. Refused while a mission file has unsaved edits
-    (the mission writes the files on disk; an unsaved buffer would be clobbered on save)."""
-    from deepseek_ls.lsp.sessions import refresh_session
-    from deepseek_ls.lsp.verification import unsaved
-
+    """Run the approved mission straight through. Its changes land through `workspace/applyEdit`
+    on the open buffers (unsaved edits kept, 3-way); verification runs once they are saved."""
     a = params.parse_args(params.SessionArgs, args)
-    view = ls.session_views.get(a.session_id) or refresh_session(ls, a.session_id)
-    waiting = unsaved(ls, _mission_files(view))
-    if waiting:
-        raise ValueError(f"save or revert {', '.join(waiting)} first: the mission writes these files on disk")
-    result = await _decide(ls, a.session_id, "approve")
-    if result["state"] == "Completed":
+    return await _run_mission(ls, a.session_id)
+
+
+async def _run_mission(ls: DeepSeekServer, session_id: str) -> dict[str, Any]:
+    result = await _decide(ls, session_id, "approve")
+    from deepseek_ls.agent.loop import waiting_for_save
+
+    if result["state"] == "Paused" and waiting_for_save(result.get("state_reason")):
+        from deepseek_ls.lsp.verification import unsaved, verify_when_saved
+
+        files = _applied_files(ls, session_id)
+        result["unsaved"] = unsaved(ls, files)
+        verify_when_saved(ls, session_id, "", files, what="the mission")  # at once if saved meanwhile
+    elif result["state"] == "Completed":
         ls.show_message("deepseek-ls: mission complete — verification passed. Undo mission reverts it in one step.")
     else:
         ls.show_message(f"deepseek-ls: mission {result['state']}: {result.get('state_reason') or ''}".rstrip(": "),
                         types.MessageType.Warning)
     return result
+
+
+def _applied_files(ls: DeepSeekServer, session_id: str) -> list[str]:
+    view = ls.session_views.get(session_id) or {}
+    return sorted({f for p in view.get("patches", []) if p.get("applied") for f in p["files"]})
+
+
+async def resume_mission(ls: DeepSeekServer, session_id: str) -> None:
+    """The mission's files were saved: go on (verify, and recover straight through)."""
+    await _run_mission(ls, session_id)
 
 
 async def reject_mission(ls: DeepSeekServer, args: Any) -> dict[str, Any]:

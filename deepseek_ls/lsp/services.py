@@ -30,13 +30,15 @@ EDITOR_SETTINGS = "editor settings"
 
 class Services:
     def __init__(
-        self, root: Path, config: Config, ui: UIPort, *, on_state_change: Callable[[Any], None] | None = None
+        self, root: Path, config: Config, ui: UIPort, *, on_state_change: Callable[[Any], None] | None = None,
+        applier: Callable[..., Any] | None = None,
     ) -> None:
         self.root = root
         self.config = config
         self.ui = ui
         # Given to every agent built here (a rebuilt agent after new settings too).
         self.on_state_change = on_state_change
+        self.applier = applier  # how the agent's own applies reach the editor (`World.applier`)
         self._built: dict[str, Any] = {}
         self.overlay = self._try("overlay", self._make_overlay)
 
@@ -191,4 +193,5 @@ class Services:
         )
         if self.on_state_change is not None:
             agent.on_state_change(self.on_state_change)
+        agent.applier = self.applier
         return agent

@@ -52,17 +52,30 @@ def unsaved(ls: DeepSeekServer, files: list[str]) -> list[str]:
     return out
 
 
-def _verify_when_saved(ls: DeepSeekServer, session_id: str) -> None:
-    step_id, files = ls.pending_verification[session_id]
+def verify_when_saved(ls: DeepSeekServer, session_id: str, step_id: str, files: list[str], *,
+                      what: str = "the step") -> None:
+    """Verify once `files` are saved (now, if they are). `step_id` "": a Hetun mission, which goes
+    on straight through (`mission.resume_mission`) instead of completing one step."""
+    ls.pending_verification[session_id] = (step_id, files)
     waiting = unsaved(ls, files)
     if waiting:
-        ls.show_message(f"deepseek-ls: save {', '.join(waiting)} to verify the step.")
+        ls.show_message(f"deepseek-ls: save {', '.join(waiting)} to verify {what}.")
         return
     _start_verification(ls, session_id, step_id)
 
 
+def _verify_when_saved(ls: DeepSeekServer, session_id: str) -> None:
+    step_id, files = ls.pending_verification[session_id]
+    verify_when_saved(ls, session_id, step_id, files)
+
+
 def _start_verification(ls: DeepSeekServer, session_id: str, step_id: str) -> None:
     del ls.pending_verification[session_id]
+    if not step_id:
+        from deepseek_ls.lsp.mission import resume_mission
+
+        ls.tasks.spawn(resume_mission(ls, session_id), f"verify mission of {session_id}")
+        return
     ls.tasks.spawn(_complete_step(ls, session_id, step_id), f"verify step {step_id}")
 
 

@@ -1,7 +1,8 @@
 -- Hetun mode in Neovim against the real deepseek-ls and the fake DeepSeek server
 -- (scripted by tests/nvim/test_hetun.py): :DeepSeekHetun -> research -> the mission
 -- document with its lenses -> Approve mission (a code lens, as a user runs it) ->
--- app.py written on disk -> the research section in the plan document.
+-- the change lands in the open app.py buffer (workspace/applyEdit), verified after :write ->
+-- the research section in the plan document.
 local H = dofile(vim.fs.dirname(arg[0]) .. "/helpers.lua")
 
 vim.cmd("packadd deepseek.nvim")
@@ -51,20 +52,23 @@ H.run({
       table.insert(S.choosers, 1, "Approve mission")
       vim.lsp.codelens.run()
       table.remove(S.choosers, 1)
+      -- The change arrives as workspace/applyEdit in the open buffer; the disk waits for :write.
       H.wait(90000, function()
-        local f = io.open("app.py")
-        local data = f and f:read("*a") or ""
-        if f then
-          f:close()
-        end
-        return data:find("f'hello {name}'", 1, true)
-      end, "app.py written by the mission")
-      vim.api.nvim_buf_call(buf, function()
-        vim.cmd("edit") -- unmodified buffer: reload what the mission wrote
-      end)
-      H.wait(10000, function()
         return H.text(buf):find("f'hello {name}'", 1, true)
-      end, "the open buffer reloaded")
+      end, "the mission's change in the open buffer")
+      H.wait(20000, function()
+        return H.notified("save app.py to verify the mission")
+      end, "verification waits for the save")
+      local f = assert(io.open("app.py"))
+      local on_disk = f:read("*a")
+      f:close()
+      assert(not on_disk:find("f'hello {name}'", 1, true), "the mission wrote app.py under the editor")
+      vim.api.nvim_buf_call(buf, function()
+        vim.cmd("write")
+      end)
+      H.wait(90000, function()
+        return H.notified("deepseek-ls: mission ")
+      end, "the mission goes on (verification) once app.py is saved")
       vim.lsp.codelens.refresh({ bufnr = doc })
       H.wait(20000, function()
         return S.find_lens(doc, "Undo mission")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pygls.uris import from_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
@@ -45,6 +45,8 @@ class EditorState:
         self.notifications: dict[str, list[Any]] = {}
         self.lens_refreshes = 0
         self.registrations: list[types.Registration] = []
+        # Called with each workspace/applyEdit before it is answered (an editor that applies it).
+        self.on_apply: Callable[[types.ApplyWorkspaceEditParams], None] | None = None
 
 
 def install_editor_handlers(client: LanguageClient, state: EditorState) -> None:
@@ -53,6 +55,8 @@ def install_editor_handlers(client: LanguageClient, state: EditorState) -> None:
         state.applied_edits.append(params)
         if not state.apply_result:
             return types.ApplyWorkspaceEditResult(applied=False, failure_reason="test editor refused")
+        if state.on_apply is not None:
+            state.on_apply(params)
         return types.ApplyWorkspaceEditResult(applied=True)
 
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
@@ -238,3 +242,55 @@ def text_edits(edit_params: types.ApplyWorkspaceEditParams) -> list[types.TextEd
     if edit.document_changes is not None:
         return list(edit.document_changes[0].edits)
     return list(next(iter(edit.changes.values())))
+
+
+class BufferEditor:
+    """An editor with buffers: `workspace/applyEdit` changes the buffer (a file not open yet is
+    opened, as VS Code and Neovim do) and sends it back (didOpen / didChange); nothing reaches the
+    disk until `save`. Install with `BufferEditor(client, state, root)`."""
+
+    def __init__(self, client, state: EditorState, root: Path, encoding: str = "utf-16") -> None:
+        self.client, self.root, self.encoding = client, root, encoding
+        self.buffers: dict[str, tuple[str, int]] = {}  # uri -> (text, version)
+        state.on_apply = self.apply
+
+    def open(self, rel: str, text: str | None = None) -> str:
+        uri = file_uri(self.root, rel)
+        text = (self.root / rel).read_text() if text is None else text
+        self.buffers[uri] = (text, 1)
+        open_doc(self.client, uri, text, version=1)
+        return uri
+
+    def text(self, rel: str) -> str:
+        return self.buffers[file_uri(self.root, rel)][0]
+
+    def apply(self, params: types.ApplyWorkspaceEditParams) -> None:
+        edit = params.edit
+        if edit.document_changes is not None:
+            pairs = []
+            for change in edit.document_changes:
+                assert isinstance(change, types.TextDocumentEdit), f"unexpected resource operation {change!r}"
+                held = self.buffers.get(change.text_document.uri)
+                if change.text_document.version is not None and held is not None:
+                    assert change.text_document.version == held[1], "edit made for another version of the buffer"
+                pairs.append((change.text_document.uri, list(change.edits)))
+        else:
+            pairs = [(uri, list(edits)) for uri, edits in (edit.changes or {}).items()]
+        for uri, edits in pairs:
+            if uri in self.buffers:
+                before, version = self.buffers[uri]
+                after = editor_apply(before, edits, self.encoding)
+                self.buffers[uri] = (after, version + 1)
+                replace_all(self.client, uri, after, version=version + 1)
+            else:
+                path = Path(to_fs_path(uri))
+                after = editor_apply(path.read_text() if path.exists() else "", edits, self.encoding)
+                self.buffers[uri] = (after, 1)
+                open_doc(self.client, uri, after, version=1)
+
+    def save(self, rel: str) -> None:
+        uri = file_uri(self.root, rel)
+        (self.root / rel).write_text(self.buffers[uri][0])
+        self.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+

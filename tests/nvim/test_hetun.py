@@ -1,5 +1,5 @@
 """Headless Neovim runs a Hetun session against the real server and the fake DeepSeek
-process: research -> mission document -> Approve mission lens -> file written -> research
+process: research -> mission document -> Approve mission lens -> buffer edited, :write -> research
 tree in the plan document."""
 
 import json

@@ -611,6 +611,14 @@ async function hetun(page) {
   await lens(page, /Undo mission/).first().waitFor({ state: "visible", timeout: T });
   result.lensesAfterApprove = await lensTitles(page);
   step("mission-approved");
+  // The change arrived as workspace/applyEdit in app.py's buffer (dirty, the disk untouched): save it.
+  await page.locator(".tab", { hasText: path.basename(config.file) }).first().click();
+  await page.locator(".editor-group-container .tab.active.dirty", { hasText: path.basename(config.file) }).waitFor({ timeout: T });
+  result.diskBeforeSave = fs.readFileSync(path.join(config.workspace, config.file), "utf8");
+  await page.locator(".part.editor .monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+S");
+  await page.waitForFunction(() => !document.querySelector(".editor-group-container .tab.active.dirty"), null, { timeout: T });
+  step("mission-saved");
   await rows.filter({ hasText: "approved" }).first().waitFor({ state: "visible", timeout: T });
   result.treeAfter = (await rows.allTextContents()).map((t) => t.trim());
   step("tree-shows-approved");

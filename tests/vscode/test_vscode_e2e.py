@@ -173,13 +173,16 @@ def test_hetun_mission_document_tree_view_and_approve(
     (workspace / "app.py").write_text(ORIGINAL)
     fake = fake_deepseek_process(HETUN_SCRIPT)
     cs = code_server({"DEEPSEEK_API_KEY": "test-key", "DEEPSEEK_BASE_URL": fake.base_url})
-    run = drive(vscode_tools, cs, artifacts, "hetun", file="app.py", prompt="convert add and sub arguments to int")
+    run = drive(vscode_tools, cs, artifacts, "hetun", file="app.py", prompt="convert add and sub arguments to int",
+                workspace=str(workspace))
     assert run.returncode == 0, run.output
     assert run.result["missionLenses"][:3] == ["✔ Approve mission", "✖ Reject", "✎ Modify…"], run.result
     assert run.result["missionTab"].endswith(".md"), run.result
     tree = " | ".join(run.result["treeBefore"])
     assert "Mission v1: Convert the arguments of add and sub to int" in tree and "Research: " in tree, tree
     assert "↶ Undo mission" in run.result["lensesAfterApprove"], run.result
+    # The mission's change came as workspace/applyEdit into the open buffer: on disk only once saved.
+    assert run.result["diskBeforeSave"] == ORIGINAL, run.result
     assert any("approved" in row for row in run.result["treeAfter"]), run.result
     roles = [r.get("role") for r in fake.requests()]
     assert "hetun.sub" in roles and "executor" in roles, roles

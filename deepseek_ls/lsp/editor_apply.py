@@ -1,0 +1,118 @@
+"""The agent's own applies, in the editor: what the loop applies without a per-hunk click (an
+approved Hetun mission, lane results merged into it) lands through `workspace/applyEdit`, the way
+an accepted hunk does — never by writing the file under the editor.
+
+`apply_patch` is the core's `World.applier` in the language server. It computes every file's text
+from the buffer the person sees (3-way onto what they typed since the patch was staged; a conflict
+applies nothing), sends all files as one versioned `WorkspaceEdit`, and records the hunks applied
+only when the editor says it applied them. It then waits, briefly, for the editor's `didOpen` /
+`didChange` of those buffers, so the next step and the unsaved check read the edited text. The
+disk changes when the person saves; verification waits for that (`World.unsaved`, then
+`mission.resume_when_saved`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from lsprotocol import types
+
+from deepseek_ls.lsp.edits import FileEdit, changed, file_edit, patch_store
+from deepseek_ls.lsp.server import DeepSeekServer
+from deepseek_ls.lsp.transport import ClientRequestFailed
+from deepseek_ls.lsp.uris import open_document
+from deepseek_ls.tools.overlay import read_disk_text
+
+log = logging.getLogger(__name__)
+
+# How long an apply waits for the editor to send the edited buffers back (didOpen / didChange).
+CATCH_UP_SECONDS = 5.0
+
+
+def combine(edits: list[types.WorkspaceEdit]) -> types.WorkspaceEdit:
+    """One edit of several files' edits (all built for the same client, so all of one shape)."""
+    if any(e.document_changes is not None for e in edits):
+        return types.WorkspaceEdit(document_changes=[c for e in edits for c in (e.document_changes or [])])
+    return types.WorkspaceEdit(changes={uri: list(te) for e in edits for uri, te in (e.changes or {}).items()})
+
+
+async def apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | None = None) -> Any:
+    """Apply the patch's pending hunks (or `hunk_ids`) in the editor, all files or none."""
+    from deepseek_ls.patch import ApplyResult, FileOutcome
+
+    patch = patch_store(ls).get(patch_id)
+    chosen = [patch.hunk(h) for h in hunk_ids] if hunk_ids else patch.pending_hunks()
+    groups: dict[str, list[str]] = {}
+    for hunk in chosen:
+        groups.setdefault(hunk.file, []).append(hunk.hunk_id)
+    if not groups:
+        return ApplyResult(ok=True, patch_id=patch_id, message="no pending hunks to apply")
+    prepared = [file_edit(ls, patch, ids, file) for file, ids in groups.items()]
+    outcomes = [FileOutcome(file=p.file, ok=p.edit is not None, kind=patch.changes[p.file].kind,
+                            hunk_ids=groups[p.file], conflict=p.refusal or None, merged=p.merged) for p in prepared]
+    refused = [p for p in prepared if p.edit is None]
+    if refused:
+        return ApplyResult(ok=False, patch_id=patch_id, files=outcomes,
+                           message="nothing was applied:\n" + "\n".join(p.refusal for p in refused))
+    ids = [h.hunk_id for h in chosen]
+    params = types.ApplyWorkspaceEditParams(edit=combine([p.edit for p in prepared if p.edit is not None]),
+                                            label=f"deepseek: {len(ids)} hunk(s) in {', '.join(groups)}")
+    try:
+        response = await ls.workspace_apply_edit_async(params)
+    except ClientRequestFailed as error:
+        return ApplyResult(ok=False, patch_id=patch_id, files=outcomes, message=(
+            f"the editor gave no usable answer to the edit of {', '.join(groups)} ({error.reason}); nothing was recorded"))
+    if not response.applied:
+        reason = response.failure_reason or "the editor refused the edit"
+        return ApplyResult(ok=False, patch_id=patch_id, files=outcomes,
+                           message=f"the editor did not apply the edit of {', '.join(groups)} ({reason})")
+    patch_store(ls).mark_applied(patch_id, ids, via="workspace/applyEdit")
+    await caught_up(ls, prepared)
+    changed(ls, list(groups))
+    merged = [p.file for p in prepared if p.merged]
+    return ApplyResult(ok=True, patch_id=patch_id, applied=ids, files=outcomes, message=(
+        f"applied {len(ids)} hunk(s) to {len(groups)} file(s) in the editor"
+        + (f" (rebased onto your edits in {', '.join(merged)})" if merged else "")))
+
+
+def _shows(ls: DeepSeekServer, p: FileEdit) -> bool:
+    """Whether the server's copy of the file (open buffer, else disk) shows the applied text."""
+    doc = open_document(ls, p.uri)
+    if doc is not None:
+        return p.new_text is None or doc.source == p.new_text
+    try:
+        return read_disk_text(ls.root / p.file) == p.new_text
+    except (OSError, UnicodeDecodeError):
+        return p.new_text is None
+
+
+async def caught_up(ls: DeepSeekServer, prepared: list[FileEdit], timeout: float = CATCH_UP_SECONDS) -> bool:
+    """Wait (event-driven, bounded) until every file shows its applied text. An editor that does
+    not send the buffers back is not waited for longer: the 3-way merge of the next apply still
+    keeps whatever it holds."""
+    if all(_shows(ls, p) for p in prepared):
+        return True
+    event = asyncio.Event()
+
+    def listener(uri: str) -> None:
+        event.set()
+
+    ls.document_listeners.append(listener)
+    try:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not all(_shows(ls, p) for p in prepared):
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                log.warning("the editor did not send back %s after applying them",
+                            ", ".join(p.file for p in prepared if not _shows(ls, p)))
+                return False
+            event.clear()
+            try:
+                await asyncio.wait_for(event.wait(), remaining)
+            except asyncio.TimeoutError:
+                pass
+        return True
+    finally:
+        ls.document_listeners.remove(listener)
