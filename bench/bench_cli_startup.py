@@ -1,14 +1,21 @@
 """CLI start-up time: what a shell user (and an editor starting `serve`) waits before work begins.
 
-    .venv/bin/python bench/bench_cli_startup.py [--runs 10]
+    .venv/bin/python bench/bench_cli_startup.py [--runs 20]
 
-Baseline measured in the same run, interleaved with ours (one run of every case
-per round, so all see the same load): `python -c pass` with the same interpreter.
-`--help` lists the commands from a table (no command module imported); the
-others import only their own module. `config show` prints from its cache
-(cli/show_cache.py) after the first run, as for a user who runs it again with
-nothing changed; `config show (cold)` clears that cache before every run. Target (issue 17): `--help` and `config
-show` <= 3x the baseline.
+Baseline measured in the same run, interleaved with ours (one run of every case per
+round, so all see the same load): `python -c pass` with the same interpreter. Each line
+prints ours / baseline / ratio (medians) and our p95.
+
+- `--help` lists the commands from a table (no command module imported);
+- `config show (warm)` prints from its cache (cli/show_cache.py): nothing changed since
+  the last run;
+- `config show (cold)` starts with an empty cache every time, as right after an edit:
+  `(cold, edited user config)` with a user config setting plain values (served without
+  pydantic by cli/show_fast.py), `(cold, profile table)` with an `[llm.profiles.fast]`
+  table (a value the fast path leaves to the full pydantic validation: the slowest case);
+- `sessions` is listed for reference (not an issue-17 goal).
+
+Target (issue 17): `--help` and `config show` <= 3x the baseline.
 """
 
 from __future__ import annotations
@@ -23,41 +30,60 @@ import tempfile
 import time
 from pathlib import Path
 
+DS = [sys.executable, "-m", "deepseek_ls"]
+PLAIN_EDIT = "[router]\nthreshold_high = 0.8\n[policy]\ncommand_timeout_seconds = 30\nallowlist = ['pytest', 'make']\n"
+PROFILE_EDIT = "[llm.profiles.fast]\nmodel = 'deepseek-v4-pro'\n"
+# (label, argv, user config text or None, cold)
 CASES = [
-    ("python -c pass (baseline)", [sys.executable, "-c", "pass"]),
-    ("deepseek-ls --version", [sys.executable, "-m", "deepseek_ls", "--version"]),
-    ("deepseek-ls config show", [sys.executable, "-m", "deepseek_ls", "config", "show"]),
-    ("deepseek-ls sessions", [sys.executable, "-m", "deepseek_ls", "sessions"]),
-    ("deepseek-ls --help", [sys.executable, "-m", "deepseek_ls", "--help"]),
-    ("deepseek-ls config show --json", [sys.executable, "-m", "deepseek_ls", "config", "show", "--json"]),
-    ("deepseek-ls config show (cold)", [sys.executable, "-m", "deepseek_ls", "config", "show"]),
+    ("python -c pass (baseline)", [sys.executable, "-c", "pass"], None, False),
+    ("deepseek-ls --version", [*DS, "--version"], None, False),
+    ("deepseek-ls --help", [*DS, "--help"], None, False),
+    ("config show (warm)", [*DS, "config", "show"], None, False),
+    ("config show --json (warm)", [*DS, "config", "show", "--json"], None, False),
+    ("config show (cold, no config)", [*DS, "config", "show"], None, True),
+    ("config show (cold, edited user config)", [*DS, "config", "show"], PLAIN_EDIT, True),
+    ("config show --json (cold, edited)", [*DS, "config", "show", "--json"], PLAIN_EDIT, True),
+    ("config show (cold, profile table)", [*DS, "config", "show"], PROFILE_EDIT, True),
+    ("deepseek-ls sessions", [*DS, "sessions"], None, False),
 ]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("DEEPSEEK")}
-        env["XDG_CONFIG_HOME"] = str(Path(tmp) / "xdg")
-        env["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")  # `config show`: the first run fills it
-        print(f"# CLI start-up, {args.runs} runs each, load {os.getloadavg()[0]:.1f}, empty workspace {tmp}")
-        samples: dict[str, list[float]] = {label: [] for label, _ in CASES}
+        base = {k: v for k, v in os.environ.items() if not k.startswith("DEEPSEEK")}
+        base["XDG_CONFIG_HOME"] = str(Path(tmp) / "xdg")
+        base["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")  # warm cases: the first run fills it
+        workspace = Path(tmp) / "ws"
+        workspace.mkdir()
+        envs = {}
+        for i, (label, _, user_config, _) in enumerate(CASES):
+            env = dict(base)
+            if user_config is not None:
+                path = Path(tmp) / f"user-{i}.toml"
+                path.write_text(user_config)
+                env["DEEPSEEK_LS_USER_CONFIG"] = str(path)
+            envs[label] = env
+        print(f"# CLI start-up, {args.runs} runs each, interleaved; load {os.getloadavg()[0]:.1f}; "
+              f"median ms: ours / python -c pass / ratio (p95 ours)")
+        samples: dict[str, list[float]] = {label: [] for label, *_ in CASES}
         for _ in range(args.runs):
-            for label, argv in CASES:
-                run_env = env
-                if label.endswith("(cold)"):  # an empty cache of its own
-                    shutil.rmtree(Path(tmp) / "cold-cache", ignore_errors=True)
-                    run_env = {**env, "XDG_CACHE_HOME": str(Path(tmp) / "cold-cache")}
+            for label, argv, _, cold in CASES:
+                env = envs[label]
+                if cold:  # an empty cache of its own, as after an edit
+                    cache = Path(tmp) / "cold-cache"
+                    shutil.rmtree(cache, ignore_errors=True)
+                    env = {**env, "XDG_CACHE_HOME": str(cache)}
                 t = time.perf_counter()
-                subprocess.run(argv, cwd=tmp, env=run_env, capture_output=True, check=True)
+                subprocess.run(argv, cwd=workspace, env=env, capture_output=True, check=True)
                 samples[label].append((time.perf_counter() - t) * 1000)
         baseline = statistics.median(samples[CASES[0][0]])
-        for label, _ in CASES:
+        for label, *_ in CASES:
             med = statistics.median(samples[label])
             p95 = sorted(samples[label])[min(args.runs - 1, int(0.95 * args.runs))]
-            print(f"  {label:<36} median {med:7.1f} ms   p95 {p95:7.1f} ms   {med / baseline:5.2f}x baseline")
+            print(f"  {label:<40} {med:7.1f} / {baseline:5.1f} ms = {med / baseline:5.2f}x   (p95 {p95:6.1f} ms)")
     return 0
 
 

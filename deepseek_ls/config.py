@@ -26,53 +26,36 @@ read from the environment variable named by ``llm.api_key_env``.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Mapping
 
-import platformdirs
-from pydantic import BaseModel, ValidationError
+from deepseek_ls.config_layers import (  # noqa: F401 - re-exported: callers import them from here
+    ENV_PREFIX,
+    ENV_USER_CONFIG,
+    MAX_CONFIG_BYTES,
+    ConfigError,
+    Layer,
+    deep_merge,
+    flatten,
+    json_copy,
+    mask_secret,
+    trust_warning_text,
+    user_config_path,
+    without_loosening,
+    workspace_config_path,
+)
+from deepseek_ls.config_layers import env_layers as _env_layers
+from deepseek_ls.config_layers import expand_dotted as _expand_dotted
+from deepseek_ls.config_layers import toml_layer as _toml_layer
 
-from deepseek_ls.config_models import Config, preset_tables
-from deepseek_ls.workspace import STATE_DIR_NAME
+if TYPE_CHECKING:
+    from deepseek_ls.config_models import Config
 
-ENV_PREFIX = "DEEPSEEK_LS_"
-ENV_USER_CONFIG = "DEEPSEEK_LS_USER_CONFIG"
+# pydantic and the config models are imported by the functions that validate; reading the
+# layers (config_layers.py) stays cheap for `config show`'s fast path (cli/show_fast.py).
 DEFAULT_SOURCE = "default"
 PRESET_SOURCE = "preset"
-
-
-class ConfigError(Exception):
-    """A configuration layer is unreadable or holds a bad value / unknown key."""
-
-    exit_code = 2
-
-    def __init__(self, file: str, key: str, reason: str) -> None:
-        self.file = file
-        self.key = key
-        self.reason = reason
-        where = f"{file}: {key}" if key else file
-        super().__init__(f"config error in {where}: {reason}")
-
-    @property
-    def user_message(self) -> str:
-        return str(self)
-
-
-@dataclass(frozen=True)
-class Layer:
-    """One source of settings: a label for `sources` and its (nested) values."""
-
-    label: str
-    values: dict[str, Any]
-    # sha256 of the bytes a file layer was parsed from: the trust check compares these very
-    # bytes, so a file swapped between the check and the read (a symlink retargeted) cannot pass.
-    sha256: str | None = None
-
-
-# A config file larger than this is refused (a symlink to a huge file must not fill memory).
-MAX_CONFIG_BYTES = 1024 * 1024
 
 
 @dataclass
@@ -95,34 +78,7 @@ class LoadedConfig:
 
     def trust_warning(self) -> str | None:
         """One line for the person when workspace settings were ignored, else None."""
-        if not self.ignored_untrusted:
-            return None
-        why = "changed since you trusted it" if self.workspace_trust == "changed" else "is not trusted"
-        return (
-            f"deepseek-ls: ignoring settings that loosen policy in {self.workspace_path} "
-            f"({', '.join(self.ignored_untrusted)}): this workspace {why}; "
-            "run `deepseek-ls trust` (or the 'DeepSeek: Trust Workspace' command) if you wrote them"
-        )
-
-
-def mask_secret(value: str | None) -> str:
-    """Say whether a secret is set, showing at most its last 4 characters."""
-    if not value:
-        return "not set"
-    if len(value) < 12:
-        return "set"
-    return f"set (...{value[-4:]})"
-
-
-def user_config_path(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    if env.get(ENV_USER_CONFIG):
-        return Path(env[ENV_USER_CONFIG]).expanduser()
-    return Path(platformdirs.user_config_dir("deepseek-ls")) / "config.toml"
-
-
-def workspace_config_path(workspace: Path) -> Path:
-    return workspace / STATE_DIR_NAME / "config.toml"
+        return trust_warning_text(self.workspace_path, self.ignored_untrusted, self.workspace_trust)
 
 
 def load_config(
@@ -134,6 +90,8 @@ def load_config(
     env: Mapping[str, str] = os.environ,
 ) -> LoadedConfig:
     """Merge every layer into a validated `Config`; raise `ConfigError` on the first bad one."""
+    from deepseek_ls.config_models import Config, preset_tables
+
     user_path = user_config_path(env)
     ws_path = workspace_config_path(workspace)
     layers: list[Layer] = []
@@ -208,17 +166,12 @@ def _without_loosening(
     and the dotted keys that were dropped."""
     from deepseek_ls.trust import loosened_keys
 
-    values = layer.values
-    dropped: list[str] = []
-    for _ in range(3):
+    def loosened(values: dict[str, Any]) -> list[str]:
         named = {**sources, **{key: layer.label for key in _leaf_keys(values)}}  # errors name this file
-        loose = loosened_keys(current, _validate(deep_merge(merged, values), layer, named))
-        if not loose:
-            return Layer(layer.label, values), dropped
-        values = _drop_keys(values, loose)
-        dropped += [k for k in loose if k not in dropped]
-    # Could not narrow it down: none of the file's settings apply.
-    return Layer(layer.label, {}), sorted(_leaf_keys(layer.values))
+        return loosened_keys(current, _validate(deep_merge(merged, values), layer, named))
+
+    values, dropped = without_loosening(layer.values, loosened)
+    return Layer(layer.label, values), dropped
 
 
 def strip_loosening(base: Config, values: dict[str, Any], label: str) -> tuple[dict[str, Any], list[str]]:
@@ -229,113 +182,15 @@ def strip_loosening(base: Config, values: dict[str, Any], label: str) -> tuple[d
     return layer.values, dropped
 
 
-def _drop_keys(values: dict[str, Any], dotted: list[str]) -> dict[str, Any]:
-    """A copy of `values` without the given dotted keys; a key not set as such (a value from a
-    preset or a legacy alias) drops the deepest table of the file on its path."""
-    out = json_copy(values)
-    for key in dotted:
-        parts = key.split(".")
-        path: list[tuple[dict[str, Any], str]] = []  # (table, key in it) down the dotted key
-        node: Any = out
-        for part in parts:
-            if not isinstance(node, dict) or part not in node:
-                break
-            path.append((node, part))
-            node = node[part]
-        if path:
-            table, name = path[-1]
-            del table[name]
-    return out
-
-
-def json_copy(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: json_copy(v) if isinstance(v, dict) else (list(v) if isinstance(v, list) else v) for k, v in values.items()}
-
-
-def _toml_layer(path: Path) -> Layer:
-    import hashlib
-
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_CONFIG_BYTES + 1)
-        if len(data) > MAX_CONFIG_BYTES:
-            raise ConfigError(str(path), "", f"larger than {MAX_CONFIG_BYTES} bytes")
-        values = tomllib.loads(data.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ConfigError(str(path), "", f"not valid TOML: {error}") from error
-    except OSError as error:
-        raise ConfigError(str(path), "", f"cannot read: {error.strerror or error}") from error
-    return Layer(str(path), values, hashlib.sha256(data).hexdigest())
-
-
-def _env_layers(env: Mapping[str, str]) -> list[Layer]:
-    layers = []
-    if env.get("DEEPSEEK_BASE_URL"):
-        layers.append(Layer("env DEEPSEEK_BASE_URL", {"llm": {"base_url": env["DEEPSEEK_BASE_URL"]}}))
-    for name in sorted(env):
-        # Only SECTION__KEY names are config keys; other DEEPSEEK_LS_* variables
-        # (e.g. DEEPSEEK_LS_USER_CONFIG) have their own meaning.
-        if not name.startswith(ENV_PREFIX) or "__" not in name[len(ENV_PREFIX) :]:
-            continue
-        parts = [p.lower() for p in name[len(ENV_PREFIX) :].split("__")]
-        if not all(parts):
-            raise ConfigError(f"env {name}", "", "empty key segment (use SECTION__KEY)")
-        layers.append(Layer(f"env {name}", _expand_dotted({".".join(parts): _env_value(env[name])})))
-    return layers
-
-
-def _env_value(raw: str) -> Any:
-    """`0.8` -> 0.8, `true` -> True, `["a", "b"]` -> list; anything else stays a string."""
-    try:
-        return tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
-        return raw
-
-
-def _expand_dotted(values: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        if isinstance(value, Mapping):
-            value = _expand_dotted(value)
-        *parents, last = key.split(".")
-        node = out
-        for part in parents:
-            node = node.setdefault(part, {})
-        if isinstance(value, dict) and isinstance(node.get(last), dict):
-            node[last] = deep_merge(node[last], value)
-        else:
-            node[last] = value
-    return out
-
-
-def deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """`over` layered onto `base`: tables merge key by key, anything else replaces."""
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-def flatten(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested settings -> ``{"router.threshold_high": 0.72, ...}`` (lists and empty tables are leaves)."""
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        dotted = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            out.update(flatten(value, dotted + "."))
-        else:
-            out[dotted] = value
-    return out
-
-
 def _leaf_keys(values: Mapping[str, Any]) -> list[str]:
     return list(flatten(values))
 
 
 def _validate(merged: dict[str, Any], layer: Layer, sources: dict[str, str]) -> Config:
+    from pydantic import ValidationError
+
+    from deepseek_ls.config_models import Config
+
     try:
         return Config.model_validate(merged)
     except ValidationError as error:
@@ -359,6 +214,12 @@ def _reason(detail: Mapping[str, Any], merged: Mapping[str, Any]) -> str:
 
 def _known_fields(parents: list[str]) -> list[str]:
     """Field names of the model at `parents` (e.g. ["router", "weights"], ["llm", "profiles", "fast"])."""
+    from typing import get_args, get_origin
+
+    from pydantic import BaseModel
+
+    from deepseek_ls.config_models import Config
+
     node: Any = Config
     for part in parents:
         if isinstance(node, type) and issubclass(node, BaseModel) and part in node.model_fields:

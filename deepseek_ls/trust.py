@@ -19,14 +19,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
-from dataclasses import dataclass
-from datetime import datetime, timezone
+from collections import namedtuple
 from pathlib import Path
-from typing import Any, Mapping
 from urllib.parse import urlsplit
 
-from deepseek_ls.config_models import Config, ModelProfile
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Mapping
+
+    from deepseek_ls.config_models import Config
+
+# The config models (and typing, dataclasses) are imported where needed: the trust check
+# itself stays cheap for `config show`'s fast path (cli/show_fast.py).
 
 TRUST_FILE_NAME = "trusted-workspaces.json"
 # Workspace files that configure the agent, relative to the root. (`.mcp.json` servers are
@@ -40,11 +44,11 @@ _LEGACY_RANK = {"never": 0, "ask": 1, "auto": 2}
 _MODE_RANK = {"plan": 0, "agent": 1, "hetun": 2, "yolo": 3}
 
 
-@dataclass(frozen=True)
-class TrustState:
-    trusted: bool
-    # "never": never trusted; "changed": trusted, but a config file changed since; "trusted".
-    reason: str
+class TrustState(namedtuple("TrustState", ["trusted", "reason"])):
+    """`trusted` (bool) and `reason`: "never" (never trusted), "changed" (trusted, but a
+    config file changed since) or "trusted"."""
+
+    __slots__ = ()
 
 
 def trust_file(user_config: Path) -> Path:
@@ -82,6 +86,8 @@ class TrustStore:
         return data
 
     def _write(self, data: dict[str, Any]) -> None:
+        import tempfile
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".trust-", suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -97,6 +103,8 @@ class TrustStore:
         return TrustState(True, "trusted")
 
     def trust(self, root: Path) -> None:
+        from datetime import datetime, timezone
+
         root = Path(root).resolve()
         data = self._read()
         data["workspaces"][str(root)] = {
@@ -123,7 +131,11 @@ def loosened_keys(before: Config, after: Config) -> list[str]:
     added to the allowlist, a deny-list pattern removed, a larger limit); under
     `[policy]` and in sections not known to be harmless, any change counts.
     """
-    b, a = before.model_dump(mode="json"), after.model_dump(mode="json")
+    return loosened_in_dumps(before.model_dump(mode="json"), after.model_dump(mode="json"))
+
+
+def loosened_in_dumps(b: dict[str, Any], a: dict[str, Any]) -> list[str]:
+    """`loosened_keys` on the configs' JSON dumps (`Config.model_dump(mode="json")`)."""
     out: list[str] = []
     bp, ap = b["policy"], a["policy"]
     handled = set()
@@ -158,9 +170,12 @@ def loosened_keys(before: Config, after: Config) -> list[str]:
     for key in ("base_url", "api_key_env"):
         if _other_endpoint(a["llm"], b["llm"], key):
             out.append(f"llm.{key}")
-    fresh = ModelProfile().model_dump(mode="json")  # what a profile new in `after` is compared with
     for name, profile in a["llm"]["profiles"].items():
-        old = b["llm"]["profiles"].get(name, fresh)
+        old = b["llm"]["profiles"].get(name)
+        if old is None:  # a profile new in `after` is compared with a default one
+            from deepseek_ls.config_models import ModelProfile
+
+            old = ModelProfile().model_dump(mode="json")
         for key in ("base_url", "api_key_env"):
             if _other_endpoint(profile, old, key):
                 out.append(f"llm.profiles.{name}.{key}")

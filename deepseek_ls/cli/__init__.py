@@ -126,10 +126,11 @@ def _configure_logging(verbosity: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if command_in(argv) == "config":
-        # `config show` with nothing changed since last time: no pydantic (show_cache.py).
-        from deepseek_ls.cli import show_cache
+        # `config show` with nothing changed since last time (show_cache.py), or with plain
+        # values only (show_fast.py): no pydantic.
+        from deepseek_ls.cli import show_cache, show_fast
 
-        if show_cache.serve(argv):
+        if show_cache.serve(argv) or show_fast.serve(argv):
             return 0
     parser = build_parser(argv)
     args = parser.parse_args(argv)

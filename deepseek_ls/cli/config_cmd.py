@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any
 
 
 from deepseek_ls.cli.common import add_command, exit_with, print_json, resolve_context, resolve_root
-from deepseek_ls.config import ConfigError, flatten, load_config, user_config_path, workspace_config_path
+from deepseek_ls.config import ConfigError, load_config, user_config_path, workspace_config_path
 from deepseek_ls.config_models import Config
 from deepseek_ls.workspace import state_dir
 
@@ -43,8 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from deepseek_ls.cli import show_cache
-    from deepseek_ls.cli.common import jsonable
+    from deepseek_ls.cli import show_cache, show_fast
     from deepseek_ls.trust import trust_file
 
     argv = getattr(args, "argv", None)
@@ -54,28 +52,11 @@ def _show(args: argparse.Namespace) -> int:
         snap = show_cache.snapshot(argv, root=resolve_root(args), user_config=user, trust_file=trust_file(user))
     ctx = resolve_context(args, create_state=False)
     loaded = ctx.loaded_config
-    if args.json:
-        out = json.dumps(
-            jsonable(
-                {
-                    "workspace": ctx.root,
-                    "profile": loaded.profile,
-                    "api_key": {"env": loaded.config.llm.api_key_env, "status": loaded.api_key_display()},
-                    "config": loaded.config.model_dump(mode="json"),
-                    "sources": loaded.sources,
-                }
-            ),
-            indent=2, ensure_ascii=False, sort_keys=False,
-        ) + "\n"
-    else:
-        values = flatten(loaded.config.model_dump(mode="json"))
-        lines = [f"# workspace: {ctx.root}", f"# api key ({loaded.config.llm.api_key_env}): {loaded.api_key_display()}"]
-        rendered = {key: json.dumps(value, ensure_ascii=False) for key, value in values.items()}
-        width = min(56, max(len(f"{k} = {v}") for k, v in rendered.items()))
-        for key, text in rendered.items():
-            line = f"{key} = {text}"
-            lines.append(f"{line:<{width}}  # {loaded.sources.get(key, 'default')}")
-        out = "\n".join(lines) + "\n"
+    out = show_fast.render(
+        root=str(ctx.root), profile=loaded.profile, api_key_env=loaded.config.llm.api_key_env,
+        api_key_status=loaded.api_key_display(), config=loaded.config.model_dump(mode="json"),
+        sources=dict(loaded.sources), as_json=bool(args.json),
+    )
     sys.stdout.write(out)
     sys.stdout.flush()
     warning = loaded.trust_warning()

@@ -76,13 +76,21 @@ def _sha(path: str) -> str | None:
         return None
 
 
+_stamps: dict[str, list[tuple[str, int, int]]] = {}  # per package dir: one walk per process
+
+
 def _package_stamp() -> list[tuple[str, int, int]]:
+    if _PACKAGE in _stamps:
+        return _stamps[_PACKAGE]
     out = []
+    skip = len(_PACKAGE) + 1
     for dirpath, dirnames, filenames in os.walk(_PACKAGE):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         for name in sorted(filenames):
-            st = os.stat(os.path.join(dirpath, name))
-            out.append((os.path.relpath(os.path.join(dirpath, name), _PACKAGE), st.st_mtime_ns, st.st_size))
+            path = os.path.join(dirpath, name)
+            st = os.stat(path)
+            out.append((path[skip:], st.st_mtime_ns, st.st_size))
+    _stamps[_PACKAGE] = out
     return out
 
 

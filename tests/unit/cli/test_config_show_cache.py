@@ -12,12 +12,20 @@ import pytest
 
 from deepseek_ls.cli import show_cache
 
-# Runs `config show` in a fresh interpreter and says on stderr whether pydantic was imported.
+# Runs `config show` in a fresh interpreter and says on stderr how it was answered: CACHED
+# (replayed by show_cache), FAST (read and checked without pydantic, show_fast) or PYDANTIC.
 PROBE = (
     "import sys\n"
-    "from deepseek_ls.cli import main\n"
-    "rc = main(sys.argv[1:])\n"
-    "print('PYDANTIC' if 'pydantic' in sys.modules else 'CACHED', file=sys.stderr)\n"
+    "from deepseek_ls.cli import main, show_cache\n"
+    "served = []\n"
+    "replay = show_cache.serve\n"
+    "show_cache.serve = lambda *a, **k: served.append(replay(*a, **k)) or served[-1]\n"
+    "try:\n"
+    "    rc = main(sys.argv[1:])\n"
+    "except SystemExit as exit:\n"
+    "    rc = exit.code\n"
+    "how = 'CACHED' if served and served[0] else 'PYDANTIC' if 'pydantic' in sys.modules else 'FAST'\n"
+    "print(how, file=sys.stderr)\n"
     "sys.exit(rc)\n"
 )
 
@@ -45,7 +53,7 @@ def _same_stat_rewrite(path: Path, text: str) -> None:
 def test_the_second_run_prints_the_same_without_importing_pydantic(show):
     rc1, out1, how1 = show()
     rc2, out2, how2 = show()
-    assert (rc1, how1) == (0, "PYDANTIC")
+    assert (rc1, how1) == (0, "FAST")
     assert (rc2, how2) == (0, "CACHED")
     assert out2 == out1 and "router.threshold_high = 0.72" in out2
     _, json1, _ = show("--json")
@@ -61,7 +69,7 @@ def test_never_stale_a_changed_workspace_config_is_read_again(show, empty_dir):
     assert show()[2] == "CACHED"
     _same_stat_rewrite(config, "[router]\nthreshold_high = 0.62\n")
     rc, out, how = show()
-    assert (rc, how) == (0, "PYDANTIC") and "threshold_high = 0.62" in out
+    assert (rc, how) == (0, "FAST") and "threshold_high = 0.62" in out
 
 
 def test_never_stale_a_new_user_config_is_read(show, cli_env):
@@ -70,7 +78,7 @@ def test_never_stale_a_new_user_config_is_read(show, cli_env):
     user.parent.mkdir(parents=True)
     user.write_text("[router]\nthreshold_high = 0.55\n")
     _, out, how = show()
-    assert how == "PYDANTIC" and "threshold_high = 0.55" in out
+    assert how == "FAST" and "threshold_high = 0.55" in out
 
 
 @pytest.mark.parametrize(
@@ -83,7 +91,7 @@ def test_never_stale_a_new_user_config_is_read(show, cli_env):
 def test_never_stale_a_changed_environment_is_validated_again(show, env, expected):
     show()
     _, out, how = show(env=env)
-    assert how == "PYDANTIC" and expected in out
+    assert how == "FAST" and expected in out
     assert show(env=env)[2] == "CACHED"
 
 
@@ -93,7 +101,7 @@ def test_a_custom_api_key_variable_is_compared_through_its_mask(show, cli_env):
     user.write_text('[llm]\napi_key_env = "MY_KEY"\n')
     show(env={"MY_KEY": "sk-firstsecretvalue1111"})
     _, out, how = show(env={"MY_KEY": "sk-secondsecretvalue2222"})
-    assert how == "PYDANTIC" and "set (...2222)" in out
+    assert how == "FAST" and "set (...2222)" in out
     assert "sk-secondsecretvalue2222" not in out
 
 
@@ -105,12 +113,20 @@ def test_no_leak_the_cache_holds_the_masked_key_only(show, cli_env):
     assert all(p.stat().st_mode & 0o077 == 0 for p in entries)
 
 
-def test_a_bad_config_is_reported_every_time_never_cached(show, empty_dir):
+def test_a_bad_config_is_reported_every_time_never_cached(show, empty_dir, cli_env):
     (empty_dir / ".deepseek").mkdir()
     (empty_dir / ".deepseek" / "config.toml").write_text("[router]\nthreshold_high = 'high'\n")
     for _ in range(2):
-        rc, out, _ = show()
-        assert rc != 0 and out == ""
+        rc, out, how = show()
+        assert rc != 0 and out == "" and how == "PYDANTIC"
+    # The same in the user config (always trusted, read by the fast path first).
+    (empty_dir / ".deepseek" / "config.toml").unlink()
+    user = Path(cli_env["XDG_CONFIG_HOME"]) / "deepseek-ls" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text("[router]\nthreshold_high = -1\n")
+    for _ in range(2):
+        rc, out, how = show()
+        assert rc == 2 and out == "" and how == "PYDANTIC"
 
 
 def test_other_command_lines_take_the_slow_path():
@@ -123,8 +139,10 @@ def test_other_command_lines_take_the_slow_path():
 def test_an_edited_package_file_is_a_miss(tmp_path, monkeypatch):
     (tmp_path / "config.py").write_text("A = 1\n")
     monkeypatch.setattr(show_cache, "_PACKAGE", str(tmp_path))
+    monkeypatch.setattr(show_cache, "_stamps", {})
     before = show_cache._key({}, {})
     (tmp_path / "config.py").write_text("A = 22\n")
+    monkeypatch.setattr(show_cache, "_stamps", {})  # a new process (the walk is once per process)
     assert show_cache._key({}, {}) != before
 
 
