@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
@@ -101,6 +102,8 @@ class Agent:
         # An editor's way to apply patches (`World.applier`): set by the language server so every change
         # the loop applies lands through `workspace/applyEdit`, unsaved typing respected. None: the disk.
         self.applier: Any = None
+        # What wall-time budgets are measured with (`World.clock`); tests give a controllable one.
+        self.clock: Callable[[], float] = time.monotonic
         self.lanes = None
         if lanes:
             from deepseek_ls.agent.lanes.runner import LaneRunner
@@ -189,6 +192,7 @@ class Agent:
         world = World(self.root, cfg, sink=session, overlay=self.overlay, patches=self.patches,
                       index=self.index, tools=tools)
         world.applier = self.applier
+        world.clock = self.clock
         rt = build_runtime(session, world, cfg, self.llm, self.ui)
         rt.lanes = self.lanes
         rt.verify_advisory = session.driver == "lane"

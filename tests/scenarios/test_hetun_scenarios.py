@@ -5,6 +5,7 @@ replayed by the `make_agent` fixture (and must reproduce exactly)."""
 
 from __future__ import annotations
 
+import pytest
 from scenario_kit import ScriptedUI, diff, kinds, plan_json, scenario_config
 
 ADD_FIX = diff("app.py", ["    return a - b"], ["    return a + b"], start=6)
@@ -198,3 +199,76 @@ async def test_hetun_steps_wait_for_the_mission(make_agent, fake_deepseek, works
         await agent.run_step(sid, plan.steps[0].step_id)
     view = await agent.decide_mission(sid, "approve")
     assert view["state"] == "Completed" and "a + b" in (workspace / "app.py").read_text()
+
+
+@pytest.mark.parametrize("max_seconds, stopped", [
+    pytest.param(25.0, True, id="over-before-the-followup-wave"),
+    pytest.param(1000.0, False, id="within-the-budget"),
+])
+async def test_hetun_wall_time_budget_on_a_controlled_clock(make_agent, fake_deepseek, workspace, max_seconds, stopped):
+    """Wall time is read from the agent's clock: here each model call the server answered is ten
+    seconds, so no test sleeps. Checks come before each wave: 0 s (coordinator), 10 s (slices),
+    40 s (the follow-up wave) — 25 s stops there, 1000 s never."""
+    research_script(fake_deepseek)
+    mission_script(fake_deepseek)
+    cfg = hetun_config()
+    cfg.hetun.max_seconds = max_seconds
+    agent = make_agent(ui=ScriptedUI(answers=["reject"]), config=cfg)
+    agent.clock = lambda: 10.0 * len(fake_deepseek.requests)
+    view = await agent.run("Fix add in app.py", mode="hetun")
+    research = view["hetun"]["research"]
+    node_kinds = [n["kind"] for n in research["nodes"]]
+    checks = [e.payload["value"]["over"] for e in agent.store.open(view["session_id"]).read()
+              if e.kind == "ToolResult@v1" and e.payload["tool"] == "agent.clock"]
+    if stopped:
+        assert research["budget_hit"] == "max_seconds" and research["subqueries"] == 4
+        assert "hetun.max_seconds" in research["message"] and "25s" in research["message"]
+        assert "followup" not in node_kinds and "crosscheck" not in node_kinds
+        assert checks == [False, False, True]
+        assert any("hetun.max_seconds" in r for r in view["hetun"]["mission"]["risks"])
+    else:
+        assert research["budget_hit"] is None and research["stop_reason"] == "done"
+        assert "followup" in node_kinds and "crosscheck" in node_kinds
+        assert checks and not any(checks)
+
+
+UTIL_FIX = "--- a/util.py\n+++ b/util.py\n@@ -2,1 +2,1 @@\n-    return x * 2\n+    return x + x\n"
+APP_FIX = "--- a/app.py\n+++ b/app.py\n@@ -6,1 +6,1 @@\n-    return a - b\n+    return a + b\n"
+
+
+def grown_scope_script(fake) -> None:
+    """The mission is app.py; the executor finds it needs util.py too, the plan is revised to declare
+    it, and the patch then touches a file the person never approved."""
+    research_script(fake, followup=False)
+    fake.add({"match": {"role": "planner", "contains": "also needs these files"},
+              "content": plan_json(("Fix add", ["app.py", "util.py"]), verification=["python -m pytest -q -k add"])})
+    fake.add({"match": {"role": "planner"}, "content": plan_json(("Fix add", ["app.py"]),
+                                                                verification=["python -m pytest -q -k add"])})
+    fake.add({"match": {"role": "executor"}, "content": "NEED_FILE|util.py|add should use the helpers"})
+    fake.add({"match": {"role": "executor"}, "content": "```diff\n" + APP_FIX + UTIL_FIX + "```"})
+
+
+async def test_no_unapproved_exec_mission_scope_growth_denied_changes_nothing(make_agent, fake_deepseek, workspace):
+    grown_scope_script(fake_deepseek)
+    before = {p: (workspace / p).read_text() for p in ("app.py", "util.py")}
+    ui = ScriptedUI(approvals=["deny"], answers=["approve"])
+    agent = make_agent(ui=ui, config=hetun_config())
+    view = await agent.run("Fix add in app.py", mode="hetun")
+    assert [a.kind for a in ui.approvals] == ["scope.grow"]  # asked explicitly, once
+    assert ui.approvals[0].files == ["app.py", "util.py"] and "util.py is not in the approved mission" in ui.approvals[0].title
+    assert view["state"] == "Paused" and "denied" in view["state_reason"]
+    assert {p: (workspace / p).read_text() for p in before} == before  # nothing of the patch was written
+    assert "PatchApplied@v1" not in kinds(agent, view["session_id"])
+
+
+async def test_hetun_mission_scope_growth_approved_applies_with_the_new_file(make_agent, fake_deepseek, workspace):
+    grown_scope_script(fake_deepseek)
+    ui = ScriptedUI(approvals=["allow_once"], answers=["approve"])
+    agent = make_agent(ui=ui, config=hetun_config())
+    view = await agent.run("Fix add in app.py", mode="hetun")
+    assert [a.kind for a in ui.approvals] == ["scope.grow"]
+    assert view["state"] == "Completed", view["state_reason"]
+    assert "a + b" in (workspace / "app.py").read_text() and "x + x" in (workspace / "util.py").read_text()
+    decisions = [e.payload for e in agent.store.open(view["session_id"]).read() if e.kind == "PolicyDecision@v1"
+                 and e.payload.get("rule") == "mission"]
+    assert decisions and "util.py" in decisions[-1]["subject"]

@@ -124,7 +124,9 @@ async def run(rt: SessionRuntime, approvals: Any) -> str:
                 rt.ui.stream("status", "hetun: the mission text was not changed\n", session_id=rt.session_id)
                 continue
         await decide(rt, decision, text, approvals)
-        if decision == "reject":
+        if decision != "modify":
+            # Approve already ran the mission; where it stopped (a denied scope growth, a failure) is the
+            # person's to act on, not a reason to run it again and ask once more.
             return session.state
 
 

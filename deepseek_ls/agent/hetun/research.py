@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,7 +140,7 @@ class Researcher:
         self.texts: dict[str, str] = {}  # node_id -> the code it saw (cross-checks re-read it)
         self.seen_chars: dict[str, int] = {}  # path -> characters read (mission estimates)
         self.sem = asyncio.Semaphore(cfg.parallelism)
-        self.started = time.monotonic()
+        self.started = rt.world.clock()
         self.request = ""
 
     # -- model calls -------------------------------------------------------------
