@@ -342,7 +342,8 @@ class IndexConfig(_Section):
     update_on_save: bool = True
     # How long a query may trust the last fresh/stale check before re-checking.
     freshness_ttl_seconds: float = Field(default=2.0, ge=0)
-    # Worker processes for a full build's analysis; 0 = one per CPU, 1 = in-process.
+    # Worker processes for a full build's analysis; 0 = one per CPU but one (tantivy's
+    # indexing thread needs a core; in-process on 2 CPUs), 1 = in-process.
     build_workers: int = Field(default=0, ge=0, le=64)
     # Never indexed, on top of .gitignore (gitignore syntax, relative to the workspace root).
     exclude: list[str] = Field(

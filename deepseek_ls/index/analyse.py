@@ -19,7 +19,7 @@ from deepseek_ls.policy.secret_files import secret_kind
 
 from .languages import language_for, looks_binary
 from .symbols import Symbol, extract_symbols
-from .tokenize import identifier_parts, split_identifier
+from .tokenize import identifier_parts, split_identifier, words_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +61,8 @@ def analyse(path: str, data: bytes, *, max_file_bytes: int) -> AnalysedFile | Sk
     if looks_binary(data):
         return Skipped(path, "binary", digest)
     text = decode(data)
-    if secret_kind(text) is not None:  # a credential file with no telling name: never indexed
+    words = words_of(data)  # for the secret check's gates and the sub-words
+    if secret_kind(text, words) is not None:  # a credential file with no telling name: never indexed
         return Skipped(path, "secret", digest)
     lang = language_for(path)
     symbols = extract_symbols(lang, text)
@@ -70,7 +71,7 @@ def analyse(path: str, data: bytes, *, max_file_bytes: int) -> AnalysedFile | Sk
         path_words=" ".join([path, *split_identifier(path.replace("/", "_").replace(".", "_"))]),
         symbol_words=" ".join(_symbol_words(symbols)),
         symbol_table=json.dumps([s.to_list() for s in symbols], separators=(",", ":")).encode(),
-        parts=identifier_parts(data),
+        parts=identifier_parts(data, words),
     )
 
 

@@ -119,6 +119,15 @@ class _Batch:
 _Item = tuple[SourceFile, "FileBytes | None"]
 
 
+def auto_workers() -> int:
+    """`index.build_workers = 0`: one worker process per CPU but one, which tantivy's
+    indexing thread keeps busy. On 2 CPUs that is in-process analysis: measured side by
+    side (bench/bench_index.py), two spawned workers took 1.3-1.4x the CPU of in-process
+    analysis (each starts an interpreter and learns the vocabulary anew) and were no
+    faster, since the three busy threads share two cores."""
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
 class _Analyser:
     """Runs `analyse` in-process, or for big builds in a pool of worker processes
     (ast parsing and sub-word splitting are CPU-bound), always yielding results
@@ -128,7 +137,7 @@ class _Analyser:
 
     def __init__(self, config: IndexConfig, n_files: int) -> None:
         self.max_file_bytes = config.max_file_bytes
-        self.workers = config.build_workers or os.cpu_count() or 1
+        self.workers = config.build_workers or auto_workers()
         self.pool: ProcessPoolExecutor | None = None
         if self.workers > 1 and n_files >= PARALLEL_MIN_FILES:
             # spawn, not fork: the language server has threads, and forking them is unsafe.

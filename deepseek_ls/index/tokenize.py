@@ -9,9 +9,13 @@ rare characters: combining marks, connector punctuation other than `_`,
 numerals such as `²`). tantivy cannot split
 `parseConfig` into `parse` + `config` (its regex engine has no look-around), so
 the sub-words are computed here in Python and indexed in a second field,
-`parts`. Only the distinct identifiers of a file are split, which keeps the
-cost proportional to the vocabulary, not to the file size; finding them is a
-byte-table translation and a split (C loops), not a regex over the file.
+`parts`. A file's distinct words are found by a byte-table translation and a
+split (C loops, not a regex over the file: Python's `re` costs more per byte than
+the split); a vocabulary shared by the files of a build sorts each word out once
+(plain or compound, and its sub-words), so per file only set arithmetic in C
+remains. Splitting identifiers inside tantivy would be cheaper still, but
+tantivy-py cannot register a tokenizer written in Python and its regex engine
+has no look-around (`HTTPServer` → HTTP, Server).
 """
 
 from __future__ import annotations
@@ -57,30 +61,60 @@ def _token_parts(token: bytes) -> tuple[str, ...]:
     return tuple(part for word in words if _is_compound(word) for part in split_identifier(word))
 
 
-class _PartsCache(dict):
-    """token -> its sub-words (empty for a plain word). Identifiers repeat across the
-    files of a build, so most lookups hit; on a miss the token is split here."""
-
-    def __missing__(self, token: bytes) -> tuple[str, ...]:
-        if len(self) >= _CACHE_LIMIT:
-            self.clear()
-        found = self[token] = _token_parts(token)
-        return found
+def words_of(data: bytes) -> set[bytes]:
+    """The distinct words of a file's bytes: maximal runs of ASCII `[A-Za-z0-9_]` and
+    bytes >= 0x80 (a byte-table translation and a split: C loops, no regex)."""
+    return set(data.translate(_ASCII_NON_WORD_TO_SPACE).split())
 
 
-_CACHE_LIMIT = 1 << 19
-_parts_cache = _PartsCache()
+class _Vocabulary:
+    """Every word seen so far, and the sub-words of the compound ones. Identifiers
+    repeat across the files of a build, so per file only the words never seen before
+    are looked at in Python; the rest is set arithmetic in C."""
+
+    LIMIT = 1 << 19
+
+    def __init__(self) -> None:
+        self.known: set[bytes] = set()
+        self.compound: set[bytes] = set()
+        self.parts: dict[bytes, tuple[str, ...]] = {}
+
+    def learn(self, fresh: set[bytes]) -> None:
+        # Plain ASCII words (all lower or all upper case, no `_`) cannot split: sorted
+        # out by C-level filters; the rest (and every word with non-ASCII bytes) is split.
+        alnum = set(filter(bytes.isalnum, fresh))
+        plain = set(filter(bytes.islower, alnum))
+        plain.update(filter(bytes.isupper, alnum))
+        for word in fresh - plain:
+            parts = _token_parts(word)
+            if parts:
+                self.parts[word] = parts
+                self.compound.add(word)
+        self.known |= fresh
 
 
-def identifier_parts(content: str | bytes) -> str:
+_vocabulary = _Vocabulary()
+
+
+def identifier_parts(content: str | bytes, words: set[bytes] | None = None) -> str:
     """The `parts` field for a file: the sub-words of its compound identifiers.
 
     Each distinct sub-word appears once; the field is for recall ("config"
-    finds `parseConfig`), ranking comes from `content`.
+    finds `parseConfig`), ranking comes from `content`. `words`: `words_of(content)`
+    when the caller already has it.
     """
-    data = content if isinstance(content, bytes) else content.encode("utf-8", "replace")
-    tokens = set(data.translate(_ASCII_NON_WORD_TO_SPACE).split())
-    return " ".join(sorted(set(itertools.chain.from_iterable(map(_parts_cache.__getitem__, tokens)))))
+    global _vocabulary
+    if words is None:
+        data = content if isinstance(content, bytes) else content.encode("utf-8", "replace")
+        words = words_of(data)
+    vocab = _vocabulary  # one consistent vocabulary for this call, even if another thread replaces it
+    fresh = words - vocab.known
+    if fresh:
+        if len(vocab.known) + len(fresh) > _Vocabulary.LIMIT:
+            vocab = _vocabulary = _Vocabulary()
+        vocab.learn(fresh)
+    compound = words & vocab.compound
+    return " ".join(sorted(set(itertools.chain.from_iterable(map(vocab.parts.__getitem__, compound)))))
 
 
 def query_words(query: str) -> list[str]:

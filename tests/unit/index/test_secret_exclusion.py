@@ -49,3 +49,24 @@ def test_custom_deny_list_replaces_the_default(tmp_path: Path) -> None:
 )
 def test_deny_patterns_become_unanchored_gitignore_patterns(pattern: str, expected: str) -> None:
     assert deny_exclude_patterns([pattern]) == [expected]
+
+
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        pytest.param("deploy/ci.json", '{"type":"service_account","private_key_id":"CANARYWORD"}', id="gcloud-no-spaces"),
+        pytest.param("notes/hosts.txt", "x = 1\n" * 300 + "machine h login CANARYWORD\tpassword\thunter2\r\n", id="netrc-deep-tabs"),
+        pytest.param("ops/cluster.yaml", "clusters:\n- name: CANARYWORD\nkind: Config\n", id="kubeconfig"),
+        pytest.param("notes/café.txt", "# café CANARYWORD\nmachine h login me password hunter2\n", id="netrc-non-ascii"),
+        pytest.param("src/keys.py", 'K = """\n-----BEGIN RSA PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B CANARYWORD\n"""\n', id="key-in-python"),
+    ],
+)
+def test_no_leak_files_with_secret_content_are_never_indexed(tmp_path: Path, name: str, content: str) -> None:
+    (tmp_path / "app.py").write_text("CANARYWORD = 1\n")
+    (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / name).write_text(content, encoding="utf-8")
+    index = CodeIndex(tmp_path, tmp_path / ".deepseek", IndexConfig(build_workers=1))
+    report = index.build()
+    assert {hit.path for hit in index.query("CANARYWORD", top_k=50).hits} == {"app.py"}
+    assert [(s.path, s.reason) for s in report.skipped] == [(name, "secret")]
+    assert name not in index.repo_map(token_budget=4000)

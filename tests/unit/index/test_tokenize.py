@@ -42,3 +42,14 @@ def test_identifier_parts_of_non_ascii_identifiers_match_the_unicode_word_rules(
 def test_code_text_writes_underscore_as_a_letter_tantivy_keeps_inside_words():
     assert code_text("parse_config(__init__)") == "parse\u02cdconfig(\u02cd\u02cdinit\u02cd\u02cd)"
     assert code_text("plain") == "plain"
+
+
+def test_identifier_parts_are_the_same_when_the_vocabulary_is_full_or_shared(monkeypatch):
+    from deepseek_ls.index import tokenize
+
+    texts = ["def parse_config(cfg): return parseConfig(cfg)", "HTTPServer io_error IOError plain", "x_y zZ a1B"]
+    expected = [identifier_parts(t) for t in texts]
+    assert expected[1].split() == ["error", "http", "io", "server"]
+    monkeypatch.setattr(tokenize._Vocabulary, "LIMIT", 4)  # every call starts a new vocabulary
+    assert [identifier_parts(t) for t in texts] == expected
+    assert [identifier_parts(t) for t in reversed(texts)] == expected[::-1]

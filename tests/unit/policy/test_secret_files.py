@@ -173,3 +173,52 @@ def test_environment_scrub_drops_credentials_by_name_and_value() -> None:
         "OPENAI": "sk-" + "Zq8Lm3Np7Rt2Vx6Bw1Ky5Hj9Df4Gs0Ac",  # a key by its shape
     })
     assert set(scrubbed_env(env)) == {"PATH", "HOME", "PWD", "LANG", "VIRTUAL_ENV"}
+
+
+def _index_words(text: str) -> set[bytes]:
+    from deepseek_ls.index.tokenize import words_of
+
+    return words_of(text.encode("utf-8"))
+
+
+# Credential files dressed to slip past a word test: the shape glued to punctuation,
+# tabs, CRLF, deep inside a larger file, after non-ASCII text, in odd letter case.
+SECRET_CONTENT_DRESSED = [
+    pytest.param("x = 1\n" * 500 + "machine h.example login me\tpassword\thunter2\r\n", "netrc", id="netrc-tabs-crlf-deep"),
+    pytest.param("default login me password hunter2", "netrc", id="netrc-default-no-newline"),
+    pytest.param('{"auths":{"r.io":{"auth":"dXNlcjpwYXNz"}}}', "docker credentials", id="docker-no-spaces"),
+    pytest.param('{"type":"service_account"}', "gcloud credentials", id="gcloud-no-spaces"),
+    pytest.param("clusters:\n- cluster: {}\nkind: 'Config'\n", "kubeconfig", id="kubeconfig-kind-last"),
+    pytest.param("-----BEGIN RSA PRIVATE KEY BLOCK-----\r\nMIIEvQIBADANBgkqhkiG9w0B\r\n", "private key", id="rsa-key-block-crlf"),
+    pytest.param("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\n", "private key", id="putty-key"),
+    pytest.param("[x]\nAws_Secret_Access_Key=abcdefghijklmnop1234\n", "aws credentials", id="aws-mixed-case"),
+    pytest.param("  _password = abcdefgh12\n", "npm credentials", id="npm-password-indented"),
+    pytest.param("//r.example/:_auth=abcdefgh12\n", "npm credentials", id="npm-auth"),
+    pytest.param("https://me:hunter2hunter2@git.example.com\n", "git credentials", id="git-credentials"),
+    pytest.param("# café\nmachine h login me password hunter2\n", "netrc", id="netrc-after-non-ascii"),
+    pytest.param("machine h login é\n password hunter2\n", "netrc", id="netrc-non-ascii-login"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), SECRET_CONTENT_DRESSED)
+def test_no_leak_credential_files_known_by_content_with_or_without_word_gates(text: str, kind: str) -> None:
+    # The index passes the words it split the file into; they may only skip patterns
+    # that could not match, never change the verdict.
+    assert secret_kind(text) == kind
+    assert secret_kind(text, _index_words(text)) == kind
+
+
+@pytest.mark.parametrize(
+    "text", [p.values[0] for p in SECRET_CONTENT] + [p.values[0] for p in ORDINARY_CONTENT]
+)
+def test_no_leak_word_gates_agree_with_substring_gates(text: str) -> None:
+    assert secret_kind(text, _index_words(text)) == secret_kind(text)
+
+
+def test_no_leak_word_gates_are_ignored_for_non_ascii_text() -> None:
+    # `…password` is one "word" for the index's byte split but `\bpassword` matches there.
+    text = "machine h login me …password hunter2\n"
+    assert secret_kind(text) == "netrc"
+    assert secret_kind(text, _index_words(text)) == "netrc"
+    # Even with a word set that lacks every gate word, a non-ASCII text is checked in full.
+    assert secret_kind(text, set()) == "netrc"
