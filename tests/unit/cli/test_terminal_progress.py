@@ -5,11 +5,21 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
+import re
 
 import pytest
 
 from deepseek_ls.cli import terminal_ui
 from deepseek_ls.cli.terminal_ui import TerminalUI, announce_retries
+
+
+async def until(condition, hang_guard: float = 30.0) -> None:
+    """Let the loop run until `condition()` holds. A fixed sleep raced the ticker: on a loaded
+    machine the process can be descheduled past both the tick and the sleep, which then fire in
+    the same loop pass and only one tick is written."""
+    async with asyncio.timeout(hang_guard):
+        while not condition():
+            await asyncio.sleep(0.01)
 
 
 def test_not_a_terminal_gets_plain_start_and_end_lines_with_tokens():
@@ -31,10 +41,11 @@ async def test_a_terminal_gets_one_rewritten_line_while_the_call_runs(monkeypatc
     ui = TerminalUI(err=err, tty=True)
     ui.progress("t", "executor: asking deepseek-v4-pro (max-think)")
     ui.stream("reasoning", "hmm")
-    await asyncio.sleep(0.05)  # a few ticks of the live line
+    live = re.compile(r"\r\x1b\[2K… executor: asking deepseek-v4-pro \(max-think\) \(\d+s, 1 tokens\)")
+    await until(lambda: len(live.findall(err.getvalue())) >= 2)  # a few ticks of the live line
     ui.progress("t", "executor: done", done=True)
     out = err.getvalue()
-    assert out.count("\r\x1b[2K… executor: asking deepseek-v4-pro (max-think) (0s, 1 tokens)") >= 2
+    assert len(live.findall(out)) >= 2
     last = out.rstrip("\n").split("\n")[-1].split("\r\x1b[2K")[-1]  # the live line is cleared before the final one
     assert last.startswith("executor: done (") and last.endswith("s, 1 tokens)")
     assert ui._ticker is None  # nothing left ticking
@@ -45,7 +56,7 @@ async def test_plain_lines_repeat_while_a_long_call_runs(monkeypatch: pytest.Mon
     err = io.StringIO()
     ui = TerminalUI(err=err, tty=False)
     ui.progress("t", "planner: asking m (fast)")
-    await asyncio.sleep(0.05)
+    await until(lambda: err.getvalue().count("… planner: asking m (fast) (") >= 2)
     ui.progress("t", "planner: done", done=True)
     lines = err.getvalue().splitlines()
     assert sum(line.startswith("… planner: asking m (fast) (") for line in lines) >= 2  # elapsed, repeated
