@@ -80,10 +80,26 @@ def test_no_loss_of_deferred_events_when_the_write_fails(tmp_path: Path, monkeyp
     assert log.append("TurnAdded@v1", turn("next")).seq_no == 2
 
 
-async def test_never_block_the_event_loop_while_the_agent_logs(tmp_path: Path, synced_sizes: list[int]) -> None:
+async def test_never_block_the_event_loop_while_the_agent_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Inside `deferred_appends()` (the agent driving a session) emit returns at once; the loop
-    keeps ticking while the writer syncs; `synced()` returns only once all of it is on disk."""
+    keeps ticking while the writer syncs; `synced()` returns only once all of it is on disk.
+
+    The disk is held shut (fdatasync blocks on a gate) while the agent emits: emit returning at
+    all proves it does not wait for the disk, with no wall-clock bound that a loaded machine
+    could miss."""
     path = tmp_path / "events.jsonl"
+    disk_open = threading.Event()
+    syncing = threading.Event()
+    synced_sizes: list[int] = []
+    real = os.fdatasync
+
+    def gated_fdatasync(fd: int) -> None:
+        syncing.set()
+        assert disk_open.wait(60), "the test never opened the disk"
+        real(fd)
+        synced_sizes.append(os.fstat(fd).st_size)
+
+    monkeypatch.setattr(os, "fdatasync", gated_fdatasync)
     session = Session(SID, EventLog(path, SID, redact_obj=lambda p: p))
     ticks = 0
     stop = asyncio.Event()
@@ -97,16 +113,18 @@ async def test_never_block_the_event_loop_while_the_agent_logs(tmp_path: Path, s
     task = asyncio.create_task(ticker())
     await asyncio.sleep(0)
     with deferred_appends():
-        started = time.perf_counter()
         for i in range(50):
             session.emit("TurnAdded@v1", turn(f"e{i}"))
-        emitting = time.perf_counter() - started
+        assert synced_sizes == [], "an event became durable while the disk was shut"
+        await asyncio.to_thread(syncing.wait, 60)  # the writer is inside fdatasync now
         ticks_before = ticks
+        async with asyncio.timeout(60):
+            while ticks < ticks_before + 3:  # the loop runs while the writer is stuck on the disk
+                await asyncio.sleep(0.001)
+        disk_open.set()
         await session.synced()
     stop.set()
     await task
-    assert emitting < 50 * 0.02 / 2, "emit waited for the disk"
-    assert ticks > ticks_before, "the loop did not run while the writer synced"
     assert path.read_bytes().count(b"\n") == 50 and synced_sizes[-1] == path.stat().st_size
     assert session.events_seen == 50
 
