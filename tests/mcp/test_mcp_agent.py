@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_kit import children_running
+from mcp_kit import children_running, watch_tool_calls
 from deepseek_ls.agent import Agent
 from deepseek_ls.agent.replay import replay_session
 from deepseek_ls.config_models import McpServerConfig
@@ -154,7 +154,8 @@ async def test_no_unapproved_exec_approval_mode_never_blocks_mutating_mcp_tools(
     assert ui.approvals == []
 
 
-async def test_a_server_killed_mid_call_is_a_tool_error_and_the_session_goes_on(mcp_agent, fake_deepseek, everything_js):
+async def test_a_server_killed_mid_call_is_a_tool_error_and_the_session_goes_on(mcp_agent, fake_deepseek, everything_js,
+                                                                               monkeypatch):
     marker = f"--marker-{uuid.uuid4().hex}"
     fake_deepseek.add({"match": {"role": "planner", "last_role": "user"},
                        "tool_calls": [{"name": "mcp_every_trigger-long-running-operation",
@@ -166,10 +167,10 @@ async def test_a_server_killed_mid_call_is_a_tool_error_and_the_session_goes_on(
 
     import asyncio
 
+    calling = watch_tool_calls(monkeypatch)
+
     async def kill_when_called() -> None:
-        while not any(r.role == "planner" for r in fake_deepseek.requests):
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(1.0)  # the planner's tool call is now running in the server
+        await asyncio.wait_for(calling.wait(), 120)  # the planner's tool call is on its way to the server
         for pid in children_running(marker):
             os.kill(pid, signal.SIGKILL)
 

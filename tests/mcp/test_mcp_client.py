@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_kit import children_running
+from mcp_kit import children_running, watch_tool_calls
 from deepseek_ls.config_models import McpConfig, McpServerConfig
 from deepseek_ls.tools.mcp import McpManager
 from deepseek_ls.tools.mcp.client import McpCallError, McpUnavailable
@@ -107,13 +107,14 @@ async def test_a_server_that_speaks_garbage_fails_its_start_within_the_timeout(t
     assert children_running(str(script)) == []
 
 
-async def test_killed_mid_call_gives_a_tool_error_then_restarts(tmp_path, everything_js):
+async def test_killed_mid_call_gives_a_tool_error_then_restarts(tmp_path, everything_js, monkeypatch):
     marker = f"--marker-{uuid.uuid4().hex}"
     m = manager(tmp_path, every=McpServerConfig(command="node", args=[everything_js, "stdio", marker]))
+    calling = watch_tool_calls(monkeypatch)
     try:
         await m.list_tools()
         call = asyncio.create_task(m.call("every", "trigger-long-running-operation", {"duration": 20, "steps": 5}))
-        await asyncio.sleep(1.0)
+        await asyncio.wait_for(calling.wait(), 60)
         pids = children_running(marker)
         assert pids, "the server process was not found"
         for pid in pids:
