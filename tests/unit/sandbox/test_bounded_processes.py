@@ -87,7 +87,9 @@ async def test_always_answers_a_child_holding_the_pipe_cannot_hold_the_command(t
 
 async def test_always_answers_timeout_kills_a_process_that_ignores_sigterm(tmp_path: Path) -> None:
     code = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('up', flush=True)\ntime.sleep(60)\n"
-    out = await proc.run_bounded([sys.executable, "-c", code], cwd=tmp_path, env=None, timeout=1, max_output_bytes=1000)
+    # The timeout must leave the child time to start and print even on a loaded runner, else
+    # "up" is missing and the test fails for a reason that is not the product's.
+    out = await proc.run_bounded([sys.executable, "-c", code], cwd=tmp_path, env=None, timeout=2, max_output_bytes=1000)
     assert out.timed_out and out.exit_code is None and b"up" in out.stdout
 
 

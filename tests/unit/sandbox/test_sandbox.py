@@ -209,19 +209,21 @@ async def test_always_answers_timeout_kills_setsid_and_double_fork_children(tmp_
     # The workspace is shared with the host: a child that outlives the sandbox could still write here.
     code = (
         "import os, subprocess, time\n"
-        "subprocess.Popen(['setsid', 'sh', '-c', 'sleep 3; echo alive > late-setsid.txt'])\n"
+        "subprocess.Popen(['setsid', 'sh', '-c', 'sleep 4; echo alive > late-setsid.txt'])\n"
         "if os.fork() == 0:\n"
         "    os.setsid()\n"
         "    if os.fork() == 0:\n"
-        "        time.sleep(3); open('late-fork.txt', 'w').write('alive'); os._exit(0)\n"
+        "        time.sleep(4); open('late-fork.txt', 'w').write('alive'); os._exit(0)\n"
         "    os._exit(0)\n"
         "print('started', flush=True)\n"
         "time.sleep(60)\n"
     )
-    result = await run(root, py(code), timeout=1.0)
+    # Long enough for bwrap and Python to start the children and print on a loaded runner (else
+    # "started" is missing), well short of the children's 4 s sleep.
+    result = await run(root, py(code), timeout=2.0)
     assert result.timed_out and "started" in result.stdout
-    # Nothing is left: wait longer than the children would have slept, event-driven on their marker.
-    await _settle(4.0)
+    # Nothing is left: wait longer than the children would have slept.
+    await _settle(5.0)
     assert not (root / "late-setsid.txt").exists() and not (root / "late-fork.txt").exists()
 
 
