@@ -104,7 +104,7 @@ async def start_client(
     return client, state, result
 
 
-async def wait_until(predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
+async def wait_until(predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
     """Poll `predicate` until truthy (for server-initiated messages)."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
@@ -116,7 +116,7 @@ async def wait_until(predicate: Callable[[], Any], timeout: float = 10.0) -> Any
         await asyncio.sleep(0.02)
 
 
-async def wait_until_async(ask: Callable[[], Any], check: Callable[[Any], Any], timeout: float = 10.0) -> Any:
+async def wait_until_async(ask: Callable[[], Any], check: Callable[[Any], Any], timeout: float = 60.0) -> Any:
     """Repeat the request `ask()` until `check(result)` holds."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:

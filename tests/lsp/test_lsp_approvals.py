@@ -88,7 +88,7 @@ async def test_approve_command_answers_a_pending_request(editor, workspace: Path
 
     answer = await run(client, names.CMD_APPROVE, {"request_id": request.request_id})
     assert answer == {"request_id": request.request_id, "answer": "allow_once"}
-    result = await asyncio.wait_for(accepting, 10)
+    result = await asyncio.wait_for(accepting, 60)
     assert len(result["applied"]) == 1
     assert (await client.protocol.send_request_async(names.REQ_PENDING_APPROVALS, {})).approvals == []
     never.set()

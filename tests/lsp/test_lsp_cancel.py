@@ -56,7 +56,7 @@ async def test_deepseek_cancel_stops_a_streaming_command(
     assert cancelled["cancelled"] is True
     (session_id,) = cancelled["sessions"]
     with pytest.raises(JsonRpcException, match="cancel"):
-        await asyncio.wait_for(working, 10)
+        await asyncio.wait_for(working, 60)
     text = "".join(n.text for n in streamed(state) if n.channel == "content")
     assert 0 < len(text) < len(LONG)
     await assert_stream_stopped(state)
@@ -82,7 +82,7 @@ async def test_cancel_by_the_session_id_the_status_announced(agent_editor, fake_
     cancelled = await run(client, names.CMD_CANCEL, {"session_id": announced})
     assert cancelled == {"cancelled": True, "session_id": announced, "sessions": [announced]}
     with pytest.raises(JsonRpcException, match="cancel"):
-        await asyncio.wait_for(planning, 10)
+        await asyncio.wait_for(planning, 60)
     await assert_stream_stopped(state)
 
 
@@ -107,7 +107,7 @@ async def test_cancel_request_of_a_running_step_makes_it_runnable_again(
     await wait_until(lambda: len(streamed(state)) > before + 2)
     client.protocol.notify("$/cancelRequest", types.CancelParams(id="step-to-cancel"))
     with pytest.raises(JsonRpcException, match="cancel"):
-        await asyncio.wait_for(running, 10)
+        await asyncio.wait_for(running, 60)
     await assert_stream_stopped(state)
 
     async def step_lens():
@@ -123,7 +123,7 @@ async def test_cancel_request_of_a_running_step_makes_it_runnable_again(
     assert outcome["status"] == "staged"
 
 
-async def wait_until_lens(ask, timeout: float = 10.0):
+async def wait_until_lens(ask, timeout: float = 60.0):
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         lens = await ask()

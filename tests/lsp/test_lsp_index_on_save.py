@@ -32,13 +32,13 @@ async def test_a_save_reindexes_the_file(workspace: Path, client_name: str, serv
         (workspace / "notes.py").write_text("def zebra_unicorn_token():\n    pass\n")
         uri = file_uri(workspace, "notes.py")
         client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
-        hits = await wait_until(lambda: _hits(workspace, "zebra_unicorn_token"), timeout=20)
+        hits = await wait_until(lambda: _hits(workspace, "zebra_unicorn_token"), timeout=60)
         assert [h.path for h in hits] == ["notes.py"]
 
         (workspace / "other.py").write_text("QUOKKA_MARKER = 1\n")
         client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
             changes=[types.FileEvent(uri=file_uri(workspace, "other.py"), type=types.FileChangeType.Created)]))
-        hits = await wait_until(lambda: _hits(workspace, "QUOKKA_MARKER"), timeout=20)
+        hits = await wait_until(lambda: _hits(workspace, "QUOKKA_MARKER"), timeout=60)
         assert [h.path for h in hits] == ["other.py"]
         if client_name == "visual-studio-code":  # it supports dynamic registration of file watchers
             await wait_until(lambda: state.registrations)

@@ -116,7 +116,7 @@ def test_always_answers_a_frame_delivered_byte_by_byte(shared: RawServer) -> Non
 def test_skipped_bytes_are_logged(shared: RawServer) -> None:
     shared.send_raw(b"Content-Length: nope\r\n\r\n")
     probe(shared)
-    shared.wait(lambda: "is not a non-negative decimal number" in shared.stderr(), timeout=10)
+    shared.wait(lambda: "is not a non-negative decimal number" in shared.stderr(), timeout=30)
 
 
 # -- bodies ------------------------------------------------------------------------------
