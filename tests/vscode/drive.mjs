@@ -391,7 +391,10 @@ async function badge(page) {
 
 /** Wait until the badge says `want` ("" for none); returns it. */
 async function badgeShows(page, want) {
-  for (let i = 0; i < 100 && (await badge(page)) !== want; i++) await page.waitForTimeout(100);
+  // Bounded by the scenario timeout T like every other wait here: a fixed 100 x 100 ms could
+  // run out before a loaded runner's server staged the hunks the badge counts.
+  const deadline = Date.now() + T;
+  while ((await badge(page)) !== want && Date.now() < deadline) await page.waitForTimeout(100);
   return badge(page);
 }
 
