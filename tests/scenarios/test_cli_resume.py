@@ -26,11 +26,13 @@ def env_for(url: str) -> dict[str, str]:
     return env
 
 
-def wait_for_event(root: Path, kind: str, timeout: float = 30.0) -> str:
+def wait_for_event(root: Path, kind: str, timeout: float = 120.0) -> str:
+    """The session whose log holds a `kind` event, read while the CLI is still writing it: only
+    whole lines count (the last one may be half written), and the bound is a hang guard."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for log in (root / ".deepseek" / "sessions").glob("*/events.jsonl"):
-            for line in log.read_text().splitlines():
+            for line in log.read_text().split("\n")[:-1]:
                 if line.strip() and json.loads(line)["kind"] == kind:
                     return log.parent.name
         time.sleep(0.1)
