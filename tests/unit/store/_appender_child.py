@@ -3,7 +3,10 @@
 usage: _appender_child.py LOG_PATH SESSION_ID TAG COUNT [GO_FILE|-] [BIG_EVERY] [TEAR_AFTER]
 
 COUNT 0 means forever. With GO_FILE, print "ready" and wait for that file before appending
-(so two writers start together). Every BIG_EVERY-th event carries an ~8 MB payload, so a
+(so two writers start together), and after the first append wait until the log holds two
+events: the other writer's first one too. Their appends then certainly overlap, however the
+machine schedules them (on a loaded runner one writer could otherwise finish before the other
+ran at all). Every BIG_EVERY-th event carries an ~8 MB payload, so a
 SIGKILL can land in the middle of its write; redaction is skipped here (it is tested
 elsewhere and would otherwise take most of the time, leaving the writes rarely hit).
 With TEAR_AFTER, after that many appends the child writes the first half of another
@@ -42,6 +45,9 @@ def main() -> None:
             text += " " + "x" * 8_000_000
         event = log.append("TurnAdded@v1", {"role": "user", "content": text})
         print(f"{event.seq_no} {tag}-{i}", flush=True)
+        if go is not None and i == 1:
+            while path.read_bytes().count(b"\n") < 2:
+                time.sleep(0.001)
 
 
 if __name__ == "__main__":
