@@ -193,7 +193,9 @@ async def test_always_answers_a_hanging_lane_is_cancelled_at_its_time_budget(mak
                        "fault": {"keepalive_forever": True}})
     fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Add triple"}, "content": TRIPLE})
     cfg = lane_config()
-    cfg.agent_loop.lane_timeout_seconds = 2.0
+    # The budget binds the well-behaved lane too (worktree, executor, sandboxed verification):
+    # it took 0.5-0.8 s at load 9.5 here, so 2 s left it one stall away from timing out as well.
+    cfg.agent_loop.lane_timeout_seconds = 5.0
     cfg.llm.idle_timeout_seconds = 600  # only the lane's budget can stop it
     agent = make_agent(config=cfg)
     view = await agent.run("Fix add and add triple")
