@@ -12,13 +12,15 @@ content, so an edited definition needs approving again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Collection, Literal, Mapping
+from typing import Any, Collection, Iterator, Literal, Mapping
 
 from pydantic import ValidationError
 
@@ -134,19 +136,39 @@ class McpApprovals:
         return self._load().get(str(root), {}).get(spec.name) == spec.fingerprint
 
     def approve(self, root: Path, specs: list[McpServerSpec]) -> None:
-        data = self._load()
-        entry = data.setdefault(str(root), {})
-        for spec in specs:
-            entry[spec.name] = spec.fingerprint
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, self.path)
+        with self._changing() as data:
+            entry = data.setdefault(str(root), {})
+            for spec in specs:
+                entry[spec.name] = spec.fingerprint
 
     def revoke(self, root: Path) -> None:
-        data = self._load()
-        if data.pop(str(root), None) is not None:
-            self.path.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
+        with self._changing() as data:
+            data.pop(str(root), None)
+
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[dict[str, dict[str, str]]]:
+        """Read, change and write the file as one step under a lock file, through a temp file of
+        its own: the file is per user, so two editors (or two worker threads of one server) may
+        approve at once; a shared temp name made one of them fail, and the read-modify-write lost
+        the other's entry. Readers never see a half-written file (revoke wrote in place)."""
+        from filelock import FileLock
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(f"{self.path}.lock"):
+            data = self._load()
+            before = json.dumps(data, sort_keys=True)
+            yield data
+            if json.dumps(data, sort_keys=True) == before:
+                return  # nothing changed (e.g. revoking a workspace never approved)
+            text = json.dumps(data, indent=2, sort_keys=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+                os.replace(tmp, self.path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
 
 
 def approvals_path(env: Mapping[str, str] | None = None) -> Path:

@@ -163,3 +163,34 @@ def test_unknown_keys_in_toml_server_tables_are_errors(tmp_path, user_env):
     cfg.write_text('[mcp.servers.time]\ncommand = "x"\ncomand = "typo"\n')
     with pytest.raises(ConfigError, match="comand"):
         load_config(root, config_path=cfg, env=user_env)
+
+
+def test_never_lose_an_approval_when_two_approve_at_once(tmp_path):
+    """Two editors (or two of one server's worker threads) approving at the same moment: every
+    approval is kept, none fails on the other's temporary file, a revoke drops only its own."""
+    import threading
+
+    path = tmp_path / "user" / "mcp-approvals.json"
+    errors: list[BaseException] = []
+    start = threading.Barrier(6)
+
+    def approver(n: int) -> None:
+        try:
+            start.wait()
+            for i in range(15):
+                spec = McpServerSpec(f"s{i}", McpServerConfig(command="x"), "test", "workspace",
+                                     fingerprint=f"fp-{n}-{i}")
+                McpApprovals(path).approve(tmp_path / f"ws{n}", [spec])
+        except BaseException as error:  # noqa: BLE001 - collected for the assertion
+            errors.append(error)
+
+    threads = [threading.Thread(target=approver, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    data = json.loads(path.read_text())
+    assert {ws: len(servers) for ws, servers in data.items()} == {str(tmp_path / f"ws{n}"): 15 for n in range(6)}
+    McpApprovals(path).revoke(tmp_path / "ws0")
+    assert sorted(json.loads(path.read_text())) == sorted(str(tmp_path / f"ws{n}") for n in range(1, 6))
