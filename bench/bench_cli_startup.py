@@ -11,8 +11,10 @@ prints ours / baseline / ratio (medians) and our p95.
   the last run;
 - `config show (cold)` starts with an empty cache every time, as right after an edit:
   `(cold, edited user config)` with a user config setting plain values (served without
-  pydantic by cli/show_fast.py), `(cold, profile table)` with an `[llm.profiles.fast]`
-  table (a value the fast path leaves to the full pydantic validation: the slowest case);
+  pydantic by cli/show_fast.py), `(cold, edited workspace cfg)` with an untrusted
+  `.deepseek/config.toml` (one setting kept, one that loosens policy dropped with a
+  warning; also without pydantic), `(cold, models table)` with a `[models.NAME]` registry
+  entry (left to the full pydantic validation, like every non-plain value: the slowest case);
 - `sessions` is listed for reference (not an issue-17 goal).
 
 Target (issue 17): `--help` and `config show` <= 3x the baseline.
@@ -32,19 +34,22 @@ from pathlib import Path
 
 DS = [sys.executable, "-m", "deepseek_ls"]
 PLAIN_EDIT = "[router]\nthreshold_high = 0.8\n[policy]\ncommand_timeout_seconds = 30\nallowlist = ['pytest', 'make']\n"
-PROFILE_EDIT = "[llm.profiles.fast]\nmodel = 'deepseek-v4-pro'\n"
-# (label, argv, user config text or None, cold)
+MODELS_EDIT = "[models.local]\npreset = 'deepseek-v4-flash'\nbase_url = 'http://127.0.0.1:8080/v1'\n"
+# An untrusted workspace file: its looser settings are dropped (with a warning), the rest apply.
+WORKSPACE_EDIT = "[router]\nthreshold_high = 0.6\n[policy]\napproval_mode = 'auto'\n"
+# (label, argv, user config text or None, workspace config text or None, cold)
 CASES = [
-    ("python -c pass (baseline)", [sys.executable, "-c", "pass"], None, False),
-    ("deepseek-ls --version", [*DS, "--version"], None, False),
-    ("deepseek-ls --help", [*DS, "--help"], None, False),
-    ("config show (warm)", [*DS, "config", "show"], None, False),
-    ("config show --json (warm)", [*DS, "config", "show", "--json"], None, False),
-    ("config show (cold, no config)", [*DS, "config", "show"], None, True),
-    ("config show (cold, edited user config)", [*DS, "config", "show"], PLAIN_EDIT, True),
-    ("config show --json (cold, edited)", [*DS, "config", "show", "--json"], PLAIN_EDIT, True),
-    ("config show (cold, profile table)", [*DS, "config", "show"], PROFILE_EDIT, True),
-    ("deepseek-ls sessions", [*DS, "sessions"], None, False),
+    ("python -c pass (baseline)", [sys.executable, "-c", "pass"], None, None, False),
+    ("deepseek-ls --version", [*DS, "--version"], None, None, False),
+    ("deepseek-ls --help", [*DS, "--help"], None, None, False),
+    ("config show (warm)", [*DS, "config", "show"], None, None, False),
+    ("config show --json (warm)", [*DS, "config", "show", "--json"], None, None, False),
+    ("config show (cold, no config)", [*DS, "config", "show"], None, None, True),
+    ("config show (cold, edited user config)", [*DS, "config", "show"], PLAIN_EDIT, None, True),
+    ("config show --json (cold, edited)", [*DS, "config", "show", "--json"], PLAIN_EDIT, None, True),
+    ("config show (cold, edited workspace cfg)", [*DS, "config", "show"], None, WORKSPACE_EDIT, True),
+    ("config show (cold, models table)", [*DS, "config", "show"], MODELS_EDIT, None, True),
+    ("deepseek-ls sessions", [*DS, "sessions"], None, None, False),
 ]
 
 
@@ -58,8 +63,13 @@ def main() -> int:
         base["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")  # warm cases: the first run fills it
         workspace = Path(tmp) / "ws"
         workspace.mkdir()
-        envs = {}
-        for i, (label, _, user_config, _) in enumerate(CASES):
+        envs, cwds = {}, {}
+        for i, (label, _, user_config, workspace_config, _) in enumerate(CASES):
+            cwds[label] = workspace
+            if workspace_config is not None:
+                cwds[label] = Path(tmp) / f"ws-{i}"
+                (cwds[label] / ".deepseek").mkdir(parents=True)
+                (cwds[label] / ".deepseek" / "config.toml").write_text(workspace_config)
             env = dict(base)
             if user_config is not None:
                 path = Path(tmp) / f"user-{i}.toml"
@@ -70,14 +80,14 @@ def main() -> int:
               f"median ms: ours / python -c pass / ratio (p95 ours)")
         samples: dict[str, list[float]] = {label: [] for label, *_ in CASES}
         for _ in range(args.runs):
-            for label, argv, _, cold in CASES:
+            for label, argv, _, _, cold in CASES:
                 env = envs[label]
                 if cold:  # an empty cache of its own, as after an edit
                     cache = Path(tmp) / "cold-cache"
                     shutil.rmtree(cache, ignore_errors=True)
                     env = {**env, "XDG_CACHE_HOME": str(cache)}
                 t = time.perf_counter()
-                subprocess.run(argv, cwd=workspace, env=env, capture_output=True, check=True)
+                subprocess.run(argv, cwd=cwds[label], env=env, capture_output=True, check=True)
                 samples[label].append((time.perf_counter() - t) * 1000)
         baseline = statistics.median(samples[CASES[0][0]])
         for label, *_ in CASES:

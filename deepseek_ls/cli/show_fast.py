@@ -12,7 +12,7 @@ spec, and drops what an untrusted workspace file may not loosen with the same co
 
 It answers only when it is sure: a plain `config show` (`--json`, `--workspace` allowed),
 the user config, the workspace config and `DEEPSEEK_LS_*` variables setting plain keys
-only, each value of the exact type (an int where a float goes is taken as that float)
+only (or fields of `[llm.profiles.NAME]` other than `base_url`), each value of the exact type (an int where a float goes is taken as that float)
 and within its bounds. Anything else - an unknown or non-plain key, another type (even
 one pydantic would convert), a value out of bounds, a file that does not parse,
 `--config`, `--profile`, `DEEPSEEK_BASE_URL`, a spec that does not match the installed
@@ -115,12 +115,21 @@ def _apply(config: dict, values: dict, spec: dict) -> tuple[dict, list[str]]:
     out = json.loads(json.dumps(config))
     keys = []
     for key, value in _leaves(values):
+        parts = key.split(".")
+        if value == {} and len(parts) == 3 and parts[:2] == ["llm", "profiles"]:
+            # `[llm.profiles.NAME]` left empty (or emptied of what an untrusted file may not set).
+            out["llm"]["profiles"].setdefault(parts[2], json.loads(json.dumps(spec["profile_default"])))
         if value == {} and isinstance(_lookup(out, key), dict):
             # An empty table where the config has one changes nothing (a table left empty
             # by an edit); it is named as the source of an empty one (a leaf of the dump).
             keys.append(key)
             continue
         leaf = spec["leaves"].get(key)
+        if leaf is None and len(parts) == 4 and parts[:2] == ["llm", "profiles"]:
+            # A profile's field: profiles merge key by key, a new one starts from the defaults.
+            leaf = spec["profile_leaves"].get(parts[3])
+            if leaf is not None:
+                out["llm"]["profiles"].setdefault(parts[2], json.loads(json.dumps(spec["profile_default"])))
         if leaf is None:
             raise _NotSure
         ok, value = checked(value, leaf)
@@ -157,8 +166,7 @@ def effective(layers: list, spec: dict, *, untrusted=None) -> tuple[dict, dict[s
             sources.update({key: layer.label for key in keys})
     except _NotSure:
         return None
-    leaves = flatten(config)
-    return config, {key: sources[key] for key in sorted(sources) if key in leaves}, ignored
+    return config, {key: sources.get(key, "default") for key in sorted(flatten(config))}, ignored
 
 
 def render(*, root: str, profile: str | None, api_key_env: str, api_key_status: str,

@@ -15,6 +15,8 @@ themselves, the facts needed to validate and print exactly those without pydanti
   of strings (optionally `| None`), or a list of those. Model validators make a model's
   fields not plain, except for the fields listed in `_MODEL_VALIDATOR_FIELDS`: the only
   ones those validators read or write;
+- `profile_leaves` and `profile_default`: the same for the fields of one model profile
+  (`[llm.profiles.NAME]`) and a new profile's values;
 - `stamp`: sha256 of the files these facts come from; the fast path steps aside when the
   installed files differ.
 
@@ -130,10 +132,12 @@ def _walk(model: type, prefix: str, leaves: dict[str, dict[str, Any]]) -> None:
 def generate() -> dict[str, Any]:
     """The spec, derived from the installed config model (imports pydantic)."""
     from deepseek_ls.config import ENV_USER_CONFIG, load_config
-    from deepseek_ls.config_models import Config
+    from deepseek_ls.config_models import Config, ModelProfile
 
     leaves: dict[str, dict[str, Any]] = {}
     _walk(Config, "", leaves)
+    profile_leaves: dict[str, dict[str, Any]] = {}
+    _walk(ModelProfile, "", profile_leaves)
     with tempfile.TemporaryDirectory() as empty:
         loaded = load_config(Path(empty), env={ENV_USER_CONFIG: os.path.join(empty, "none.toml")})
     return {
@@ -141,6 +145,10 @@ def generate() -> dict[str, Any]:
         "defaults": Config().model_dump(mode="json"),
         "sources": loaded.sources,
         "leaves": dict(sorted(leaves.items())),
+        # `[llm.profiles.NAME]`: a dict of profiles, merged key by key onto the default profiles
+        # (load_config seeds them); a new NAME starts from `ModelProfile()`.
+        "profile_leaves": dict(sorted(profile_leaves.items())),
+        "profile_default": ModelProfile().model_dump(mode="json"),
     }
 
 

@@ -137,7 +137,18 @@ CORPUS = [
     pytest.param("[router]\nthreshold_high = '0.8'\n", None, id="str-coerced-by-pydantic"),
     pytest.param("[llm]\nbase_url = 'http://localhost:8080/v1'\n", None, id="validated-field"),
     pytest.param("[llm]\nbase_model = 'deepseek-v4-pro'\n", None, id="legacy-alias"),
-    pytest.param("[llm.profiles.fast]\nmodel = 'deepseek-v4-pro'\n", None, id="profile-table"),
+    pytest.param("[llm.profiles.fast]\nmodel = 'deepseek-v4-pro'\n", True, id="profile-field"),
+    pytest.param("[llm.profiles.max_think]\nreasoning_effort = 'max'\nmax_tokens_per_session = 1000\n", True,
+                 id="profile-fields"),
+    pytest.param("[llm.profiles.cheap]\nmodel = 'deepseek-v4-flash'\ntemperature = 0\n", True, id="new-profile"),
+    pytest.param("[llm.profiles.b]\nthinking = true\n[llm.profiles.a]\nthinking = false\n", True, id="new-profiles-order"),
+    pytest.param("[llm.profiles.fast]\ntemperature = 2.5\n", False, id="profile-out-of-bounds"),
+    pytest.param("[llm.profiles.fast]\nmodle = 'x'\n", False, id="profile-typo"),
+    pytest.param("[llm.profiles.fast]\nreasoning_effort = 'huge'\n", False, id="profile-bad-enum"),
+    pytest.param("[llm.profiles]\nfast = 'deepseek-v4-pro'\n", False, id="profile-not-a-table"),
+    pytest.param("[llm.profiles.fast]\nbase_url = 'http://127.0.0.1:8080/v1'\n", None, id="profile-base-url"),
+    pytest.param("[llm.profiles.new]\n", True, id="new-empty-profile"),
+    pytest.param("[llm]\nbase_model = 'x'\n[llm.profiles.fast]\ntemperature = 0.1\n", None, id="profile-and-alias"),
     pytest.param("[models.local]\npreset = 'deepseek-v4-flash'\n", None, id="models-table"),
     pytest.param("[mcp.servers.x]\ncommand = 'echo'\n", None, id="dict-of-models"),
     pytest.param("[agent_loop.edit_format_by_model]\nx = 'whole'\n", None, id="dict-of-enum"),
@@ -200,6 +211,9 @@ UNTRUSTED = [
     pytest.param("[agent_loop]\nmode = 'yolo'\n[agent_loop.safety_gate]\nmax_loc_without_approval = 99999\n",
                  ["agent_loop.mode", "agent_loop.safety_gate.max_loc_without_approval"], id="yolo-and-gate"),
     pytest.param("[llm]\napi_key_env = 'OTHER_KEY'\n", ["llm.api_key_env"], id="other-key-variable"),
+    pytest.param("[llm.profiles.fast]\napi_key_env = 'OTHER_KEY'\nmodel = 'deepseek-v4-pro'\n",
+                 ["llm.profiles.fast.api_key_env"], id="profile-key-variable"),
+    pytest.param("[llm.profiles.sneaky]\napi_key_env = 'OTHER_KEY'\n", ["llm.profiles.sneaky.api_key_env"], id="new-profile-key-variable"),
     pytest.param("[hetun]\nmax_cost = 100.0\n[mcp]\nmax_restarts = 20\n", ["mcp.max_restarts", "hetun"], id="new-sections"),
     pytest.param("[policy]\n", [], id="empty-table"),
 ]
@@ -260,10 +274,16 @@ def test_every_plain_key_every_kind_of_value_both_paths_agree(setup, capsys):
     pydantic accepts it, and then printed the same."""
     ws, user = setup
     fast_answers = 0
+    cases = []
     for key, leaf in SPEC["leaves"].items():
         node = SPEC["defaults"]
         for part in key.split("."):
             node = node[part]
+        cases.append((key, leaf, node))
+    for field, leaf in SPEC["profile_leaves"].items():  # a default profile and a new one
+        cases.append((f"llm.profiles.max_think.{field}", leaf, SPEC["defaults"]["llm"]["profiles"]["max_think"][field]))
+        cases.append((f"llm.profiles.extra.{field}", leaf, SPEC["profile_default"][field]))
+    for key, leaf, node in cases:
         for i, value in enumerate(_values_for(leaf, node)):
             table: dict = {}
             *parents, last = key.split(".")
@@ -281,7 +301,7 @@ def test_every_plain_key_every_kind_of_value_both_paths_agree(setup, capsys):
             kind, full = _full(argv, capsys)
             assert kind == "ok", (key, value, full)
             assert fast[0] == full, (key, value)
-    assert fast_answers > 3 * len(SPEC["leaves"])
+    assert fast_answers > 3 * len(cases)
 
 
 def test_no_pydantic_on_the_fast_path(tmp_path):
