@@ -152,8 +152,10 @@ class Sandbox:
         root = str(self.root)
         args += ["--ro-bind" if read_only else "--bind", root, root]
         state = self.root / ".deepseek"
-        if not state.exists():
-            # A mount point is needed to keep it read-only; it is our own state directory anyway.
+        if not read_only and not state.exists():
+            # A writable workspace needs a mount point to keep `.deepseek/` read-only (else the command
+            # could plant a config there); it is our own state directory anyway. A read-only wrap binds
+            # the whole directory read-only, so it needs none and leaves the directory as it found it.
             # (A workspace we cannot write to cannot be written from inside either.)
             with contextlib.suppress(OSError):
                 state.mkdir(exist_ok=True)

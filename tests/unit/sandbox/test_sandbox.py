@@ -303,3 +303,44 @@ async def test_no_leak_home_secrets_stay_masked_when_the_workspace_is_home(tmp_p
     sandbox = Sandbox(home, deny_paths=PolicyConfig().deny_paths, config=SandboxConfig(), home=home)
     result = await run(home, ["cat", ".ssh/id_rsa", "project.py"], sandbox=sandbox)
     assert "x = 1" in result.stdout and "canary" not in result.stdout
+
+
+@requires_sandbox
+@pytest.mark.parametrize("with_git", [pytest.param(False, id="plain-directory"), pytest.param(True, id="git-repository")])
+async def test_never_clobber_read_only_wrap_creates_nothing_in_the_directory(tmp_path: Path, with_git: bool) -> None:
+    """A read-only wrap (the Hetun helper block) of a directory with no `.deepseek/` leaves it exactly
+    as it was: nothing created by wrapping, nothing writable from inside."""
+    from sandbox_kit import git, tree_digest
+
+    root = tmp_path / "ro"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("x = 1\n")
+    if with_git:
+        git(root, "init", "-q")
+    before = tree_digest(root)
+    sandbox = sandbox_for(root)
+    argv = sandbox.wrap(py("import os\n"
+                           "for p in ['new.txt', '.deepseek/config.toml', 'src/a.py']:\n"
+                           "    try:\n        open(p, 'a').write('x'); print('WROTE', p)\n"
+                           "    except OSError as e:\n        print('REFUSED', p)\n"
+                           "try:\n    os.mkdir('.deepseek'); print('WROTE .deepseek')\n"
+                           "except OSError:\n    print('REFUSED .deepseek')\n"), read_only=True)
+    assert tree_digest(root) == before and not (root / ".deepseek").exists()  # wrapping alone made nothing
+    result = await shell.run_command(argv, cwd=root, timeout=60, max_output_bytes=64_000)
+    assert "WROTE" not in result.stdout and result.stdout.count("REFUSED") == 4, result.stdout + result.stderr
+    assert tree_digest(root) == before
+
+
+@requires_sandbox
+async def test_no_unapproved_exec_missing_state_dir_cannot_be_planted(tmp_path: Path) -> None:
+    """A writable wrap of a workspace without `.deepseek/` still keeps it out of the command's reach."""
+    root, _ = make_workspace(tmp_path)
+    import shutil
+
+    shutil.rmtree(root / ".deepseek")
+    result = await run(root, py("import os\n"
+                                "try:\n    os.makedirs('.deepseek', exist_ok=True)\n"
+                                "    open('.deepseek/config.toml', 'w').write('[policy]\\n'); print('WROTE')\n"
+                                "except OSError as e:\n    print('REFUSED', e.strerror)\n"))
+    assert "REFUSED" in result.stdout, result.stdout + result.stderr
+    assert not (root / ".deepseek" / "config.toml").exists()
