@@ -27,6 +27,7 @@ import re
 _WORD = re.compile(r"\w+")
 # Sub-words: `HTTPServer` → HTTP, Server; `parse_config2` → parse, config, 2.
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+")
+_PART_OR_NEWLINE = re.compile(_PART.pattern + r"|\n")  # no sub-word crosses a newline
 # Every ASCII byte that is not a word character becomes a space; bytes >= 0x80
 # (UTF-8 sequences) stay, and tokens holding them are re-read with `_WORD`.
 _ASCII_NON_WORD_TO_SPACE = bytes(
@@ -81,13 +82,25 @@ class _Vocabulary:
 
     def learn(self, fresh: set[bytes]) -> None:
         # Plain ASCII words (all lower or all upper case, no `_`) cannot split: sorted
-        # out by C-level filters; the rest (and every word with non-ASCII bytes) is split.
+        # out by C-level filters.
         alnum = set(filter(bytes.isalnum, fresh))
         plain = set(filter(bytes.islower, alnum))
         plain.update(filter(bytes.isupper, alnum))
-        for word in fresh - plain:
-            parts = _token_parts(word)
-            if parts:
+        others = fresh - plain
+        ascii_words = [word for word in others if word.isascii()]
+        texts = b"\n".join(ascii_words).decode().split("\n") if ascii_words else []
+        compound = [(word, text) for word, text in zip(ascii_words, texts) if _is_compound(text)]
+        if compound:
+            # One regex call for all of them (a call per word cost more than the
+            # matching): the sub-words of word n are the n-th line of the result.
+            lines = " ".join(_PART_OR_NEWLINE.findall("\n".join(text for _, text in compound))).lower().split("\n")
+            for (word, _), line in zip(compound, lines):
+                parts = line.split()
+                if len(parts) > 1:
+                    self.parts[word] = tuple(parts)
+                    self.compound.add(word)
+        for word in others:
+            if not word.isascii() and (parts := _token_parts(word)):
                 self.parts[word] = parts
                 self.compound.add(word)
         self.known |= fresh
