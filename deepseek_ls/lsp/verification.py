@@ -94,6 +94,11 @@ async def _complete_step(ls: DeepSeekServer, session_id: str, step_id: str) -> N
             outcome = await agent(ls).complete_step(session_id, step_id)
     finally:
         view = refresh_session(ls, session_id, make_active=False)
+    if outcome is not None and outcome.unsaved:
+        # A buffer changed between our check and the agent's (the editor sent the applied text
+        # but has not saved it yet): wait for that save again rather than stay paused for good.
+        verify_when_saved(ls, session_id, step_id, outcome.unsaved)
+        return
     if view.get("state") == "Completed":
         ls.show_message("deepseek-ls: plan complete — verification passed.")
     elif outcome is not None and (outcome.status == "failed" or outcome.message):
