@@ -48,11 +48,20 @@ H.run({
         opts = { log_level = "ERROR" },
       })
       vim.cmd("edit app.py")
-      chat = require("codecompanion").chat({
-        messages = { { role = "user", content = "make greet use an f-string and make add convert its arguments" } },
-        auto_submit = true,
-      })
+      -- As a person would: open the chat, let it connect, type the prompt, submit. Not
+      -- `auto_submit`: CodeCompanion then submits before its own scheduled connect and, when
+      -- the agent's `initialize` answer is not back yet, starts the agent twice and keeps the
+      -- session of one and the prompt of the other (the turn's updates are then dropped).
+      chat = require("codecompanion").chat()
       H.ok(chat and chat.bufnr, "a chat buffer")
+      H.wait(60000, function()
+        return chat.acp_connection and chat.acp_connection:is_connected()
+      end, "CodeCompanion to start deepseek-ls acp and open a session")
+      local last = vim.api.nvim_buf_line_count(chat.bufnr)
+      vim.api.nvim_buf_set_lines(chat.bufnr, last, last, false, {
+        "make greet use an f-string and make add convert its arguments",
+      })
+      chat:submit()
       H.wait(60000, function()
         return approvals > 0
       end, "deepseek-ls to ask permission for its edit; the chat says:\n" .. H.text(chat.bufnr))

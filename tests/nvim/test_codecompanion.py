@@ -17,6 +17,6 @@ def test_codecompanion_drives_deepseek_ls_over_acp(nvim, workspace, fake_model):
     _, env = fake_model
     env = {**env, "CODECOMPANION_DIR": str(CLIENTS / "codecompanion.nvim"), "PLENARY_DIR": str(CLIENTS / "plenary.nvim"),
            "DEEPSEEK_LS_INDEX__ENABLED": "false"}
-    result = nvim.run("codecompanion_spec.lua", cwd=workspace, env=env, timeout=420)
+    result = nvim.run("codecompanion_spec.lua", cwd=workspace, env=env, timeout=270)  # inside pytest-timeout, so a failure shows the spec output
     assert result.returncode == 0, result.output
     assert "0 failed" in result.output
