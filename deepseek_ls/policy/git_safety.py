@@ -25,7 +25,9 @@ Every git process we start goes through here:
 
 What runs git: the `git.*` tools (`tools/git.py`, also inside the OS sandbox when it
 works), the index's `git ls-tree` / `ls-files` / `diff` / `cat-file --batch`
-(`index/sources.py`, `index/reader.py`), `fs.list` and the 3-way merge.
+(`index/sources.py`, `index/reader.py`), `fs.list`, the 3-way merge and the teammate
+lanes (`agent/lanes/worktree.py`: the workspace's repository and each lane's linked
+worktree are prepared separately, since a setting may apply only inside a lane).
 """
 
 from __future__ import annotations

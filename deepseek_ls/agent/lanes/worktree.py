@@ -7,15 +7,25 @@ buffers, committed on the lane branch as "lane base" so the lane's result is
 exactly `git diff <base>`. Files the deny-list matches (`.env`, keys) and the
 workspace's `.deepseek/` are never copied.
 
-Every git call here is bounded, has no terminal prompt, and runs with the
-repository's hooks and fsmonitor turned off: a lane never runs code the
-repository brings along. An owner file per lane (`<state>/lanes/<id>.json`,
-with the pid) lets the next start remove lanes a killed run left behind
-without touching those of a process still running.
+Every git process here goes through `policy/git_safety.py`, like every other git
+the product starts: a fixed `GIT_DIR` / `GIT_WORK_TREE`, none of the caller's `GIT_*`
+variables, no system config, and every program-valued setting (filters, diff
+drivers, textconv, pagers, fsmonitor, hooks, ...) switched off on the command line.
+The workspace's repository and each lane's linked worktree are prepared on their
+own, so a setting that only applies inside a lane (`includeIf "onbranch:lane/**"`,
+`includeIf "gitdir:..."`) is switched off there too; for the same reason the
+worktree is made without a checkout and checked out by the lane's own safe git,
+and removed by deleting it and pruning (git never looks inside it again). Files
+are therefore checked out and hashed as stored, without the repository's filters.
+
+An owner file per lane (`<state>/lanes/<id>.json`, with the pid) lets the next
+start remove lanes a killed run left behind without touching those of a process
+still running.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -27,17 +37,18 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from deepseek_ls.policy import PathPolicy
+from deepseek_ls.policy import PathPolicy, git_safety
 from deepseek_ls.workspace import STATE_DIR_NAME
 
-GIT_TIMEOUT = 120.0
-_SAFE = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "commit.gpgsign=false",
-         "-c", "core.quotepath=false", "-c", "user.name=deepseek-ls", "-c", "user.email=lanes@deepseek-ls.invalid"]
+GIT_TIMEOUT = git_safety.GIT_TIMEOUT_SECONDS
+# What a lane's own commits need on top of git_safety's overrides: no signing, a fixed author.
+_LANE = ("-c", "commit.gpgsign=false", "-c", "core.quotepath=false", "-c", "user.name=deepseek-ls",
+         "-c", "user.email=lanes@deepseek-ls.invalid")
 BRANCH_PREFIX = "lane/"
-_PROCESS = uuid.uuid4().hex
-# `git worktree add/remove/prune` of one repository must not run at once (git reads the other
+_PROCESS = uuid.uuid4().hex  # tells this process's lanes from those of a dead one that had the same pid
+# `git worktree add/prune` of one repository must not run at once (git reads the other
 # worktrees' admin directories while it makes a new one): lanes start and end in threads.
-_ADMIN = threading.Lock()  # tells this process's lanes from those of a dead one that had the same pid
+_ADMIN = threading.Lock()
 
 
 class LaneError(Exception):
@@ -55,32 +66,40 @@ class Worktree:
     owner_file: Path
 
 
-def git(cwd: Path, *args: str, timeout: float = GIT_TIMEOUT, check: bool = True) -> str:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+def safe_git(where: Path) -> git_safety.SafeGit:
+    """`SafeGit` for the repository (or lane worktree) `where` is in, run from its top level."""
+    if shutil.which("git") is None:
+        raise LaneError("git is not installed")
     try:
-        done = subprocess.run(["git", *_SAFE, *args], cwd=cwd, capture_output=True, timeout=timeout, env=env,
-                              stdin=subprocess.DEVNULL)
+        safe = git_safety.prepare(where)
+    except git_safety.UnsafeRepository as exc:
+        raise LaneError(str(exc)) from exc
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise LaneError(f"git cannot read the repository at {where}: {exc}") from exc
+    if safe is None:
+        raise LaneError(f"{where} is not a git repository")
+    return dataclasses.replace(safe, cwd=safe.location.worktree)
+
+
+def git(safe: git_safety.SafeGit, *args: str, timeout: float = GIT_TIMEOUT, check: bool = True) -> str:
+    """Run git through `safe` (bounded, nothing of the repository's run); its stdout."""
+    try:
+        done = safe.run(*_LANE, *args, check=check, timeout=timeout)
+    except git_safety.GitError as exc:
+        raise LaneError(str(exc).replace(" ".join(_LANE) + " ", "")) from exc
     except FileNotFoundError as exc:
         raise LaneError("git is not installed") from exc
-    except subprocess.TimeoutExpired as exc:
-        raise LaneError(f"git {args[0]} took longer than {timeout:g}s") from exc
-    if check and done.returncode != 0:
-        raise LaneError(f"git {' '.join(args[:2])} failed: {done.stderr.decode(errors='replace').strip()[:500]}")
     return done.stdout.decode("utf-8", errors="surrogateescape")
 
 
 def repo_problem(root: Path) -> str | None:
-    """Why lanes cannot run in `root` (not a git repository, no commit yet), or None."""
-    if shutil.which("git") is None:
-        return "git is not installed"
+    """Why lanes cannot run in `root` (not a git repository, an unsafe one, no commit yet), or None."""
     try:
-        inside = git(root, "rev-parse", "--is-inside-work-tree", check=False).strip()
+        safe = safe_git(root)
+        if not git(safe, "rev-parse", "--verify", "--quiet", "HEAD", check=False).strip():
+            return "the repository has no commit yet"
     except LaneError as exc:
         return str(exc)
-    if inside != "true":
-        return f"{root} is not a git repository"
-    if not git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).strip():
-        return "the repository has no commit yet"
     return None
 
 
@@ -95,18 +114,23 @@ def create(root: Path, state_dir: Path, lane_id: str, branch: str, *, buffers: d
            deny_paths: list[str]) -> Worktree:
     """A worktree on `branch` holding the workspace as it is now, committed as the lane's base."""
     root = Path(root).resolve()
-    top = Path(git(root, "rev-parse", "--show-toplevel").strip()).resolve()
+    home = safe_git(root)
+    top = home.location.worktree
     prefix = root.relative_to(top) if root != top else Path()
     tree = lanes_home(root) / lane_id
     owner_file = _owner_dir(state_dir) / f"{lane_id}.json"
     owner_file.parent.mkdir(parents=True, exist_ok=True)
-    owner_file.write_text(json.dumps({"pid": os.getpid(), "process": _PROCESS, "tree": str(tree), "branch": branch, "top": str(top)}))
+    owner_file.write_text(json.dumps({"pid": os.getpid(), "process": _PROCESS, "tree": str(tree), "branch": branch,
+                                      "top": str(top)}))
     tree.parent.mkdir(parents=True, exist_ok=True)
     with _ADMIN:
-        git(top, "worktree", "add", "--quiet", "-b", branch, str(tree), "HEAD")
+        # No checkout here: inside the lane other settings may apply (its branch, its git directory).
+        git(home, "worktree", "add", "--quiet", "--no-checkout", "-b", branch, str(tree), "HEAD")
+    lane = safe_git(tree)
+    git(lane, "reset", "--quiet", "--hard", "--no-recurse-submodules", "HEAD")
     lane_root = tree / prefix
     policy = PathPolicy(root, deny_paths)
-    copied = _copy_uncommitted(top, tree, prefix, policy)
+    copied = _copy_uncommitted(home, tree, prefix, policy)
     for rel, text in sorted(buffers.items()):
         if not _copyable(rel, policy):
             continue
@@ -115,9 +139,9 @@ def create(root: Path, state_dir: Path, lane_id: str, branch: str, *, buffers: d
         with open(target, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
         copied += 1
-    git(tree, "add", "-A")
-    git(tree, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", "lane base: the workspace as it was")
-    base = git(tree, "rev-parse", "HEAD").strip()
+    git(lane, "add", "-A")
+    git(lane, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", "lane base: the workspace as it was")
+    base = git(lane, "rev-parse", "HEAD").strip()
     return Worktree(lane_id, branch, tree, lane_root, base, copied, owner_file)
 
 
@@ -132,9 +156,11 @@ def _copyable(rel: str, policy: PathPolicy) -> bool:
     return policy.is_allowed(rel)
 
 
-def _copy_uncommitted(top: Path, tree: Path, prefix: Path, policy: PathPolicy) -> int:
+def _copy_uncommitted(home: git_safety.SafeGit, tree: Path, prefix: Path, policy: PathPolicy) -> int:
     """Copy modified, added and untracked files (not ignored) into the worktree; remove deleted ones."""
-    out = git(top, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+    top = home.location.worktree
+    out = git(home, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+              "--ignore-submodules=all")
     copied = 0
     for entry in filter(None, out.split("\0")):
         code, path = entry[:2], entry[3:]
@@ -162,10 +188,11 @@ def result_diff(wt: Worktree, files: list[str]) -> str:
         return ""
     prefix = wt.root.relative_to(wt.tree)
     paths = [(prefix / f).as_posix() for f in sorted(set(files))]
-    git(wt.tree, "add", "-A", "--", *paths)
+    lane = safe_git(wt.tree)
+    git(lane, "add", "-A", "--", *paths)
     rel = [] if str(prefix) == "." else [f"--relative={prefix.as_posix()}"]
-    return git(wt.tree, "diff", "--cached", "--no-color", "--no-ext-diff", "--no-renames", "--src-prefix=a/",
-               "--dst-prefix=b/", *rel, wt.base, "--", *paths)
+    return git(lane, "diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
+               "--ignore-submodules=all", "--src-prefix=a/", "--dst-prefix=b/", *rel, wt.base, "--", *paths)
 
 
 def remove(wt: Worktree) -> None:
@@ -177,13 +204,19 @@ def remove(wt: Worktree) -> None:
 
 
 def _remove(top: Path, tree: Path, branch: str) -> None:
+    """Delete the worktree's directory, then let git forget it (`worktree prune` only reads its own
+    admin files; `worktree remove` would look inside the checkout first) and drop the branch."""
     with _ADMIN:
         if tree.exists():
-            git(top, "worktree", "remove", "--force", "--force", str(tree), check=False)
             shutil.rmtree(tree, ignore_errors=True)
-        git(top, "worktree", "prune", check=False)
-        if branch.startswith(BRANCH_PREFIX):
-            git(top, "branch", "-D", branch, check=False)
+        try:
+            home = safe_git(top)
+        except LaneError:
+            home = None  # the repository is gone or unsafe now: the directory is removed, that is all
+        if home is not None:
+            git(home, "worktree", "prune", check=False)
+            if branch.startswith(BRANCH_PREFIX):
+                git(home, "branch", "-D", branch, check=False)
         try:
             tree.parent.rmdir()  # the workspace's lanes directory, once its last lane is gone
         except OSError:
@@ -226,18 +259,19 @@ def cleanup_stale(root: Path, state_dir: Path) -> list[str]:
         shutil.rmtree(owner.with_suffix(""), ignore_errors=True)
         owner.unlink(missing_ok=True)
     if repo_problem(root) is None:
+        home = safe_git(root)
         with _ADMIN:
-            git(root, "worktree", "prune", check=False)
-        listed = git(root, "branch", "--list", f"{BRANCH_PREFIX}*", "--format=%(refname:short)", check=False)
-        used = _worktree_branches(root)
+            git(home, "worktree", "prune", check=False)
+        listed = git(home, "branch", "--list", f"{BRANCH_PREFIX}*", "--format=%(refname:short)", check=False)
+        used = _worktree_branches(home)
         for branch in listed.split():
             if branch not in live_branches and branch not in used:
-                git(root, "branch", "-D", branch, check=False)
+                git(home, "branch", "-D", branch, check=False)
                 removed.append(branch)
     return removed
 
 
-def _worktree_branches(root: Path) -> set[str]:
-    out = git(root, "worktree", "list", "--porcelain", check=False)
+def _worktree_branches(home: git_safety.SafeGit) -> set[str]:
+    out = git(home, "worktree", "list", "--porcelain", check=False)
     return {line.split(" ", 1)[1].removeprefix("refs/heads/") for line in out.splitlines()
             if line.startswith("branch ")}
