@@ -36,6 +36,7 @@ from deepseek_ls.agent.state import StateChange, StateListener
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config
 from deepseek_ls.llm.budget import price_book_for
+from deepseek_ls.llm.capacity import CapacityLLM, ModelManager
 from deepseek_ls.patch import PatchStore, SafetyGate
 from deepseek_ls.policy import PathPolicy
 from deepseek_ls.policy.approvals import Approvals
@@ -65,12 +66,21 @@ class Agent:
         mcp: Any = None,
         session_extra: dict[str, Any] | None = None,
         lanes: bool = True,
+        models: ModelManager | None = None,
     ) -> None:
         """`session_extra`: fields added to each new session's `SessionCreated@v1` (a teammate lane
-        names its driver and parent); `lanes=False`: this agent never runs teammate lanes itself."""
+        names its driver and parent); `lanes=False`: this agent never runs teammate lanes itself.
+
+        Every model call goes through one `ModelManager` (`llm/capacity.py`: `max_inflight` per
+        model, the lane limit, the shared 429 pause): `models` when given, the one of `llm` when
+        it is already a `CapacityLLM` (a teammate lane shares its owner's), else a new one."""
         self.root = Path(root).resolve()
         self.config = config
-        self.llm = llm
+        shared = isinstance(llm, CapacityLLM) and models in (None, llm.manager)
+        client = llm.client if isinstance(llm, CapacityLLM) else llm
+        self.models: ModelManager = llm.manager if shared else (models or ModelManager(config))
+        self.llm = llm if shared else CapacityLLM(client, self.models) if client is not None else None
+        self._owns_capacity = not shared
         self.ui = ui
         self.overlay = overlay if overlay is not None else DocumentOverlay(self.root)
         self.index = index
@@ -88,8 +98,8 @@ class Agent:
         if isinstance(getattr(self.patches, "sink", None), NullSink):
             self.patches.sink = self.sink
         # The client records LLMCall@v1 through its sink; replay needs those events.
-        if isinstance(getattr(llm, "sink", None), NullSink):
-            llm.sink = self.sink
+        if isinstance(getattr(client, "sink", None), NullSink):
+            client.sink = self.sink
         self.prices = price_book_for(config)
         self._runtimes: dict[str, SessionRuntime] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -113,6 +123,8 @@ class Agent:
 
     async def aclose(self) -> None:
         """Stop what the agent started (MCP servers); the LLM client is its owner's to close."""
+        if self._owns_capacity and isinstance(self.llm, CapacityLLM):
+            self.llm.detach()
         if self.mcp is not None:
             await self.mcp.aclose()
 

@@ -1,12 +1,15 @@
 """The model manager: shared capacity of the models and of the teammate lanes.
 
-Several lanes (agent/lanes) call models at once. Every lane call takes a slot
-of its model first, so no more than the registry's `max_inflight` calls to one
-model run together (`[models.NAME] max_inflight`); the others wait their turn
-instead of tripping the server's rate limit. A lane itself takes one of
-`agent_loop.max_lanes` lane slots. A 429 seen by any call (the client tells
-its retry listeners) pauses *every* new call until the server's Retry-After has
-passed: one lane hitting the limit slows all of them down.
+One manager per workspace `Agent`, and every model call of that agent goes
+through it: the sessions' planner, executor, recovery and Hetun research calls
+as well as the teammate lanes' (agent/lanes), which share their owner's. Every
+call takes a slot of its model first, so no more than the registry's
+`max_inflight` calls to one model run together (`[models.NAME] max_inflight`);
+the others wait their turn instead of tripping the server's rate limit. A lane
+itself takes one of `agent_loop.max_lanes` lane slots. A 429 seen by any call
+(the client tells its retry listeners) pauses *every* new call until the
+server's Retry-After has passed: one session or lane hitting the limit slows
+all of them down.
 """
 
 from __future__ import annotations
@@ -64,6 +67,13 @@ class ModelManager:
         sem = self._model_semaphore(model)
         if sem is not None:
             await sem.acquire()
+        try:
+            # A 429 may have come while this call waited for its slot: it waits that out too.
+            await self._wait_backoff()
+        except BaseException:
+            if sem is not None:
+                sem.release()
+            raise
         self.inflight[model] = self.inflight.get(model, 0) + 1
         self.peak_inflight[model] = max(self.peak_inflight.get(model, 0), self.inflight[model])
         try:
@@ -118,7 +128,10 @@ class ModelManager:
 class CapacityLLM:
     """An LLM client whose every call first takes a slot of its model from the `ModelManager`.
 
-    Everything else (resolve, build_body, config, sink) is the wrapped client's.
+    Everything else (resolve, build_body, config, sink, aclose) is the wrapped client's.
+    The slot is held around the whole call, the client's own retries included (a call
+    waiting out its 429 still counts against the model's limit). The request itself is
+    untouched: its body, request hash and `LLMCall@v1` record are the client's.
     """
 
     def __init__(self, client: Any, manager: ModelManager) -> None:
@@ -130,6 +143,12 @@ class CapacityLLM:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.client, name)
+
+    def detach(self) -> None:
+        """Stop telling the manager about the client's retries (its owner is done with it)."""
+        listeners = getattr(self.client, "retry_listeners", None)
+        if listeners is not None and self.manager.note_retry in listeners:
+            listeners.remove(self.manager.note_retry)
 
     def _model_name(self, profile: str, model: str | None) -> str:
         try:

@@ -14,7 +14,8 @@ prints ``http://127.0.0.1:PORT`` as the first line of stdout, then serves until
 killed. Endpoints: ``POST /chat/completions`` (stream and not), ``GET /models``,
 ``POST /beta/completions`` (FIM), each also under ``/v1``; and control endpoints
 for tests in another process: ``POST /_fake/replies`` (append one reply or a
-list), ``GET /_fake/requests``, ``GET /_fake/unused``. The script format is in
+list), ``POST /_fake/release`` (answer the replies held under a name),
+``GET /_fake/requests``, ``GET /_fake/unused``. The script format is in
 ``docs/testing.md``.
 """
 
@@ -52,6 +53,11 @@ class FakeDeepSeek:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._counter = 0
+        # Completion requests received and not yet answered (no response byte sent), per model,
+        # and the most there ever were at once: what a client's concurrency limit must bound.
+        self.inflight: dict[str, int] = {}
+        self.peak_inflight: dict[str, int] = {}
+        self._gates: dict[str, threading.Event] = {}
         self._server = FakeHTTPServer((host, port), make_handler(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -100,6 +106,28 @@ class FakeDeepSeek:
                 return self.requests
             time.sleep(0.005)
         raise TimeoutError(f"fake DeepSeek got {len(self.requests)} requests, expected {count}")
+
+    def release(self, name: str) -> None:
+        """Answer the requests held by replies with `fault.hold == name` (now and from now on)."""
+        self._gate(name).set()
+
+    def _gate(self, name: str) -> threading.Event:
+        with self._lock:
+            return self._gates.setdefault(name, threading.Event())
+
+    def _hold(self, name: str) -> None:
+        gate = self._gate(name)
+        while not gate.is_set() and not self._stopping.is_set():
+            gate.wait(0.05)
+
+    def _arrived(self, model: str) -> None:
+        with self._lock:
+            self.inflight[model] = self.inflight.get(model, 0) + 1
+            self.peak_inflight[model] = max(self.peak_inflight.get(model, 0), self.inflight[model])
+
+    def _answered(self, model: str) -> None:
+        with self._lock:
+            self.inflight[model] -= 1
 
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:

@@ -80,10 +80,19 @@ class _Handler(BaseHTTPRequestHandler):
         return None
 
     _responded = False
+    _waiting_model: str | None = None  # the model of the request now waiting for its answer
 
     def send_response(self, code: int, message: str | None = None) -> None:
         self._responded = True
+        self._answering()
         super().send_response(code, message)
+
+    def _answering(self) -> None:
+        """The request stops counting as in flight once its answer starts (before the client can
+        have it all, so a client's next request is never counted beside it)."""
+        if self._waiting_model is not None:
+            self.server_fake._answered(self._waiting_model)
+            self._waiting_model = None
 
     def do_GET(self) -> None:
         self._guarded(self._get)
@@ -134,9 +143,23 @@ class _Handler(BaseHTTPRequestHandler):
             except ValueError as exc:
                 return self._send_json(422, {"error": {"message": str(exc)}})
             return self._send_json(200, {"added": len(added), "total": len(self.server_fake.script)})
+        if path == "/_fake/release":
+            name = body.get("name") if isinstance(body, dict) else None
+            if not isinstance(name, str):
+                return self._send_json(422, {"error": {"message": 'give {"name": "<hold name>"}'}})
+            self.server_fake.release(name)
+            return self._send_json(200, {"released": name})
         record = self._new_record(body)
         if path not in ("/chat/completions", "/beta/completions"):
             return self._send_error(record, ApiError(404, f"no such endpoint: POST {self.path}", "not_found"))
+        self._waiting_model = str(body.get("model")) if isinstance(body, dict) else "?"
+        self.server_fake._arrived(self._waiting_model)
+        try:
+            self._complete(record, body, bad_json)
+        finally:
+            self._answering()
+
+    def _complete(self, record: RecordedRequest, body: Any, bad_json: str | None) -> None:
         if error := check_auth(self.headers.get("authorization"), self.server_fake.api_key):
             return self._send_error(record, error)
         if bad_json is not None:
@@ -172,6 +195,8 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server_fake
         fault = reply.fault
         try:
+            if fault and fault.hold:
+                fake._hold(fault.hold)
             if fault and fault.delay_before_first_byte:
                 fake._sleep(fault.delay_before_first_byte)
             if fault and fault.drop_connection:

@@ -41,6 +41,7 @@ class Fault(_Model):
     retry_after: float | None = None  # seconds, sent as `Retry-After`
     retry_after_ms: int | None = None  # sent as `retry-after-ms`
     delay_before_first_byte: float = 0.0  # seconds before the status line
+    hold: str | None = None  # answer only once the test releases this name (`FakeDeepSeek.release`)
     keepalives: int = 0  # `: keep-alive` comments sent before the first data chunk
     keepalive_interval: float = 0.05  # seconds between those comments
     keepalive_forever: bool = False  # only ever send keep-alives (the client must time out)

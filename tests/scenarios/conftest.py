@@ -39,9 +39,9 @@ async def make_agent(workspace: Path, fake_deepseek):
     """Builds the agent; afterwards every session the test made must replay exactly (no tool re-run)."""
     made: list[tuple[Agent, Config]] = []
 
-    def make(ui: Any = None, config: Config | None = None) -> Agent:
+    def make(ui: Any = None, config: Config | None = None, **agent_args: Any) -> Agent:
         cfg = config or scenario_config()
-        agent = Agent(workspace, cfg, llm=LLMClient(cfg.llm), ui=ui or ScriptedUI())
+        agent = Agent(workspace, cfg, llm=LLMClient(cfg.llm), ui=ui or ScriptedUI(), **agent_args)
         made.append((agent, cfg))
         return agent
 

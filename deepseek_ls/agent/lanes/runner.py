@@ -25,7 +25,6 @@ from deepseek_ls.agent.lanes import worktree as wt_ops
 from deepseek_ls.agent.lanes.ui import LaneUI
 from deepseek_ls.agent.plan import Plan, Step
 from deepseek_ls.config_models import Config
-from deepseek_ls.llm.capacity import CapacityLLM, ModelManager
 from deepseek_ls.patch import PatchStore, SafetyGate
 from deepseek_ls.policy import PathPolicy
 from deepseek_ls.store.ids import new_id
@@ -73,8 +72,10 @@ class LaneRunner:
 
     def __init__(self, owner: "Agent") -> None:
         self.owner = owner
-        self.manager = ModelManager(owner.config)
-        self.llm = CapacityLLM(owner.llm, self.manager)
+        # The owner's model manager and client: the lanes' calls and the owner's sessions' calls
+        # share the per-model limits and the 429 pause (a lane agent built with `self.llm` shares it too).
+        self.manager = owner.models
+        self.llm = owner.llm
         self.active: dict[str, dict[str, Any]] = {}  # lane_id -> what the status line shows
 
     async def problem(self) -> str | None:

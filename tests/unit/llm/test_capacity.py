@@ -100,3 +100,37 @@ async def test_a_real_429_from_the_server_reaches_the_manager(fake_deepseek, mak
     completion = await llm.complete([{"role": "user", "content": "hi"}], role="executor")
     assert completion.content == "ok"
     assert manager.rate_limited == 1
+
+
+async def test_a_429_that_comes_while_a_call_waits_for_its_slot_is_waited_out_too():
+    now = [0.0]
+    manager = ModelManager(config(max_inflight=1), clock=lambda: now[0])
+    order: list[str] = []
+
+    async def first() -> None:
+        async with manager.model_slot("tiny"):
+            order.append("first")
+            await asyncio.sleep(0.01)
+            manager.note_retry(RateLimitError("slow down"), 0.05)  # met while the second waits for the slot
+
+    async def second() -> None:
+        async with manager.model_slot("tiny"):
+            order.append(f"second, paused_for={manager.paused_for}")
+
+    async def clock() -> None:
+        while len(order) < 2:
+            await asyncio.sleep(0.01)
+            if manager.inflight.get("tiny", 0) == 0 and manager.paused_for:
+                order.append("pause over")
+                now[0] += 1.0
+
+    await asyncio.gather(first(), second(), clock())
+    assert order == ["first", "pause over", "second, paused_for=0.0"]
+
+
+async def test_detach_stops_telling_the_manager():
+    manager = ModelManager(config())
+    client = CountingClient()
+    llm = CapacityLLM(client, manager)
+    llm.detach()
+    assert client.retry_listeners == []

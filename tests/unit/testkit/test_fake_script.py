@@ -156,3 +156,25 @@ def test_a_bug_inside_the_fake_is_a_readable_500_not_a_dropped_connection(fake_d
     response = api.chat(USER)
     assert response.status_code == 500
     assert "fake DeepSeek internal error" in response.text and "cannot build this body" in response.text
+
+
+def test_held_replies_wait_for_release_and_count_as_in_flight(fake_deepseek, api):
+    """Two requests held at once count 2 in flight; answered one after the other they count 1."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    fake_deepseek.add({"match": {"model": "deepseek-chat"}, "content": "held", "repeat": True, "fault": {"hold": "gate"}})
+    with ThreadPoolExecutor(2) as pool:
+        answers = [pool.submit(api.chat, USER) for _ in range(2)]
+        fake_deepseek.wait_for_requests(2)
+        assert not any(a.done() for a in answers)  # nothing is answered before the release
+        assert fake_deepseek.inflight == {"deepseek-chat": 2}
+        released = httpx.post(f"{fake_deepseek.base_url}/_fake/release", json={"name": "gate"})
+        assert released.json() == {"released": "gate"}
+        assert [api.content(a.result(timeout=10)) for a in answers] == ["held", "held"]
+    assert fake_deepseek.inflight == {"deepseek-chat": 0}
+    assert fake_deepseek.peak_inflight == {"deepseek-chat": 2}
+
+    fake_deepseek.add({"match": {"model": "deepseek-reasoner"}, "content": "one by one", "repeat": True})
+    for _ in range(3):  # the next request is sent only once the answer is whole: never counted beside it
+        assert api.content(api.chat(USER, model="deepseek-reasoner")) == "one by one"
+    assert fake_deepseek.peak_inflight["deepseek-reasoner"] == 1
