@@ -30,7 +30,7 @@ from deepseek_ls.agent.runtime import (
     mode_config,
 )
 from deepseek_ls.agent.hetun.driver import MissionNotApproved, require_approved
-from deepseek_ls.agent.hetun.undo import undo_since
+from deepseek_ls.agent.hetun.undo import mission_chain, undo_since
 from deepseek_ls.agent.session import Session, deferred_appends
 from deepseek_ls.agent.state import StateChange, StateListener
 from deepseek_ls.agent.world import World
@@ -112,6 +112,9 @@ class Agent:
         # An editor's way to apply patches (`World.applier`): set by the language server so every change
         # the loop applies lands through `workspace/applyEdit`, unsaved typing respected. None: the disk.
         self.applier: Any = None
+        # The editor's way to undo checkpoints (`restorer(checkpoint_ids newest first)` -> an outcome with
+        # `restored` and `kept`): onto its buffers, never over what was typed since. None: the disk.
+        self.restorer: Any = None
         # What wall-time budgets are measured with (`World.clock`); tests give a controllable one.
         self.clock: Callable[[], float] = time.monotonic
         self.lanes = None
@@ -379,10 +382,20 @@ class Agent:
         import asyncio as _asyncio
 
         rt = self._runtime(session_id)
-        mark = (rt.session.hetun.get("checkpoint") or {}).get("checkpoint_id")
+        checkpoint = rt.session.hetun.get("checkpoint") or {}
+        mark = checkpoint.get("checkpoint_id")
         if not mark:
             raise LookupError(f"session {session_id} has no mission checkpoint (nothing of it was applied)")
-        return await _asyncio.to_thread(undo_since, self.patches, mark, rt.session_id)
+        if self.restorer is None:
+            restored = await _asyncio.to_thread(undo_since, self.patches, mark, rt.session_id)
+            via, kept = "disk", []
+        else:  # the editor's buffers, unsaved typing kept (3-way), all or nothing
+            chain = await _asyncio.to_thread(mission_chain, self.patches, mark, rt.session_id)
+            outcome = await self.restorer(chain)
+            restored, via, kept = outcome.restored, "workspace/applyEdit", outcome.kept
+        rt.session.emit("MissionUndone@v1", {"mission_id": checkpoint.get("mission_id", ""), "checkpoint_id": mark,
+                                             "files": restored, "via": via, "kept": kept})
+        return restored
 
     async def run_plan(self, plan: Plan, *, prompt: str, on_session: Callable[[str], None] | None = None,
                        approvals: Approvals | None = None) -> dict[str, Any]:

@@ -259,6 +259,10 @@ class Session:
 
     def _on_MissionCheckpoint(self, p: dict[str, Any]) -> None:
         self.hetun["checkpoint"] = dict(p)
+        self.hetun.pop("undone", None)
+
+    def _on_MissionUndone(self, p: dict[str, Any]) -> None:
+        self.hetun["undone"] = dict(p)
 
     def _on_VerificationRun(self, p: dict[str, Any]) -> None:
         if not p.get("ok"):

@@ -175,9 +175,13 @@ class World:
         return over
 
     async def checkpoint(self, files: list[str], label: str, meta: dict[str, Any]) -> str:
-        """Snapshot `files` before a set of writes (a Hetun mission): one undo restores them all."""
-        checkpoint_id = await asyncio.to_thread(self.patches.checkpoints.create, files, label=label, meta=meta)
-        self._record("agent.checkpoint", True, {"checkpoint_id": checkpoint_id, "files": files})
+        """Snapshot `files` before a set of writes (a Hetun mission): one undo restores them all. A file
+        open in the editor is snapshotted as its buffer shows it (unsaved edits included), not the disk."""
+        buffers = {rel: doc[0] for rel in files if (doc := self.overlay.get(rel)) is not None}
+        checkpoint_id = await asyncio.to_thread(self.patches.checkpoints.create, files, label=label, meta=meta,
+                                                texts=buffers)
+        self._record("agent.checkpoint", True, {"checkpoint_id": checkpoint_id, "files": files,
+                                                "buffers": sorted(buffers)})
         return checkpoint_id
 
     # -- tools (the ToolHost records its own calls) --------------------------------

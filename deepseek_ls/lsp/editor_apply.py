@@ -68,13 +68,36 @@ async def apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | N
         reason = response.failure_reason or "the editor refused the edit"
         return ApplyResult(ok=False, patch_id=patch_id, files=outcomes,
                            message=f"the editor did not apply the edit of {', '.join(groups)} ({reason})")
-    patch_store(ls).mark_applied(patch_id, ids, via="workspace/applyEdit")
+    checkpoint_id = await asyncio.to_thread(_checkpoint, ls, patch_id, ids, prepared)
+    patch_store(ls).mark_applied(patch_id, ids, via="workspace/applyEdit", checkpoint_id=checkpoint_id)
     await caught_up(ls, prepared)
     changed(ls, list(groups))
     merged = [p.file for p in prepared if p.merged]
     return ApplyResult(ok=True, patch_id=patch_id, applied=ids, files=outcomes, message=(
         f"applied {len(ids)} hunk(s) to {len(groups)} file(s) in the editor"
         + (f" (rebased onto your edits in {', '.join(merged)})" if merged else "")))
+
+
+def _checkpoint(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str], prepared: list[FileEdit]) -> str:
+    """Snapshot what the edit was made against (the buffers, unsaved typing included) and what the
+    editor's buffers became, as a disk apply's checkpoint does: undo (`lsp/editor_undo.py`) takes the
+    apply out of the buffers three-way from these."""
+    before: dict[str, str | None] = {}
+    after: dict[str, str | None] = {}
+    for p in prepared:
+        source = p.source or p.file
+        before[source] = p.old_text
+        after[p.file] = p.new_text
+        if source != p.file:
+            before.setdefault(p.file, None)
+            after[source] = None  # renamed away
+    files = sorted({*before, *after})
+    store = patch_store(ls)
+    checkpoint_id = store.checkpoints.create(files, label=f"before applying {patch_id} in the editor",
+                                             meta={"patch_id": patch_id, "hunk_ids": hunk_ids,
+                                                   "via": "workspace/applyEdit"}, texts=before)
+    store.checkpoints.record_after(checkpoint_id, files, texts=after)
+    return checkpoint_id
 
 
 def _shows(ls: DeepSeekServer, p: FileEdit) -> bool:

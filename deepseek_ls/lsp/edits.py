@@ -107,6 +107,8 @@ class FileEdit:
     merged: bool = False  # rebased onto the person's edits (3-way)
     refusal: str = ""  # why it cannot be applied (then `edit` is None)
     new_text: str | None = None  # the buffer's text once the editor applied `edit` (None: the file goes)
+    old_text: str | None = None  # the text `edit` was made against (buffer, else disk; None: no such file)
+    source: str = ""  # the path whose text that is (a rename's old path)
 
 
 def file_edit(ls: DeepSeekServer, patch: Any, hunk_ids: list[str], file: str) -> FileEdit:
@@ -118,6 +120,7 @@ def file_edit(ls: DeepSeekServer, patch: Any, hunk_ids: list[str], file: str) ->
     uri = relpath_to_uri(ls.root, file)
     source_uri = relpath_to_uri(ls.root, target.source) if (ls.root / target.source).exists() else uri
     text, version = current_text(ls, source_uri)
+    old_text = text if open_document(ls, source_uri) is not None or (ls.root / target.source).is_file() else None
     merged = store.merge_hunks(patch.patch_id, hunk_ids, file, text)
     if not merged.ok:
         return FileEdit(file, uri, version, None, refusal=(
@@ -129,7 +132,8 @@ def file_edit(ls: DeepSeekServer, patch: Any, hunk_ids: list[str], file: str) ->
     except UnsupportedEdit as error:
         return FileEdit(file, uri, version, None, refusal=f"{error}.")
     gone = removes_file and target.kind == "delete"
-    return FileEdit(file, uri, version, edit, merged=merged.merged, new_text=None if gone else merged.text or "")
+    return FileEdit(file, uri, version, edit, merged=merged.merged, new_text=None if gone else merged.text or "",
+                    old_text=old_text, source=target.source)
 
 
 async def accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str], file: str) -> dict[str, Any]:

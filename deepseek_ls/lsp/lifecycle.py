@@ -70,6 +70,7 @@ def _set_up(ls: DeepSeekServer) -> None:
     ls.services = Services(
         ls.root, ls.config, ls.ui, on_state_change=lambda change: state_changed(ls, change, loop),
         applier=lambda patch_id, hunk_ids=None: _apply_in_editor(ls, patch_id, hunk_ids),
+        restorer=lambda checkpoint_ids: _undo_in_editor(ls, checkpoint_ids),
     )
     ls.tasks.on_error = lambda name, error: ls.show_error(f"deepseek-ls: {name} failed: {error}")
 
@@ -79,6 +80,13 @@ async def _apply_in_editor(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str
     from deepseek_ls.lsp.editor_apply import apply_patch
 
     return await apply_patch(ls, patch_id, hunk_ids)
+
+
+async def _undo_in_editor(ls: DeepSeekServer, checkpoint_ids: list[str]) -> Any:
+    """Every undo lands on the buffers through `workspace/applyEdit` (`editor_undo`)."""
+    from deepseek_ls.lsp.editor_undo import undo_checkpoints
+
+    return await undo_checkpoints(ls, checkpoint_ids)
 
 
 def initialized(ls: DeepSeekServer, params: types.InitializedParams) -> None:

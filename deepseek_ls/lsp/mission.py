@@ -73,7 +73,7 @@ def mission_lenses(ls: DeepSeekServer, uri: str, rel: str) -> list[types.CodeLen
         return [_lens("✔ Approve mission", names.CMD_APPROVE_MISSION, ids),
                 _lens("✖ Reject", names.CMD_REJECT_MISSION, ids),
                 _lens("✎ Modify…", names.CMD_MODIFY_MISSION, ids)]
-    if hetun.get("checkpoint"):
+    if hetun.get("checkpoint") and not hetun.get("undone"):
         return [_lens("↶ Undo mission", names.CMD_UNDO_MISSION, ids)]
     return []
 
@@ -170,13 +170,24 @@ async def modify_mission(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 
 
 async def undo_mission(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    """Undo the whole mission onto the buffers (`editor_undo`): the person's typing since stays; an
+    overlap refuses it, nothing changed, naming the files."""
     from deepseek_ls.lsp.sessions import refresh_session
 
     a = params.parse_args(params.SessionArgs, args)
     restored = await _agent(ls).undo_mission(a.session_id)
+    ls.pending_verification.pop(a.session_id, None)  # a save no longer resumes the undone mission
     changed(ls, restored)
-    refresh_session(ls, a.session_id)
-    return {"session_id": a.session_id, "restored": restored}
+    view = refresh_session(ls, a.session_id)
+    undone = (view.get("hetun") or {}).get("undone") or {}
+    kept = list(undone.get("kept") or [])
+    message = f"deepseek-ls: mission undone in {', '.join(restored) or 'no file'}"
+    if undone.get("via", "").startswith("workspace/applyEdit"):
+        message += " (in the editor: save to write it)"
+    if kept:
+        message += f"; left as they are (changed after the mission's checkpoint, not by it): {', '.join(kept)}"
+    ls.show_message(message)
+    return {"session_id": a.session_id, "restored": restored, "kept": kept}
 
 
 def register(server: DeepSeekServer) -> None:

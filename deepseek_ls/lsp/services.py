@@ -31,7 +31,7 @@ EDITOR_SETTINGS = "editor settings"
 class Services:
     def __init__(
         self, root: Path, config: Config, ui: UIPort, *, on_state_change: Callable[[Any], None] | None = None,
-        applier: Callable[..., Any] | None = None,
+        applier: Callable[..., Any] | None = None, restorer: Callable[..., Any] | None = None,
     ) -> None:
         self.root = root
         self.config = config
@@ -39,6 +39,7 @@ class Services:
         # Given to every agent built here (a rebuilt agent after new settings too).
         self.on_state_change = on_state_change
         self.applier = applier  # how the agent's own applies reach the editor (`World.applier`)
+        self.restorer = restorer  # how its undos do (`Agent.restorer`)
         self._built: dict[str, Any] = {}
         self.overlay = self._try("overlay", self._make_overlay)
 
@@ -194,4 +195,5 @@ class Services:
         if self.on_state_change is not None:
             agent.on_state_change(self.on_state_change)
         agent.applier = self.applier
+        agent.restorer = self.restorer
         return agent

@@ -245,18 +245,23 @@ async def cancel_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 
 
 async def undo_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    """Undo the newest checkpoint (a disk apply, or an apply the agent made in the editor) onto the
+    buffers the person sees: what they typed since is kept, an overlap refuses it naming the files."""
+    from deepseek_ls.lsp.editor_undo import undo_checkpoints
+
     store = ls.services.patches if ls.services else None
     if store is None:
         raise RuntimeError("the server is not initialized")
     live = [m for m in store.checkpoints.list() if not m.get("restored")]
-    checkpoint_id = live[-1]["checkpoint_id"] if live else None
-    restored = await asyncio.to_thread(store.undo)
-    if not restored:
+    if not live:
         raise LookupError(
             "nothing to undo: no checkpoint was made (hunks accepted in the editor are undone with the editor's undo)"
         )
-    changed(ls, restored)
-    return {"restored": restored, "checkpoint_id": checkpoint_id}
+    checkpoint_id = live[-1]["checkpoint_id"]
+    outcome = await undo_checkpoints(ls, [checkpoint_id])
+    changed(ls, outcome.restored)
+    return {"restored": outcome.restored, "checkpoint_id": checkpoint_id, "merged": outcome.merged,
+            "unsaved": outcome.in_buffers}
 
 
 def plan_request(ls: DeepSeekServer, raw: Any) -> dict[str, Any] | None:

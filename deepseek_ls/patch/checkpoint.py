@@ -10,6 +10,15 @@ ours: the file now; theirs: the file before the apply), and when that overlaps,
 or the file was created or deleted by hand, nothing at all is restored and
 `UndoRefused` names the files. Removing a file also removes the directories it
 leaves empty (as `git apply` does). Only the newest `keep` checkpoints are kept.
+
+An adapter with buffers (the language server) gives the texts itself: `create(texts=…)` snapshots
+the buffer the person sees (unsaved edits included) instead of the disk, `record_after(texts=…)`
+what the editor's buffer became. `plan_undo` computes the same restore in memory against the text
+the person sees now (buffer, else disk), all or nothing, so the adapter can land it in the buffers
+(`workspace/applyEdit`); `mark_restored` then records it. A checkpoint without a record of what was
+written (a Hetun mission's mark, made before its first write) changes nothing in `plan_undo`: the
+applies after it restore their own files, and a file that differs from the mark without one of them
+holds the person's edits, so it is kept and named.
 """
 
 from __future__ import annotations
@@ -19,6 +28,8 @@ import os
 import secrets
 import shutil
 import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from filelock import FileLock
@@ -33,8 +44,11 @@ class CheckpointStore:
         self.dir = Path(state_dir) / "checkpoints"
         self._lock = FileLock(str(Path(state_dir) / "checkpoints.lock"))
 
-    def create(self, files: list[str], *, label: str = "", meta: dict | None = None) -> str:
-        """Snapshot `files` (workspace-relative); returns the checkpoint id."""
+    def create(self, files: list[str], *, label: str = "", meta: dict | None = None,
+               texts: Mapping[str, str | None] | None = None) -> str:
+        """Snapshot `files` (workspace-relative); returns the checkpoint id. `texts` gives the text of
+        some of them as the person sees it (an open buffer, unsaved edits included; None: the file
+        does not exist): that is snapshotted instead of the disk."""
         # Names sort chronologically, so listing and pruning need not read manifests.
         now = time.time_ns()
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now // 1_000_000_000))
@@ -42,11 +56,19 @@ class CheckpointStore:
         target = self.dir / checkpoint_id
         (target / "files").mkdir(parents=True, exist_ok=True)
         entries = []
+        given = texts or {}
         for rel in files:
             src = self.root / rel
+            dest = target / "files" / rel
+            if rel in given:
+                text = given[rel]
+                if text is not None:
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    dest.write_bytes(text.encode("utf-8", "surrogatepass"))
+                entries.append({"path": rel, "existed": text is not None, "source": "buffer"})
+                continue
             existed = src.is_file()
             if existed:
-                dest = target / "files" / rel
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dest)
             entries.append({"path": rel, "existed": existed})
@@ -81,18 +103,28 @@ class CheckpointStore:
         """Manifests, oldest first."""
         return [m for m in map(self._manifest, self._names()) if m is not None]
 
-    def record_after(self, checkpoint_id: str, files: list[str]) -> None:
-        """Snapshot `files` as the apply left them: undo compares against this to find later edits."""
+    def record_after(self, checkpoint_id: str, files: list[str],
+                     texts: Mapping[str, str | None] | None = None) -> None:
+        """Snapshot `files` as the apply left them: undo compares against this to find later edits.
+        `texts`: what the apply left in the editor's buffers (None: the file is gone), not the disk."""
         target = self.dir / checkpoint_id
         manifest = self._manifest(checkpoint_id)
         if manifest is None:
             return
         after = {}
+        given = texts or {}
         for rel in files:
+            dest = target / "after" / rel
+            if rel in given:
+                text = given[rel]
+                after[rel] = text is not None
+                if text is not None:
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    dest.write_bytes(text.encode("utf-8", "surrogatepass"))
+                continue
             src = self.root / rel
             after[rel] = src.is_file()
             if after[rel]:
-                dest = target / "after" / rel
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dest)
         manifest["after"] = after
@@ -159,6 +191,102 @@ class CheckpointStore:
             manifest["restored"] = True
             _write_json(self.dir / cid / "manifest.json", manifest)
             return cid, restored, manifest.get("meta", {})
+
+
+    def plan_undo(self, checkpoint_ids: list[str], read_now: Callable[[str], str | None]) -> "UndoPlan":
+        """What undoing `checkpoint_ids` (newest first, none restored yet) does to the text the person
+        sees now (`read_now(path)`: the open buffer, else the disk; None: no such file), in memory and
+        all or nothing: each apply is taken out three-way (base: what it wrote; ours: the text now;
+        theirs: the text before it), so what was typed since stays. Raises `UndoRefused` naming the
+        files when an edit overlaps what is to be restored, or a file was deleted or created again."""
+        manifests = []
+        for cid in checkpoint_ids:
+            manifest = self._manifest(cid)
+            if manifest is None or manifest.get("restored"):
+                raise LookupError(f"checkpoint {cid} is already restored or gone")
+            manifests.append(manifest)
+        original: dict[str, str | None] = {}
+        state: dict[str, str | None] = {}
+        restored: list[str] = []  # files an apply's record covers, in order
+        kept: list[str] = []
+        refused: list[str] = []
+        merged_files: set[str] = set()
+        for manifest in manifests:
+            cid = manifest["checkpoint_id"]
+            for entry in manifest["files"]:
+                rel = entry["path"]
+                if rel not in state:
+                    original[rel] = state[rel] = read_now(rel)
+                now = state[rel]
+                try:
+                    before = _text(_read(self.dir / cid / "files" / rel)) if entry["existed"] else None
+                    wrote = manifest.get("after", {}).get(rel)
+                    after = _text(_read(self.dir / cid / "after" / rel)) if wrote else None
+                except (UnicodeDecodeError, AttributeError):
+                    refused.append(f"{rel}: its checkpoint is not UTF-8 text, so it cannot be restored in the editor")
+                    continue
+                if wrote is None:  # a mark made before the writes: the applies after it restore their own
+                    if rel not in restored and now != before and rel not in kept:
+                        kept.append(rel)
+                    continue
+                if rel not in restored:
+                    restored.append(rel)
+                if now == after:
+                    state[rel] = before
+                    continue
+                if now is None or after is None or before is None:
+                    what = "deleted" if now is None else "created again"
+                    refused.append(f"{rel}: it was {what} after the apply")
+                    continue
+                merged = merge_three_way(after, now, before, label=rel)
+                if not merged.ok:
+                    refused.append(merged.report.replace("the file changed since the patch was staged",
+                                                         "edited after the apply"))
+                    continue
+                state[rel] = merged.text
+                merged_files.add(rel)
+        if refused:
+            raise UndoRefused(
+                "undo refused, nothing was changed: edits made after the apply overlap what it would restore\n"
+                + "\n".join(f"  - {r}" for r in refused)
+                + "\nrevert those edits by hand, or keep the applied change",
+                list(dict.fromkeys(r.split(":", 1)[0] for r in refused)),
+            )
+        kept = [rel for rel in kept if rel not in restored]
+        changes = [FileUndo(rel, original[rel], state[rel], merged=rel in merged_files)
+                   for rel in restored if state[rel] != original[rel]]
+        covers = [[e["path"] for e in m["files"] if m.get("after", {}).get(e["path"]) is not None] for m in manifests]
+        return UndoPlan(checkpoint_ids=list(checkpoint_ids), files=changes, restored=restored, kept=kept,
+                        meta=[m.get("meta", {}) for m in manifests], covers=covers)
+
+    def mark_restored(self, checkpoint_ids: list[str]) -> None:
+        """Record `checkpoint_ids` as restored (after the adapter landed their `plan_undo`)."""
+        with self._lock:
+            for cid in checkpoint_ids:
+                manifest = self._manifest(cid)
+                if manifest is not None:
+                    manifest["restored"] = True
+                    _write_json(self.dir / cid / "manifest.json", manifest)
+
+
+@dataclass
+class FileUndo:
+    """One file of an undo: the text it was computed from and the text to restore (None: remove)."""
+
+    path: str
+    now: str | None
+    target: str | None
+    merged: bool = False  # edits made after the apply were kept (3-way)
+
+
+@dataclass
+class UndoPlan:
+    checkpoint_ids: list[str]  # newest first
+    files: list[FileUndo]  # the files whose text changes
+    restored: list[str]  # every file an apply's record covers
+    kept: list[str] = field(default_factory=list)  # changed after a mark with no apply to undo: left as is
+    meta: list[dict] = field(default_factory=list)  # each checkpoint's
+    covers: list[list[str]] = field(default_factory=list)  # each checkpoint's files with a record of the apply
 
 
 class UndoRefused(Exception):

@@ -18,7 +18,7 @@ from typing import Callable
 
 from filelock import FileLock
 
-from deepseek_ls.patch.checkpoint import CheckpointStore, UndoRefused, remove_empty_parents
+from deepseek_ls.patch.checkpoint import CheckpointStore, UndoPlan, UndoRefused, remove_empty_parents
 from deepseek_ls.patch.gate import SafetyGate
 from deepseek_ls.patch.hunks import apply_hunks, find_block, split_lines
 from deepseek_ls.patch.merge import merge_three_way
@@ -329,11 +329,16 @@ class PatchStore:
                 safe_files.unlink(self.root, change.old_path)
                 remove_empty_parents(source, self.root)
 
-    def mark_applied(self, patch_id: str, hunk_ids: list[str], via: str = "workspace/applyEdit") -> PatchSet:
-        """Record hunks as accepted after someone else (the editor) applied them."""
+    def mark_applied(self, patch_id: str, hunk_ids: list[str], via: str = "workspace/applyEdit",
+                     checkpoint_id: str | None = None) -> PatchSet:
+        """Record hunks as accepted after someone else (the editor) applied them (`checkpoint_id`: the
+        snapshot of the buffers it was applied to, when one was made for an undo)."""
         ps = self._set_status(patch_id, hunk_ids, "accepted")
         files = sorted({ps.hunk(h).file for h in hunk_ids})
-        self.sink.emit("PatchApplied@v1", {"patch_id": patch_id, "hunk_ids": list(hunk_ids), "files": files, "via": via})
+        payload = {"patch_id": patch_id, "hunk_ids": list(hunk_ids), "files": files, "via": via}
+        if checkpoint_id:
+            payload["checkpoint_id"] = checkpoint_id
+        self.sink.emit("PatchApplied@v1", payload)
         return ps
 
     def reject(self, patch_id: str, hunk_ids: list[str] | None = None, reason: str = "") -> PatchSet:
@@ -375,6 +380,34 @@ class PatchStore:
                 self._save(ps)
         self.sink.emit("CheckpointRestored@v1", {"checkpoint_id": checkpoint_id, "files": files})
         return files
+
+    def plan_undo(self, checkpoint_ids: list[str], read_now: Callable[[str], str | None]) -> UndoPlan:
+        """`CheckpointStore.plan_undo` against the text the person sees (`read_now`): nothing changes
+        yet. A restore that would lose edits raises `PatchError` naming the files."""
+        try:
+            return self.checkpoints.plan_undo(checkpoint_ids, read_now)
+        except UndoRefused as exc:
+            raise PatchError(str(exc), [str(exc)]) from exc
+
+    def finish_undo(self, plan: UndoPlan, via: str) -> None:
+        """Record an undo an adapter landed (`plan` from `plan_undo`): its checkpoints are restored,
+        their hunks pending again, and each is a `CheckpointRestored@v1` saying what was undone."""
+        with self._lock:
+            self.checkpoints.mark_restored(plan.checkpoint_ids)
+            for meta in plan.meta:
+                patch_id = meta.get("patch_id")
+                if patch_id and self._path(patch_id).is_file():
+                    ps = self.get(patch_id)
+                    for hunk in ps.hunks:
+                        if hunk.hunk_id in meta.get("hunk_ids", []):
+                            hunk.status = "pending"
+                    self._save(ps)
+        for cid, meta, covers in zip(plan.checkpoint_ids, plan.meta, plan.covers):
+            payload = {"checkpoint_id": cid, "files": covers, "via": via,
+                       "merged": [f.path for f in plan.files if f.merged and f.path in covers], "kept": plan.kept}
+            if meta.get("patch_id"):
+                payload["patch_id"] = meta["patch_id"]  # routes the event to the session that applied it
+            self.sink.emit("CheckpointRestored@v1", payload)
 
     # -- storage -----------------------------------------------------------
 

@@ -287,6 +287,17 @@ class MissionCheckpoint(Payload):
     files: list[str] = Field(default_factory=list)
 
 
+class MissionUndone(Payload):
+    """The mission was undone in one action: `files` restored (`via` the editor's buffers or the disk);
+    `kept` changed after the checkpoint with no apply of the mission to take out, left as they are."""
+
+    mission_id: str
+    checkpoint_id: str
+    files: list[str] = Field(default_factory=list)
+    via: str = "disk"
+    kept: list[str] = Field(default_factory=list)
+
+
 class LaneSpawned(Payload):
     """A step scheduled into a teammate lane (agent/lanes): queued until a lane slot is free."""
 
@@ -380,6 +391,7 @@ KINDS: dict[str, type[Payload]] = {
         MissionProposed,
         MissionDecided,
         MissionCheckpoint,
+        MissionUndone,
     )
 }
 

@@ -288,6 +288,13 @@ class BufferEditor:
                 self.buffers[uri] = (after, 1)
                 open_doc(self.client, uri, after, version=1)
 
+    def type(self, rel: str, text: str) -> None:
+        """The person edits the buffer (a whole-text didChange), without saving."""
+        uri = file_uri(self.root, rel)
+        version = self.buffers[uri][1] + 1
+        self.buffers[uri] = (text, version)
+        replace_all(self.client, uri, text, version=version)
+
     def save(self, rel: str) -> None:
         uri = file_uri(self.root, rel)
         (self.root / rel).write_text(self.buffers[uri][0])

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lsp_harness import ADD_FIX, BufferEditor, lenses, open_doc, replace_all, run, wait_until_async
+from lsp_harness import ADD_FIX, APP, BufferEditor, lenses, open_doc, replace_all, run, wait_until_async
 
 from deepseek_ls.lsp import names
 
@@ -84,8 +84,13 @@ async def test_hetun_mission_modify_approve_verify_undo(agent_editor, fake_deeps
     titles = [lens.command.title for lens in await lenses(client, uri)]
     assert titles == ["↶ Undo mission"]
 
+    # Undo lands in the buffer too (workspace/applyEdit), never under it; the save writes it.
     undone = await run(client, names.CMD_UNDO_MISSION, {"session_id": sid})
-    assert undone["restored"] == ["app.py"] and "a - b" in (app_workspace / "app.py").read_text()
+    assert undone["restored"] == ["app.py"] and editor.text("app.py") == APP
+    assert "a + b" in (app_workspace / "app.py").read_text() and len(state.applied_edits) == 2
+    editor.save("app.py")
+    assert (app_workspace / "app.py").read_text() == APP
+    assert [lens.command.title for lens in await lenses(client, uri)] == []
 
 
 async def test_hetun_reject_runs_nothing(agent_editor, fake_deepseek, app_workspace: Path) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 
-def undo_since(patches: Any, mark: str, session_id: str) -> list[str]:
-    """Restore the checkpoints from the newest down to `mark` (the mission's, made before its first
-    write). Refused before anything changes when a later checkpoint belongs to another session."""
+def mission_chain(patches: Any, mark: str, session_id: str) -> list[str]:
+    """The unrestored checkpoints from `mark` (the mission's, made before its first write) to the
+    newest, newest first. Refused (`LookupError`) when a later checkpoint belongs to another session."""
     live = [m for m in patches.checkpoints.list() if not m.get("restored")]
     ids = [m["checkpoint_id"] for m in live]
     if mark not in ids:
@@ -24,8 +24,14 @@ def undo_since(patches: Any, mark: str, session_id: str) -> list[str]:
         if owner != session_id:
             raise LookupError(f"undo refused, nothing was changed: {m.get('label') or m['checkpoint_id']} was "
                               "applied after the mission by something else; undo that first")
+    return [m["checkpoint_id"] for m in reversed(later)]
+
+
+def undo_since(patches: Any, mark: str, session_id: str) -> list[str]:
+    """Restore the mission's checkpoints on disk (no editor), newest first, one by one."""
+    chain = mission_chain(patches, mark, session_id)
     restored: list[str] = []
-    for _ in later:
+    for _ in chain:
         for f in patches.undo():
             if f not in restored:
                 restored.append(f)
