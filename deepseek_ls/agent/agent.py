@@ -394,7 +394,7 @@ class Agent:
             outcome = await self.restorer(chain)
             restored, via, kept = outcome.restored, "workspace/applyEdit", outcome.kept
         rt.session.emit("MissionUndone@v1", {"mission_id": checkpoint.get("mission_id", ""), "checkpoint_id": mark,
-                                             "files": restored, "via": via, "kept": kept})
+                                             "files": restored, "via": via, "kept": kept, "external": True})
         return restored
 
     async def run_plan(self, plan: Plan, *, prompt: str, on_session: Callable[[str], None] | None = None,

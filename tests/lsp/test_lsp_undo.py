@@ -70,6 +70,8 @@ async def test_never_clobber_undo_mission_keeps_what_was_typed_after_it(
     assert "↶ Undo mission" not in titles
     with pytest.raises(JsonRpcException, match="already undone"):
         await run(client, names.CMD_UNDO_MISSION, {"session_id": sid})
+    replay = cli(app_workspace, "replay", sid, "--rerun", "--json")  # the undo is part of the recorded session
+    assert replay.returncode == 0 and json.loads(replay.stdout)["ok"], replay.stdout + replay.stderr
 
 
 async def test_never_clobber_undo_mission_refused_when_the_typing_overlaps_it(
