@@ -28,6 +28,10 @@ from deepseek_ls.tools.overlay import read_disk_text
 log = logging.getLogger(__name__)
 
 # How long an apply waits for the editor to send the edited buffers back (didOpen / didChange).
+# Not skipped on `applied: true` although the resulting text is known: the server's copy of a buffer
+# (incremental sync) only moves by the editor's own didChange, which describes this same edit against
+# the old version, so setting the text here would apply it twice; and the next versioned edit needs
+# the version the editor gave the buffer, which only that didChange says.
 CATCH_UP_SECONDS = 5.0
 
 

@@ -47,6 +47,10 @@ class UndoOutcome:
 class UndoNotApplied(RuntimeError):
     """The undo was not made (a conflict, the editor refused it); nothing was changed."""
 
+    @property
+    def user_message(self) -> str:  # an expected outcome, shown as it is (lsp/guard.py)
+        return str(self)
+
 
 def _buffers(ls: DeepSeekServer) -> dict[str, tuple[str, int | None]]:
     """The open buffers under the workspace, by path: their text and version, taken at once."""

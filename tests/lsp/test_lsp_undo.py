@@ -161,3 +161,26 @@ async def test_never_clobber_undo_last_apply_refused_when_the_buffer_overlaps(ed
         await run(client, names.CMD_UNDO, {})
     assert buffers.text("app.py") == typed and state.applied_edits == []
     assert "a + b" in (workspace / "app.py").read_text()
+
+
+async def test_never_clobber_undo_the_editor_refuses_changes_nothing(editor, workspace: Path) -> None:
+    """The editor answers applied=false to the undo's edit: the file already restored on disk is
+    put back, the checkpoint stays to undo, and the person is told."""
+    client, state = editor
+    (workspace / "app.py").write_text(APP)
+    (workspace / "notes.txt").write_text("one\n")
+    (workspace / "fix.diff").write_text(FIX_DIFF + "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1,2 @@\n one\n+two\n")
+    buffers = BufferEditor(client, state, workspace)
+    buffers.open("app.py")
+    assert cli(workspace, "apply", "--diff", "fix.diff", "--yes").returncode == 0
+    buffers.type("app.py", (workspace / "app.py").read_text())
+    state.apply_result = False
+
+    with pytest.raises(JsonRpcException, match="did not apply the edit of app.py"):
+        await run(client, names.CMD_UNDO, {})
+    assert "a + b" in buffers.text("app.py") and (workspace / "notes.txt").read_text() == "one\ntwo\n"
+    assert not any(json.loads((d / "manifest.json").read_text())["restored"]
+                   for d in (workspace / ".deepseek" / "checkpoints").iterdir())
+    state.apply_result = True
+    undone = await run(client, names.CMD_UNDO, {})
+    assert buffers.text("app.py") == APP and (workspace / "notes.txt").read_text() == "one\n", undone
