@@ -294,7 +294,8 @@ class Session:
         self._lane(p, "failed", reason=p.get("reason", ""))
 
     def _on_LaneMerged(self, p: dict[str, Any]) -> None:
-        self._lane(p, "merged" if p.get("ok") else "conflict", reason=p.get("conflict") or "")
+        state = "merged" if p.get("ok") else "refused" if p.get("binary_files") else "conflict"
+        self._lane(p, state, reason=p.get("conflict") or "")
 
     def lanes_view(self) -> dict[str, Any]:
         """`{running, queued, lanes: [...]}`; a step's lane is the last one spawned for it."""

@@ -324,8 +324,9 @@ class LaneCompleted(Payload):
     lane_id: str
     step_id: str
     lane_session_id: str
-    diff: str = ""
+    diff: str = ""  # of its UTF-8 text files
     files: list[str] = Field(default_factory=list)
+    binary_files: list[str] = Field(default_factory=list)  # changed files that are not UTF-8 text (not in `diff`)
     lane_state: str = "Completed"
     verified: bool = False
 
@@ -347,7 +348,8 @@ class LaneMerged(Payload):
     step_id: str
     ok: bool
     patch_ids: list[str] = Field(default_factory=list)
-    conflict: str | None = None
+    conflict: str | None = None  # why it was not merged
+    binary_files: list[str] = Field(default_factory=list)  # not merged because these are not UTF-8 text
 
 
 KINDS: dict[str, type[Payload]] = {

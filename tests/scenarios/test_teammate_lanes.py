@@ -292,3 +292,117 @@ async def test_no_leak_a_cancel_while_lanes_run_pauses_and_removes_every_worktre
         await asyncio.sleep(0.1)
     assert "lane/" not in git(repo, "branch", "--list") and git(repo, "worktree", "list").count("\n") == 1
     assert (repo / "app.py").read_text().count("a - b") == 1  # nothing written
+
+
+# -- what a lane's result may hold: deletions, new files, binary files (issue 19) -----------------
+
+DROP_UTIL = "```diff\n--- a/util.py\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-def double(x):\n-    return x * 2\n```"
+NEW_HELPERS = ("```diff\n--- /dev/null\n+++ b/helpers.py\n@@ -0,0 +1,2 @@\n+def triple(x):\n+    return x * 3\n```\n"
+               "```diff\n--- /dev/null\n+++ b/pkg/__init__.py\n```")
+
+
+async def test_a_lanes_deleted_and_new_files_merge_as_deletions_and_additions(make_agent, fake_deepseek, repo,
+                                                                               tmp_path):
+    """Lane 2 deletes util.py and creates helpers.py and an empty pkg/__init__.py: its result is staged as
+    a deletion and two additions, each reviewed by the person like any change, and the workspace ends
+    byte-identical to the sequential run."""
+    sequential = tmp_path / "sequential"
+    shutil.copytree(repo, sequential)
+    plan = plan_json(("Fix add", ["app.py"]), ("Replace util", ["util.py", "helpers.py", "pkg/__init__.py"]),
+                     verification=["git status"])
+
+    def script_it() -> None:
+        fake_deepseek.add({"match": {"role": "planner"}, "content": plan})
+        fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Fix add"}, "content": FIX_ADD})
+        fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Replace util"},
+                           "content": DROP_UTIL + "\n" + NEW_HELPERS})
+
+    script_it()
+    ui = ScriptedUI()
+    agent = make_agent(ui=ui, config=lane_config())
+    view = await agent.run("Fix add and replace util with helpers")
+    assert view["state"] == "Completed", view["state_reason"]
+    log = events(agent, view["session_id"])
+    merged = [e.payload for e in log if e.kind == "LaneMerged@v1"]
+    assert [m["ok"] for m in merged] == [True, True]
+    assert not any(e.kind == "FailureClassified@v1" for e in log)
+    staged = {e.payload["patch_id"]: e.payload for e in log if e.kind == "PatchStaged@v1"}
+    lane2 = staged[merged[1]["patch_ids"][0]]
+    assert sorted(lane2["files"]) == ["helpers.py", "pkg/__init__.py", "util.py"]
+    assert "deleted file mode" in lane2["diff"] and "+++ b/helpers.py" in lane2["diff"]
+    reviewed = {f for a in ui.approvals if a.patch_id == lane2["patch_id"] for f in a.files}
+    assert reviewed == {"helpers.py", "pkg/__init__.py", "util.py"}  # the person was asked, deletion included
+    assert not (repo / "util.py").exists()
+    assert (repo / "helpers.py").read_text() == "def triple(x):\n    return x * 3\n"
+    assert (repo / "pkg" / "__init__.py").read_bytes() == b""
+
+    from deepseek_ls.agent import Agent
+    from deepseek_ls.llm.client import LLMClient
+
+    seq = Agent(sequential, lane_config(False), llm=LLMClient(lane_config(False).llm), ui=ScriptedUI())
+    try:
+        script_it()
+        seq_view = await seq.run("Fix add and replace util with helpers")
+    finally:
+        await seq.llm.aclose()
+    assert seq_view["state"] == "Completed"
+    for name in ("app.py", "helpers.py", "pkg/__init__.py", "util.py"):
+        assert (repo / name).exists() == (sequential / name).exists(), name
+        if (repo / name).exists():
+            assert (repo / name).read_bytes() == (sequential / name).read_bytes(), name
+
+
+BUILD_TEST = '''from pathlib import Path
+
+STAMP = Path(__file__).resolve().parent.parent / "stamp.txt"
+
+
+def test_stamp_is_built():
+    if STAMP.read_bytes() == b"v2\\n":  # the build turns a bumped stamp into its binary form
+        STAMP.write_bytes(b"v2\\x00\\xff\\xfe")
+'''
+BUMP = (diff("stamp.txt", ["v1"], ["v2"]) + "\n"
+        + "```diff\n--- a/notes.md\n+++ b/notes.md\n@@ -1,1 +1,2 @@\n # notes\n+- stamp bumped to v2\n```")
+
+
+async def test_a_lane_that_changed_a_binary_file_is_refused_whole_naming_it(make_agent, fake_deepseek, workspace):
+    """Lane 2's verification turns stamp.txt into binary bytes: its result (stamp.txt + notes.md) is not
+    merged at all — not even notes.md — with a message naming stamp.txt, and the step runs in the
+    workspace as without lanes."""
+    (workspace / "stamp.txt").write_text("v1\n")
+    (workspace / "notes.md").write_text("# notes\n")
+    (workspace / "tests" / "test_stamp.py").write_text(BUILD_TEST)
+    git(workspace, "init", "-q", "-b", "main")
+    git(workspace, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    git(workspace, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(
+        ("Fix add", ["app.py"]), ("Bump stamp", ["stamp.txt", "notes.md"]),
+        verification=["python -m pytest -q tests/test_stamp.py"])})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Fix add"}, "content": FIX_ADD})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Bump stamp"}, "content": BUMP})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "which is not UTF-8 text"}, "content": BUMP})
+    ui = ScriptedUI()
+    agent = make_agent(ui=ui, config=lane_config())
+    view = await agent.run("Fix add and bump the stamp")
+    assert view["state"] == "Completed", view["state_reason"]
+    log = events(agent, view["session_id"])
+    steps = {s["title"]: s["step_id"] for s in view["plan"]["steps"]}
+    done = {e.payload["step_id"]: e.payload for e in log if e.kind == "LaneCompleted@v1"}
+    assert done[steps["Bump stamp"]]["binary_files"] == ["stamp.txt"]
+    assert "stamp.txt" not in done[steps["Bump stamp"]]["diff"] and "notes.md" in done[steps["Bump stamp"]]["diff"]
+    merged = {e.payload["step_id"]: (e.seq_no, e.payload) for e in log if e.kind == "LaneMerged@v1"}
+    assert merged[steps["Fix add"]][1]["ok"] is True
+    refused_at, refused = merged[steps["Bump stamp"]]
+    assert refused["ok"] is False and refused["patch_ids"] == [] and refused["binary_files"] == ["stamp.txt"]
+    assert "stamp.txt, which is not UTF-8 text" in refused["conflict"]
+    assert not any(e.kind == "FailureClassified@v1" for e in log)  # nothing clashed: not a PatchMismatch
+    assert any(c == "status" and "not merged" in t and "stamp.txt" in t for c, t in ui.streamed)
+    lanes = {lane["step_id"]: lane for lane in agent.session_view(view["session_id"])["lanes"]["lanes"]}
+    assert lanes[steps["Bump stamp"]]["state"] == "refused" and "stamp.txt" in lanes[steps["Bump stamp"]]["reason"]
+    # Never half-applied: notes.md is staged once, by the step's run in the workspace after the refusal.
+    notes = [e for e in log if e.kind == "PatchStaged@v1" and "notes.md" in e.payload["files"]]
+    assert len(notes) == 1 and notes[0].seq_no > refused_at and not notes[0].payload["diff"].startswith("diff --git")
+    # The workspace ends as the sequential run leaves it: the build ran here on the bumped stamp.
+    assert (workspace / "stamp.txt").read_bytes() == b"v2\x00\xff\xfe"
+    assert (workspace / "notes.md").read_text() == "# notes\n- stamp bumped to v2\n"
+    assert "a + b" in (workspace / "app.py").read_text()

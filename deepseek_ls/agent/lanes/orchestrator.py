@@ -14,6 +14,11 @@ its hunks no longer fit the workspace (the person edited those lines
 meanwhile) — is a `PatchMismatch`: counted against the failure budget, and the
 step runs again in the workspace with the conflict as feedback. A failed
 verification after the merge goes into the ordinary recovery loop.
+
+A lane's deletions and new files are staged as deletions and additions, reviewed
+like any hunk. A result that changed a file that is not UTF-8 text (binary) is
+refused whole, naming the file — never staged in part — and its step runs in
+the workspace.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from deepseek_ls.agent.lanes.schedule import wave
 from deepseek_ls.patch import PatchError
 
 if TYPE_CHECKING:
+    from deepseek_ls.agent.lanes.runner import LaneResult
+    from deepseek_ls.agent.plan import Step
     from deepseek_ls.agent.runtime import SessionRuntime
 
 
@@ -60,6 +67,9 @@ async def run_wave(rt: "SessionRuntime", want: str | None = None) -> list[str] |
             _mark(rt, current.step_id, "done", "no change (teammate lane)")
             session.emit("LaneMerged@v1", {"lane_id": result.lane_id, "step_id": step.step_id, "ok": True})
             continue
+        if result.binary:
+            _refuse_binary(rt, result, current)
+            continue
         conflict = None
         overlap = sorted(f for f in result.files if f in merged_files)
         if overlap:
@@ -90,6 +100,24 @@ async def run_wave(rt: "SessionRuntime", want: str | None = None) -> list[str] |
     if staged:
         _to(rt, "AwaitingApproval", f"{len(staged)} lane result(s) staged for review")
     return staged
+
+
+def _refuse_binary(rt: "SessionRuntime", result: "LaneResult", step: "Step") -> None:
+    """A lane result that changed a file that is not UTF-8 text: a PatchSet (text hunks the person
+    reviews) cannot carry it, and staging only the rest would half-apply the step. Nothing of it is
+    merged; the step runs in the workspace, as without lanes. Not a conflict: nothing clashed."""
+    session = rt.session
+    names = ", ".join(result.binary)
+    what = "is not" if len(result.binary) == 1 else "are not"
+    reason = (f"its lane changed {names}, which {what} UTF-8 text; a lane's result is handed back as text hunks "
+              "for review, so none of it was merged")
+    session.emit("LaneMerged@v1", {"lane_id": result.lane_id, "step_id": step.step_id, "ok": False,
+                                   "conflict": reason, "binary_files": result.binary})
+    rt.lane_feedback[step.step_id] = (f"step '{step.title}' ran in a teammate lane, but {reason}; "
+                                      "it runs here in the workspace instead")
+    rt.lane_failed.add(step.step_id)
+    rt.ui.stream("status", f"lane of step '{step.title}' not merged: {reason}; it runs in the workspace",
+                 session_id=session.session_id)
 
 
 def _to(rt: "SessionRuntime", state: str, reason: str) -> None:

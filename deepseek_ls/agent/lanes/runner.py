@@ -45,6 +45,7 @@ class LaneResult:
     files: list[str] = field(default_factory=list)
     reason: str = ""
     lane_session_id: str | None = None
+    binary: list[str] = field(default_factory=list)  # changed files that are not UTF-8 text
 
 
 def branch_name(session_id: str, step_id: str) -> str:
@@ -143,7 +144,7 @@ class LaneRunner:
                         lane_rt = agent._runtimes.get(lane_sid or "")
                         verified = lane_rt is not None and lane_rt.session.verification_failures == 0
                         files = sorted({f for p in view["patches"] if p["applied"] for f in p["files"]})
-                        diff = await asyncio.to_thread(wt_ops.result_diff, tree, files)
+                        result = await asyncio.to_thread(wt_ops.result_diff, tree, files)
                 except TimeoutError:
                     return self._failed(rt, lane_id, step, f"the lane ran longer than agent_loop.lane_timeout_seconds "
                                         f"({timeout:g}s) and was cancelled", lane_sid, "LaneTimeout")
@@ -152,12 +153,13 @@ class LaneRunner:
                 return self._failed(rt, lane_id, step, f"the lane ended {view['state']}: {why or 'no reason given'}",
                                     lane_sid, "Lane" + view["state"])
             session.emit("LaneCompleted@v1", {"lane_id": lane_id, "step_id": step.step_id, "lane_session_id": lane_sid,
-                                              "diff": diff, "files": files, "lane_state": view["state"],
-                                              "verified": verified})
+                                              "diff": result.diff, "files": files, "binary_files": result.binary,
+                                              "lane_state": view["state"], "verified": verified})
             rt.ui.stream("status", f"{label}: step '{step.title}' done ({len(files)} file(s) changed)",
                          session_id=session.session_id)
             self.owner.tell_lanes(session.session_id, f"{label} completed")
-            return LaneResult(lane_id, step.step_id, True, diff, files, lane_session_id=lane_sid)
+            return LaneResult(lane_id, step.step_id, True, result.diff, files, lane_session_id=lane_sid,
+                              binary=result.binary)
         except asyncio.CancelledError:
             self._failed(rt, lane_id, step, "cancelled", lane_sid, "CancelledError")
             raise

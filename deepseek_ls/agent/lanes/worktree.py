@@ -182,17 +182,56 @@ def _copy_uncommitted(home: git_safety.SafeGit, tree: Path, prefix: Path, policy
     return copied
 
 
-def result_diff(wt: Worktree, files: list[str]) -> str:
-    """The lane's change of `files` (workspace-relative) against its base, as a git unified diff."""
+@dataclass
+class LaneDiff:
+    """A lane's result: the unified diff of its text files (additions and deletions included) and
+    the files it changed that are not UTF-8 text, which a PatchSet cannot carry."""
+
+    diff: str
+    binary: list[str]
+
+
+def result_diff(wt: Worktree, files: list[str]) -> LaneDiff:
+    """The lane's change of `files` (workspace-relative) against its base.
+
+    A file counts as text when what it holds on both sides (the base, the lane; a side where it
+    does not exist is nothing) is UTF-8: such a file is diffed as text whatever git's attributes
+    or its NUL-byte guess say (`-diff`, `binary`), because the PatchSet it becomes is text. Any
+    other file is listed in `binary`, never in the diff."""
     if not files:
-        return ""
+        return LaneDiff("", [])
     prefix = wt.root.relative_to(wt.tree)
-    paths = [(prefix / f).as_posix() for f in sorted(set(files))]
+    rels = sorted(set(files))
+    paths = [(prefix / f).as_posix() for f in rels]
     lane = safe_git(wt.tree)
     git(lane, "add", "-A", "--", *paths)
+    text = [path for path in paths if _utf8_both_sides(lane, wt, path)]
+    binary = [rel for rel, path in zip(rels, paths) if path not in text]
+    if not text:
+        return LaneDiff("", binary)
     rel = [] if str(prefix) == "." else [f"--relative={prefix.as_posix()}"]
-    return git(lane, "diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
-               "--ignore-submodules=all", "--src-prefix=a/", "--dst-prefix=b/", *rel, wt.base, "--", *paths)
+    diff = git(lane, "diff", "--cached", "--text", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
+               "--ignore-submodules=all", "--src-prefix=a/", "--dst-prefix=b/", *rel, wt.base, "--", *text)
+    return LaneDiff(diff, binary)
+
+
+def _utf8_both_sides(lane: git_safety.SafeGit, wt: Worktree, path: str) -> bool:
+    now = wt.tree / path
+    if now.is_symlink() or (now.exists() and not now.is_file()):
+        return False  # a symlink or a directory (a submodule) is no text file
+    sides = [now.read_bytes()] if now.exists() else []
+    try:
+        before = lane.run("cat-file", "blob", f"{wt.base}:{path}", check=False)  # fails: not in the base
+    except git_safety.GitError as exc:
+        raise LaneError(str(exc)) from exc
+    if before.returncode == 0:
+        sides.append(before.stdout)
+    try:
+        for data in sides:
+            data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def remove(wt: Worktree) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from deepseek_ls.agent.lanes import worktree as wt
+from deepseek_ls.patch.parse import parse_diff
 
 DENY = [".env", ".env.*", "**/*.pem"]
 
@@ -70,11 +71,48 @@ def test_the_result_is_the_lanes_change_against_its_base(repo):
         (tree.root / "a.py").write_text("a = 3\n")
         (tree.root / "c.py").write_text("c = 1\n")
         (tree.root / "junk.pyc").write_text("not asked for")
-        diff = wt.result_diff(tree, ["a.py", "c.py"])
+        result = wt.result_diff(tree, ["a.py", "c.py"])
     finally:
         wt.remove(tree)
+    diff = result.diff
     assert "-a = 2\n+a = 3\n" in diff and "+++ b/c.py" in diff and "junk" not in diff
+    assert result.binary == []
     assert (repo / "a.py").read_text() == "a = 2\n"
+
+
+def test_a_result_carries_deletions_new_files_and_text_git_calls_binary(repo):
+    """Deletions and new (also empty) files come back as such; a UTF-8 file git would show as
+    "Binary files differ" (a `-diff` attribute, a NUL byte) comes back as a text diff; a file
+    that is not UTF-8 text is named in `binary` and left out of the diff."""
+    (repo / "empty.py").write_text("")
+    (repo / "data.txt").write_text("one\n")
+    (repo / "nul.txt").write_text("a\x00b\n")
+    (repo / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff")
+    (repo / ".gitattributes").write_text("data.txt -diff\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "more")
+    tree = make(repo)
+    try:
+        (tree.root / "gone.py").unlink()
+        (tree.root / "empty.py").unlink()
+        (tree.root / "pkg").mkdir()
+        (tree.root / "pkg" / "__init__.py").write_text("")
+        (tree.root / "data.txt").write_text("two\n")
+        (tree.root / "nul.txt").write_text("a\x00c\n")
+        (tree.root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xfe")
+        (tree.root / "a.py").write_bytes(b"a = '\xe9'\n")  # text made latin-1: not UTF-8 any more
+        result = wt.result_diff(tree, ["gone.py", "empty.py", "pkg/__init__.py", "data.txt", "nul.txt", "logo.png",
+                                       "a.py"])
+    finally:
+        wt.remove(tree)
+    assert result.binary == ["a.py", "logo.png"]
+    files = {f.path: f for f in parse_diff(result.diff)}
+    assert sorted(files) == ["data.txt", "empty.py", "gone.py", "nul.txt", "pkg/__init__.py"]
+    assert files["gone.py"].kind == "delete" and files["gone.py"].hunks[0].old_seq == ["x = 1\n"]
+    assert files["empty.py"].kind == "delete" and files["pkg/__init__.py"].kind == "add"
+    assert files["data.txt"].hunks[0].body == [("-", "one\n"), ("+", "two\n")]
+    assert files["nul.txt"].hunks[0].body == [("-", "a\x00b\n"), ("+", "a\x00c\n")]
+    assert not any(f.binary for f in files.values())
 
 
 def test_no_leak_a_killed_runs_lanes_are_cleaned_at_the_next_start(repo):

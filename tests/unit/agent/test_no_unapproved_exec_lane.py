@@ -137,7 +137,7 @@ def _run_a_lane(root: Path) -> str:
         (tree.root / "src" / "notes.txt").write_text("third, by the lane\n")
         (tree.root / "src" / "app.py").write_text("def add(a, b):\n    return a + b\n")
         (tree.root / "src" / "made.txt").write_text("made by the lane\n")
-        diff = wt.result_diff(tree, ["src/notes.txt", "src/app.py", "src/made.txt"])
+        diff = wt.result_diff(tree, ["src/notes.txt", "src/app.py", "src/made.txt"]).diff
     finally:
         wt.remove(tree)
     wt.cleanup_stale(root, state)
