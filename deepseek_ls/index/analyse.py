@@ -1,5 +1,5 @@
 """The CPU-heavy half of indexing a file, kept free of tantivy so it can run in
-worker processes: hash, skip decisions, symbols and sub-words; all but the
+worker processes: hash, skip decisions, symbols and normalised identifiers; all but the
 file's text, which the caller already holds.
 
 `analyse_batch` is what a build's process pool runs; small builds and
@@ -19,7 +19,7 @@ from deepseek_ls.policy.secret_files import secret_kind
 
 from .languages import language_for, looks_binary
 from .symbols import Symbol, extract_symbols
-from .tokenize import identifier_parts, split_identifier, words_of
+from .tokenize import normalised_identifiers, split_identifier, words_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +34,7 @@ class AnalysedFile:
     path_words: str  # the `path_text` field: the path and its sub-words
     symbol_words: str  # the `symbols` field: top-level names and their sub-words
     symbol_table: bytes  # stored JSON [[name, kind, line], ...] for the repo map
-    parts: str  # the `parts` field: sub-words of compound identifiers
+    idents: str  # the `idents` field: compound identifiers, normalised
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +61,7 @@ def analyse(path: str, data: bytes, *, max_file_bytes: int) -> AnalysedFile | Sk
     if looks_binary(data):
         return Skipped(path, "binary", digest)
     text = decode(data)
-    words = words_of(data)  # for the secret check's gates and the sub-words
+    words = words_of(data)  # for the secret check's gates and the identifiers
     if secret_kind(text, words) is not None:  # a credential file with no telling name: never indexed
         return Skipped(path, "secret", digest)
     lang = language_for(path)
@@ -71,7 +71,7 @@ def analyse(path: str, data: bytes, *, max_file_bytes: int) -> AnalysedFile | Sk
         path_words=" ".join([path, *split_identifier(path.replace("/", "_").replace(".", "_"))]),
         symbol_words=" ".join(_symbol_words(symbols)),
         symbol_table=json.dumps([s.to_list() for s in symbols], separators=(",", ":")).encode(),
-        parts=identifier_parts(data, words),
+        idents=normalised_identifiers(data, words),
     )
 
 

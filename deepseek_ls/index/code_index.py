@@ -59,10 +59,13 @@ class _Open:
     # until the manifest changes: a new `_Open` is made, after a reload, on every write.
     searcher: tantivy.Searcher = field(init=False)
     schema: tantivy.Schema = field(init=False)
+    # Hits' paths by their `path_id` (None on a hash collision: hits then fetch their documents).
+    paths_by_id: dict[int, str] | None = field(init=False)
 
     def __post_init__(self) -> None:
         self.searcher = self.index.searcher()
         self.schema = self.index.schema
+        self.paths_by_id = q.paths_by_id(path for path, _ in self.manifest.files)
 
 
 class CodeIndex(IndexWriting):
@@ -309,7 +312,7 @@ class CodeIndex(IndexWriting):
     ) -> q.QueryResult:
         """Ranked files for `text`, with line hits. Raises IndexUnavailable if missing/corrupt."""
         current = self._opened()
-        compiled = q.compile_query(current.index, text)
+        compiled = q.compile_query(current.index, text, current.schema)
         paths = None
         if path_glob:
             key = (current.manifest.merkle_root, path_glob)
@@ -318,7 +321,7 @@ class CodeIndex(IndexWriting):
                 paths = self._glob_cache[key] = q.glob_filter(path_glob, [p for p, _ in current.manifest.files])
         hits = q.run(
             current.index, current.searcher, compiled, top_k=top_k, paths=paths,
-            lang=normalize_language(lang) if lang else None, root=self.root,
+            lang=normalize_language(lang) if lang else None, root=self.root, paths_by_id=current.paths_by_id,
         )
         return q.QueryResult(query=text, fresh=self.is_fresh(), hits=hits, warnings=compiled.warnings)
 
@@ -341,8 +344,11 @@ class CodeIndex(IndexWriting):
         all_paths = [p for p, _ in current.manifest.files]
         ranked: list[str] = []
         if query:
-            compiled = q.compile_query(current.index, query)
-            hits = q.run(current.index, current.searcher, compiled, top_k=50, paths=None, lang=None)
+            compiled = q.compile_query(current.index, query, current.schema)
+            hits = q.run(
+                current.index, current.searcher, compiled, top_k=50, paths=None, lang=None,
+                paths_by_id=current.paths_by_id,
+            )
             ranked = [h.path for h in hits]
         seen = set(ranked)
         order = ranked + [p for p in overview_order(all_paths) if p not in seen]

@@ -16,9 +16,10 @@ def to_document(a: AnalysedFile, text: str) -> tantivy.Document:
     doc.add_text(f.PATH_TEXT, code_text(a.path_words))
     doc.add_text(f.LANG, a.lang)
     doc.add_text(f.CONTENT, code_text(text))
-    doc.add_text(f.PARTS, a.parts)
+    doc.add_text(f.IDENTS, a.idents)
     doc.add_text(f.SYMBOLS, code_text(a.symbol_words))
     doc.add_bytes(f.SYMBOL_TABLE, a.symbol_table)
     doc.add_unsigned(f.SIZE, a.size)
+    doc.add_unsigned(f.PATH_ID, f.path_id(a.path))
     doc.add_text(f.SHA256, a.sha256)
     return doc

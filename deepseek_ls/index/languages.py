@@ -6,8 +6,6 @@ can filter on it; names are the short, lowercase ones people type.
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
-
 _BY_SUFFIX: dict[str, str] = {
     ".py": "python", ".pyi": "python", ".pyw": "python",
     ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
@@ -39,11 +37,14 @@ _SNIFF_BYTES = 8192
 
 
 def language_for(path: str) -> str:
-    """The language name for a workspace-relative path ("text" when unknown)."""
-    p = PurePosixPath(path)
-    if p.name in _BY_NAME:
-        return _BY_NAME[p.name]
-    return _BY_SUFFIX.get(p.suffix.lower(), "text")
+    """The language name for a workspace-relative path ("text" when unknown).
+    (Called for every query hit: string methods, not `PurePosixPath`, whose
+    `name` and `suffix` rules these follow.)"""
+    name = path.rpartition("/")[2]
+    if name in _BY_NAME:
+        return _BY_NAME[name]
+    dot = name.rfind(".")
+    return _BY_SUFFIX.get(name[dot:].lower(), "text") if 0 < dot < len(name) - 1 else "text"
 
 
 def normalize_language(name: str) -> str:

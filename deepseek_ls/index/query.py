@@ -2,9 +2,9 @@
 
 User text goes through tantivy's lenient parser (it never raises); if the
 parser reports errors (an unbalanced quote, `a.b:c` read as a field name) the
-query is retried with its words only, so typing code never fails. Sub-words of
-compound identifiers in the query are matched against the `parts` field with a
-small boost, so `parseConfig` also finds `parse_config`. Line hits are computed
+query is retried with its words only, so typing code never fails. A compound
+query word is also looked up, normalised, in the `idents` field with a small
+boost, so `parseConfig` also finds `parse_config`. Line hits are computed
 only for the files returned, from the file's bytes as they are in the workspace
 now (the content is not stored in the index: fetching a hit reads only its small
 stored fields), with plain byte search; only the chosen lines are decoded. Best
@@ -21,13 +21,14 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import pathspec
 import tantivy
 
 from . import schema as f
-from .tokenize import code_text, query_words, split_identifier
+from .languages import language_for
+from .tokenize import code_text, normalised, query_words, split_identifier
 
 MAX_LINES_PER_FILE = 5
 MAX_OCCURRENCES_PER_TERM = 24
@@ -129,10 +130,14 @@ class QueryResult:
 class CompiledQuery:
     query: tantivy.Query | None
     words: list[str]  # the query's words as typed
-    parts: list[str]  # sub-words of its compound words
     warnings: list[str]
 
     # Worked out when the first hit's lines are read, not for every query.
+    @functools.cached_property
+    def parts(self) -> list[str]:
+        """The telling sub-words of the query's compound words (for line hits only)."""
+        return list(dict.fromkeys(itertools.chain.from_iterable(map(_telling_parts, self.words))))
+
     @functools.cached_property
     def terms(self) -> list[str]:
         """The words line hits look for: the longest (most specific) only, so a
@@ -141,13 +146,23 @@ class CompiledQuery:
 
     @functools.cached_property
     def part_terms(self) -> list[str]:
-        """Sub-words: looked for only when no line has a whole word."""
+        """Sub-words: looked for only when no line has a whole word (a file found
+        through `idents`: `parseConfig` typed, `parse_config` written)."""
         lowered = {w.lower() for w in self.words}
         return sorted(set(self.parts) - lowered, key=lambda t: (-len(t), t))[:MAX_LINE_TERMS]
 
 
 # Field names a query may spell out (`path_text:config`) keep their `_`.
 _FIELD_PREFIXES = [(code_text(name) + ":", name + ":") for name in (f.PATH_TEXT, f.SYMBOL_TABLE)]
+_FIELDS = list(f.FIELD_BOOSTS)
+_WEIGHTED_FIELDS = list(f.FIELD_BOOSTS.items())
+_TERM, _BOOST, _BOOLEAN = tantivy.Query.term_query, tantivy.Query.boost_query, tantivy.Query.boolean_query
+_SHOULD = tantivy.Occur.Should
+# Text that is only ASCII identifiers between spaces needs no parser.
+_PLAIN_WORDS = re.compile(r"[A-Za-z0-9_\s]*")
+_OPERATORS = frozenset({"AND", "OR", "NOT", "TO", "IN"})
+# The analyzers drop tokens of this many bytes or more (schema.code_analyzer).
+_MAX_TOKEN_BYTES = 128
 
 
 def _parse(index: tantivy.Index, text: str, fields: list[str], boosts: dict[str, float]):
@@ -159,84 +174,66 @@ def _parse(index: tantivy.Index, text: str, fields: list[str], boosts: dict[str,
     return query, [str(e) for e in errors]
 
 
-def compile_query(index: tantivy.Index, text: str) -> CompiledQuery:
-    """One parse of the user's text (a second one only when the first reports an
-    error); the sub-word clause is built from term queries, no parse."""
-    words = query_words(text)
+def compile_query(index: tantivy.Index, text: str, schema: tantivy.Schema | None = None) -> CompiledQuery:
+    """The query for `text`: term queries built directly for plain words (no parse),
+    the lenient parser for anything else (a second parse only when the first
+    reports an error), and one `idents` term per compound word. One flat Boolean
+    of Should clauses where it can be (nesting costs tantivy a scorer per level).
+    `schema`: the index's, when the caller holds it (`index.schema` makes a new object)."""
+    if schema is None:
+        schema = index.schema
+    plain = _PLAIN_WORDS.fullmatch(text) is not None
+    words = list(dict.fromkeys(text.split())) if plain else query_words(text)
     if not words:
-        return CompiledQuery(None, [], [], [])
-    main, errors = _plain_words_query(index.schema, text), []
-    if main is None:
-        main, errors = _parse(index, text, _FIELDS, f.FIELD_BOOSTS)
+        return CompiledQuery(None, [], [])
+    clauses = _plain_words_clauses(schema, words) if plain else None
     warnings: list[str] = []
-    if errors:
-        warnings.append(f"query syntax not understood ({errors[0]}); searched for its words instead")
-        main, _ = _parse(index, " ".join(w.lower() for w in words), _FIELDS, f.FIELD_BOOSTS)
-    split = [parts for parts in map(_telling_parts, words) if len(parts) > 1]
-    sub_words = _parts_query(index, split)
-    if sub_words is not None:
-        main = tantivy.Query.boolean_query([(tantivy.Occur.Should, main), (tantivy.Occur.Should, sub_words)])
-    return CompiledQuery(main, words, list(dict.fromkeys(itertools.chain.from_iterable(split))), warnings)
+    if clauses is None:
+        main, errors = _parse(index, text, _FIELDS, f.FIELD_BOOSTS)
+        if errors:
+            warnings.append(f"query syntax not understood ({errors[0]}); searched for its words instead")
+            main, _ = _parse(index, " ".join(w.lower() for w in words), _FIELDS, f.FIELD_BOOSTS)
+        clauses = [(_SHOULD, main)]
+    forms = {form for form in map(normalised, words) if form and len(form.encode()) < _MAX_TOKEN_BYTES}
+    for form in sorted(forms) if len(forms) > 1 else forms:
+        clauses.append((_SHOULD, _BOOST(_TERM(schema, f.IDENTS, form, index_option="freq"), f.IDENTS_BOOST)))
+    query = clauses[0][1] if len(clauses) == 1 else _BOOLEAN(clauses)
+    return CompiledQuery(query, words, warnings)
 
 
-_FIELDS = list(f.FIELD_BOOSTS)
-# Text that is only ASCII identifiers between spaces needs no parser.
-_PLAIN_WORDS = re.compile(r"[A-Za-z0-9_\s]*")
-_OPERATORS = frozenset({"AND", "OR", "NOT", "TO", "IN"})
+def _plain_words_clauses(schema: tantivy.Schema, words: list[str]) -> list | None:
+    """What the parser makes of ASCII identifiers between spaces (each word, over
+    every field at its boost, any word may match), built without parsing, as the
+    Should clauses of one Boolean: the parser's scores at a fraction of its cost.
+    `words`: the text's words, each once (the parser, too, drops a word typed
+    twice; `Foo foo` stays two). None when an operator or an over-long word needs
+    the parser."""
+    if not _OPERATORS.isdisjoint(words):
+        return None
+    clauses = []
+    for word in words:
+        token = code_text(word).lower()
+        if len(token.encode()) >= _MAX_TOKEN_BYTES:
+            return None  # the analyzer drops it: leave that to the parser
+        for name, weight in _WEIGHTED_FIELDS:
+            query = _TERM(schema, name, token, index_option="freq")
+            clauses.append((_SHOULD, query if weight == 1.0 else _BOOST(query, weight)))
+    return clauses
 
 
 def _plain_words_query(schema: tantivy.Schema, text: str) -> tantivy.Query | None:
-    """What the parser makes of ASCII identifiers between spaces (each word, over
-    every field at its boost, any word may match), built without parsing: half
-    the parser's cost, same query and scores. None for any other text."""
+    """`_plain_words_clauses` as one query, for text of plain words; None for any other text."""
     if not _PLAIN_WORDS.fullmatch(text):
         return None
-    words = dict.fromkeys(text.split())  # the parser, too, drops a word typed twice (`Foo foo` stays two)
-    if not words or not _OPERATORS.isdisjoint(words):
-        return None
-    tokens = [code_text(word).lower() for word in words]
-    if any(len(token.encode()) >= _MAX_TOKEN_BYTES for token in tokens):
-        return None  # the analyzer drops it: leave that to the parser
-    term, boost, should = tantivy.Query.term_query, tantivy.Query.boost_query, tantivy.Occur.Should
-    per_word = []
-    for token in tokens:
-        per_field = []
-        for name, weight in f.FIELD_BOOSTS.items():
-            query = term(schema, name, token, index_option="freq")
-            per_field.append((should, query if weight == 1.0 else boost(query, weight)))
-        per_word.append(tantivy.Query.boolean_query(per_field))
-    return per_word[0] if len(per_word) == 1 else tantivy.Query.boolean_query([(should, q) for q in per_word])
-# The code analyzer drops tokens of this many bytes or more (schema.code_analyzer).
-_MAX_TOKEN_BYTES = 128
+    words = list(dict.fromkeys(text.split()))
+    clauses = _plain_words_clauses(schema, words) if words else None
+    return None if clauses is None else _BOOLEAN(clauses)
 
 
 def _telling_parts(word: str) -> list[str]:
     """The sub-words of a compound query word that say something: two letters or
-    more, not only digits (`x0e7` has none; `copy2` one, so no sub-word clause)."""
+    more, not only digits (`x0e7` has none)."""
     return [p for p in dict.fromkeys(split_identifier(word)) if len(p) > 1 and not p.isdigit()]
-
-
-def _parts_query(index: tantivy.Index, split: list[list[str]]) -> tantivy.Query | None:
-    """Files holding every sub-word of a compound query word (`parseConfig`: `parse`
-    and `config`) in the `parts` field, at its boost. Every sub-word, not any: a
-    file is not a match for `getUserName` because it says `get` somewhere, and
-    intersecting postings costs a fraction of uniting those of `get` or `test`
-    (the union was two thirds of tantivy's search time). Sub-words are already
-    the analyzer's tokens (lowercased letter or digit runs): term queries, no parse."""
-    schema = index.schema
-    per_word = []
-    for parts in split:
-        musts = [
-            (tantivy.Occur.Must, tantivy.Query.term_query(schema, f.PARTS, part, index_option="freq"))
-            for part in parts
-            if len(part.encode()) < _MAX_TOKEN_BYTES
-        ]
-        if musts:
-            per_word.append((tantivy.Occur.Should, tantivy.Query.boolean_query(musts)))
-    if not per_word:
-        return None
-    query = per_word[0][1] if len(per_word) == 1 else tantivy.Query.boolean_query(per_word)
-    return tantivy.Query.boost_query(query, f.PARTS_BOOST)
 
 
 def with_filters(
@@ -314,6 +311,14 @@ def file_bytes(root: Path, path: str) -> bytes:
         return b""
 
 
+def paths_by_id(paths: Iterable[str]) -> dict[int, str] | None:
+    """The index's paths by their `path_id` fast-field value; None if two collide
+    (64-bit hashes: never seen; hits then fetch their stored documents)."""
+    paths = list(paths)
+    by_id = dict(zip(map(f.path_id, paths), paths))
+    return by_id if len(by_id) == len(paths) else None
+
+
 def run(
     index: tantivy.Index,
     searcher: tantivy.Searcher,
@@ -323,10 +328,12 @@ def run(
     paths: list[str] | None,
     lang: str | None,
     root: Path | None = None,
+    paths_by_id: dict[int, str] | None = None,
 ) -> list[FileHit]:
     """The top `top_k` files; with `root`, each with its line hits (read from the file
-    when first asked for). Only the returned files' stored fields are fetched (and
-    those tied with the last one, to break the tie by path)."""
+    when first asked for). Only the returned files are looked up (and those tied
+    with the last one, to break the tie by path): by `paths_by_id` from the
+    `path_id` fast field when given, else from their stored fields."""
     if compiled.query is None or top_k <= 0 or (paths is not None and not paths):
         return []
     query = compiled.query if paths is None and lang is None else with_filters(
@@ -346,15 +353,22 @@ def run(
         if cut < len(hits) or len(hits) < limit:
             break
         limit *= 4
+    if not cut:
+        return []
+    hits = hits[:cut]
+    found: list[str | None] = [None] * cut
+    if paths_by_id is not None:
+        found = list(map(paths_by_id.get, searcher.fast_field_values(f.PATH_ID, [address for _, address in hits])))
     scored = []
-    for score, address in hits[:cut]:
-        doc = searcher.doc(address)
-        scored.append((round(score, 5), doc.get_first(f.PATH), doc))
+    for (score, address), path in zip(hits, found):
+        if path is None:  # not in the map (no map; an index written before the field)
+            path = searcher.doc(address).get_first(f.PATH)
+        scored.append((round(score, 5), path))
     if cut > 1:  # by path, then (stable) by score, best first: equal scores stay in path order
         scored.sort(key=_PATH_OF)
         scored.sort(key=_SCORE_OF, reverse=True)
     source = None if root is None else _LineSource(root, compiled)
-    return [FileHit(path, score, doc.get_first(f.LANG) or "text", None, source) for score, path, doc in scored[:top_k]]
+    return [FileHit(path, score, language_for(path), None, source) for score, path in scored[:top_k]]
 
 
 _SCORE_OF, _PATH_OF = operator.itemgetter(0), operator.itemgetter(1)

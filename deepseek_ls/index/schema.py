@@ -7,26 +7,30 @@ and rebuilt, never trusted.
 
 from __future__ import annotations
 
+import hashlib
+
 import tantivy
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 CODE_ANALYZER = "code"
+IDENTS_ANALYZER = "idents"
 
 # Field names.
 PATH = "path"  # exact, for deletes and --path-glob filtering
 PATH_TEXT = "path_text"  # the path's words, for ranking ("config" finds config.py)
 LANG = "lang"  # exact
 CONTENT = "content"  # whole identifiers (not stored: line hits read the file itself)
-PARTS = "parts"  # sub-words of compound identifiers (see tokenize.py)
+IDENTS = "idents"  # compound identifiers, normalised: `parse_config`, `parseConfig` -> `parseconfig` (tokenize.py)
 SYMBOLS = "symbols"  # names of top-level definitions (and their sub-words)
 SYMBOL_TABLE = "symbol_table"  # stored JSON [[name, kind, line], ...] for the repo map
 SIZE = "size"
+PATH_ID = "path_id"  # fast field: a 64-bit hash of the path (`path_id`), read per hit without the doc store
 SHA256 = "sha256"
 
 # Query-time weights: a definition named like the query beats a mention.
 FIELD_BOOSTS: dict[str, float] = {SYMBOLS: 3.0, PATH_TEXT: 2.0, CONTENT: 1.0}
-PARTS_BOOST = 0.3
+IDENTS_BOOST = 0.3  # a compound query word written another way (`parseConfig` finds `parse_config`)
 
 
 def build_schema() -> tantivy.Schema:
@@ -37,12 +41,20 @@ def build_schema() -> tantivy.Schema:
     # Not stored: fetching a hit then reads a few small fields instead of
     # decompressing the whole file from the doc store; line hits read the file.
     sb.add_text_field(CONTENT, stored=False, tokenizer_name=CODE_ANALYZER)
-    sb.add_text_field(PARTS, tokenizer_name=CODE_ANALYZER, index_option="freq")
+    sb.add_text_field(IDENTS, tokenizer_name=IDENTS_ANALYZER, index_option="freq")
     sb.add_text_field(SYMBOLS, tokenizer_name=CODE_ANALYZER, index_option="freq")
     sb.add_bytes_field(SYMBOL_TABLE, stored=True, indexed=False)
     sb.add_unsigned_field(SIZE, stored=True)
+    sb.add_unsigned_field(PATH_ID, fast=True)
     sb.add_text_field(SHA256, stored=True, tokenizer_name="raw")
     return sb.build()
+
+
+def path_id(path: str) -> int:
+    """The `path_id` of a path: a query reads its hits' paths from this fast field
+    (one columnar read) and looks them up in the manifest's paths, instead of
+    fetching each hit's stored document (a doc-store block to decompress)."""
+    return int.from_bytes(hashlib.blake2b(path.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
 
 
 def code_analyzer() -> tantivy.TextAnalyzer:
@@ -58,6 +70,14 @@ def code_analyzer() -> tantivy.TextAnalyzer:
     )
 
 
+def idents_analyzer() -> tantivy.TextAnalyzer:
+    """The `idents` field's text is already its terms (lowercased, space-separated,
+    made in Python by `tokenize.normalised_identifiers`): split at whitespace only,
+    so a query's term is exactly what the document holds."""
+    return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).filter(tantivy.Filter.remove_long(128)).build()
+
+
 def register_analyzers(index: tantivy.Index) -> None:
     """Analyzers are not persisted by tantivy: register them on every open."""
     index.register_tokenizer(CODE_ANALYZER, code_analyzer())
+    index.register_tokenizer(IDENTS_ANALYZER, idents_analyzer())

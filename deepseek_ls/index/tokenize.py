@@ -8,11 +8,13 @@ same notion of "word" as ripgrep's `-w` (Unicode `\\w`; they differ only on
 rare characters: combining marks, connector punctuation other than `_`,
 numerals such as `²`). tantivy cannot split
 `parseConfig` into `parse` + `config` (its regex engine has no look-around), so
-the sub-words are computed here in Python and indexed in a second field,
-`parts`. A file's distinct words are found by a byte-table translation and a
+compound identifiers are normalised here in Python (their sub-words joined,
+lowercased: `parse_config`, `parseConfig`, `PARSE_CONFIG` -> `parseconfig`) and
+indexed in a second field, `idents`: a compound query word is then one term
+there. A file's distinct words are found by a byte-table translation and a
 split (C loops, not a regex over the file: Python's `re` costs more per byte than
 the split); a vocabulary shared by the files of a build sorts each word out once
-(plain or compound, and its sub-words), so per file only set arithmetic in C
+(plain or compound, and its normal form), so per file only set arithmetic in C
 remains. Splitting identifiers inside tantivy would be cheaper still, but
 tantivy-py cannot register a tokenizer written in Python and its regex engine
 has no look-around (`HTTPServer` → HTTP, Server).
@@ -20,14 +22,12 @@ has no look-around (`HTTPServer` → HTTP, Server).
 
 from __future__ import annotations
 
-import itertools
 import re
 
 # A run of word characters (Python's `\w` is Unicode-aware, like Rust's).
 _WORD = re.compile(r"\w+")
 # Sub-words: `HTTPServer` → HTTP, Server; `parse_config2` → parse, config, 2.
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+")
-_PART_OR_NEWLINE = re.compile(_PART.pattern + r"|\n")  # no sub-word crosses a newline
 # Every ASCII byte that is not a word character becomes a space; bytes >= 0x80
 # (UTF-8 sequences) stay, and tokens holding them are re-read with `_WORD`.
 _ASCII_NON_WORD_TO_SPACE = bytes(
@@ -57,9 +57,36 @@ def _is_compound(ident: str) -> bool:
     return "_" in core or not (core.islower() or core.isupper())
 
 
-def _token_parts(token: bytes) -> tuple[str, ...]:
-    words = [token.decode()] if token.isascii() else _WORD.findall(token.decode("utf-8", "replace"))
-    return tuple(part for word in words if _is_compound(word) for part in split_identifier(word))
+def normalised(word: str) -> str | None:
+    """The `idents` term of one identifier: its sub-words joined, lowercased
+    (`parse_config`, `parseConfig`, `PARSE_CONFIG` -> `parseconfig`); None when it
+    is not compound (one sub-word, or all one case without an inner `_`)."""
+    if word.isascii():
+        return word.replace("_", "").lower() if _ascii_compound(word) else None
+    if not _is_compound(word):
+        return None
+    parts = split_identifier(word)
+    return "".join(parts) if parts else None
+
+
+def _ascii_compound(word: str) -> bool:
+    """Whether an ASCII identifier has more than one sub-word (`split_identifier`),
+    without the regex: its sub-words are all its characters but `_`, and it has one
+    only when it has no inner `_` and is all one case, all digits or a capitalised
+    word (`Parser`)."""
+    core = word.strip("_")
+    if "_" in core:
+        return True
+    if not core or core.islower() or core.isupper() or core.isdigit():
+        return False
+    rest = core[1:]
+    return not (core[0].isupper() and rest.isalpha() and rest.islower())
+
+
+def _token_normalised(token: bytes) -> str:
+    """The normal forms of a non-ASCII token's compound words, space-separated ("" if none)."""
+    words = _WORD.findall(token.decode("utf-8", "replace"))
+    return " ".join(dict.fromkeys(n for n in map(normalised, words) if n))
 
 
 def words_of(data: bytes) -> set[bytes]:
@@ -69,7 +96,7 @@ def words_of(data: bytes) -> set[bytes]:
 
 
 class _Vocabulary:
-    """Every word seen so far, and the sub-words of the compound ones. Identifiers
+    """Every word seen so far, and the normal form of the compound ones. Identifiers
     repeat across the files of a build, so per file only the words never seen before
     are looked at in Python; the rest is set arithmetic in C."""
 
@@ -78,7 +105,7 @@ class _Vocabulary:
     def __init__(self) -> None:
         self.known: set[bytes] = set()
         self.compound: set[bytes] = set()
-        self.parts: dict[bytes, tuple[str, ...]] = {}
+        self.normal: dict[bytes, str] = {}
 
     def learn(self, fresh: set[bytes]) -> None:
         # Plain ASCII words (all lower or all upper case, no `_`) cannot split: sorted
@@ -88,20 +115,19 @@ class _Vocabulary:
         plain.update(filter(bytes.isupper, alnum))
         others = fresh - plain
         ascii_words = [word for word in others if word.isascii()]
-        texts = b"\n".join(ascii_words).decode().split("\n") if ascii_words else []
-        compound = [(word, text) for word, text in zip(ascii_words, texts) if _is_compound(text)]
-        if compound:
-            # One regex call for all of them (a call per word cost more than the
-            # matching): the sub-words of word n are the n-th line of the result.
-            lines = " ".join(_PART_OR_NEWLINE.findall("\n".join(text for _, text in compound))).lower().split("\n")
-            for (word, _), line in zip(compound, lines):
-                parts = line.split()
-                if len(parts) > 1:
-                    self.parts[word] = tuple(parts)
+        if ascii_words:
+            # An ASCII word's normal form is itself without `_`, lowercased (`normalised`):
+            # made for all of them at once; only the is-it-compound test is per word.
+            joined = b"\n".join(ascii_words)
+            texts = joined.decode().split("\n")
+            forms = joined.replace(b"_", b"").lower().decode().split("\n")
+            for word, text, form in zip(ascii_words, texts, forms):
+                if _ascii_compound(text):
+                    self.normal[word] = form
                     self.compound.add(word)
         for word in others:
-            if not word.isascii() and (parts := _token_parts(word)):
-                self.parts[word] = parts
+            if not word.isascii() and (forms := _token_normalised(word)):
+                self.normal[word] = forms
                 self.compound.add(word)
         self.known |= fresh
 
@@ -109,12 +135,13 @@ class _Vocabulary:
 _vocabulary = _Vocabulary()
 
 
-def identifier_parts(content: str | bytes, words: set[bytes] | None = None) -> str:
-    """The `parts` field for a file: the sub-words of its compound identifiers.
+def normalised_identifiers(content: str | bytes, words: set[bytes] | None = None) -> str:
+    """The `idents` field for a file: the normal form of each of its compound
+    identifiers, once each (`parse_config` and `parseConfig` -> `parseconfig`).
 
-    Each distinct sub-word appears once; the field is for recall ("config"
-    finds `parseConfig`), ranking comes from `content`. `words`: `words_of(content)`
-    when the caller already has it.
+    A compound query word is one term in this field, so `parseConfig` finds
+    `parse_config` (and not a file that merely says `parse` and `config` in two
+    places). `words`: `words_of(content)` when the caller already has it.
     """
     global _vocabulary
     if words is None:
@@ -126,8 +153,7 @@ def identifier_parts(content: str | bytes, words: set[bytes] | None = None) -> s
         if len(vocab.known) + len(fresh) > _Vocabulary.LIMIT:
             vocab = _vocabulary = _Vocabulary()
         vocab.learn(fresh)
-    compound = words & vocab.compound
-    return " ".join(sorted(set(itertools.chain.from_iterable(map(vocab.parts.__getitem__, compound)))))
+    return " ".join(sorted(set(map(vocab.normal.__getitem__, words & vocab.compound))))
 
 
 def query_words(query: str) -> list[str]:
@@ -136,14 +162,4 @@ def query_words(query: str) -> list[str]:
     for word in _WORD.findall(query):
         if word not in out:
             out.append(word)
-    return out
-
-
-def query_parts(query: str) -> list[str]:
-    """Sub-words of the query's compound identifiers, for the `parts` field."""
-    out: list[str] = []
-    for word in query_words(query):
-        for part in split_identifier(word):
-            if part not in out:
-                out.append(part)
     return out

@@ -45,7 +45,8 @@ def test_build_status_query_update_round_trip(workspace, cli):
     assert [h["path"] for h in result["hits"]][0] == "app/config.py"
     assert result["hits"][0]["lines"][0] == {"line": 6, "text": "def parse_config(text):"}
 
-    text = cli(workspace, "query", "parse_config", "--lang", "rust", "--path-glob", "native/")
+    # camelCase typed, snake_case written: found through the normalised identifiers
+    text = cli(workspace, "query", "parseConfigBytes", "--lang", "rust", "--path-glob", "native/")
     assert text.stdout.splitlines()[0].startswith("native/lib.rs")
     assert "9: pub fn parse_config_bytes" in text.stdout
 

@@ -67,9 +67,10 @@ def test_syntax_error_falls_back_to_words_with_a_warning(index):
 
 def test_path_glob_and_language_filters(index):
     assert set(paths(index.query("parse_config", path_glob="app/"))) == {"app/config.py", "app/server.py"}
-    assert paths(index.query("parse_config", path_glob="*.rs")) == ["native/lib.rs"]
-    assert paths(index.query("parse_config", lang="rust")) == ["native/lib.rs"]
-    assert paths(index.query("parse_config", lang="rs")) == ["native/lib.rs"]  # alias
+    both = "parse_config parse_config_bytes"
+    assert paths(index.query(both, path_glob="*.rs")) == ["native/lib.rs"]
+    assert paths(index.query(both, lang="rust")) == ["native/lib.rs"]
+    assert paths(index.query(both, lang="rs")) == ["native/lib.rs"]  # alias
     assert paths(index.query("parse_config", path_glob="nothing/")) == []
 
 
@@ -140,8 +141,8 @@ def test_a_changed_file_is_found_after_its_update_by_this_or_another_instance(wo
 def test_a_query_reads_no_file_line_hits_come_from_the_file_when_shown(index, workspace):
     # Line hits are computed when a result is shown, from the file as it is then:
     # the query itself reads no workspace file.
-    result = index.query("parse_config")
-    assert {"app/config.py", "app/server.py"} <= set(paths(result))
+    result = index.query("parse_config parse_config_bytes")
+    assert {"app/config.py", "app/server.py", "native/lib.rs"} <= set(paths(result))
     assert not any(hit.lines_loaded for hit in result.hits)
     by_path = {hit.path: hit for hit in result.hits}
     (workspace / "app/server.py").unlink()  # gone before it is shown: no lines, no error
@@ -178,22 +179,38 @@ def test_serialised_result_carries_the_line_hits(index):
     json.dumps(data)  # plain JSON values only
 
 
-def test_a_compound_query_word_needs_all_its_telling_sub_words(make_index, tmp_path):
-    # `parseConfig` finds `parse_config` through the sub-words, but not a file that
-    # only says `parse` or `config` somewhere; one-letter and digit sub-words say nothing.
-    root = tmp_path / "parts"
+def test_a_compound_query_word_finds_the_same_identifier_written_another_way(make_index, tmp_path):
+    # `parseConfig` finds `parse_config` / `PARSE_CONFIG` / `ParseConfig` (the identifier,
+    # normalised), but not a file that only says `parse` and `config` in two places, nor
+    # one whose identifier merely contains it (`load_parse_config_file`: as for `rg -w`).
+    # (Before schema 5 any file holding all the sub-words somewhere matched.)
+    root = tmp_path / "idents"
     root.mkdir()
-    (root / "both.py").write_text("def load_parse_config_file():\n    pass\n")
-    (root / "parse_only.py").write_text("def parse_header():\n    pass\n")
-    (root / "config_only.py").write_text("CONFIG_PATH = 'x'\n")
+    (root / "snake.py").write_text("def parse_config():\n    pass\n")
+    (root / "screaming.py").write_text("PARSE_CONFIG = 1\n")
+    (root / "apart.py").write_text("def parse_header():\n    pass\n\nCONFIG_PATH = 'x'\n")
+    (root / "longer.py").write_text("def load_parse_config_file():\n    pass\n")
     (root / "letters.py").write_text("x = 0\ne = 7\n")
     idx = make_index(root)
     idx.build()
-    assert paths(idx.query("parseConfig")) == ["both.py"]
-    assert paths(idx.query("config_path")) == ["config_only.py"]  # the whole word still finds it
+    assert sorted(paths(idx.query("parseConfig"))) == ["screaming.py", "snake.py"]
+    assert sorted(paths(idx.query("ParseConfig"))) == ["screaming.py", "snake.py"]
+    assert paths(idx.query("config_path")) == ["apart.py"]  # the whole word still finds it
+    assert paths(idx.query("loadParseConfigFile")) == ["longer.py"]
     assert paths(idx.query("x0e7")) == []
-    hit = idx.query("ParseConfig").hits[0]
-    assert [(h.line, h.text) for h in hit.lines] == [(1, "def load_parse_config_file():")]
+    hit = next(h for h in idx.query("ParseConfig").hits if h.path == "snake.py")
+    assert [(h.line, h.text) for h in hit.lines] == [(1, "def parse_config():")]
+
+
+def test_the_same_spelling_outranks_another_spelling_of_the_identifier(make_index, tmp_path):
+    root = tmp_path / "spelling"
+    root.mkdir()
+    (root / "a_camel.py").write_text("value = parseConfig()\n")
+    (root / "b_snake.py").write_text("value = parse_config()\n")
+    idx = make_index(root)
+    idx.build()
+    assert paths(idx.query("parse_config")) == ["b_snake.py", "a_camel.py"]
+    assert paths(idx.query("parseConfig")) == ["a_camel.py", "b_snake.py"]
 
 
 @pytest.mark.parametrize(
