@@ -2,6 +2,8 @@
 
 import gc
 import json
+import threading
+import time
 
 import pytest
 
@@ -176,6 +178,45 @@ def test_query_reports_stale_after_a_change_once_the_ttl_expires(workspace, make
     assert index.query("parse_config").fresh is False
     index.update(["app/config.py"])
     assert index.query("changed").fresh is True
+
+
+def test_query_freshness_is_rechecked_off_the_query_path_and_flips_soon_after_a_change(workspace, make_index, monkeypatch):
+    # With a positive TTL a query never walks the workspace itself: it answers with
+    # the last check and starts a re-check in a background thread, so `fresh` turns
+    # false soon after a file changes (and true again after the update).
+    index = make_index(workspace, freshness_ttl_seconds=0.05)
+    index.build()
+    query_thread = threading.get_ident()
+    checked_in: list[int] = []
+    status = index.status
+
+    def recording_status():
+        checked_in.append(threading.get_ident())
+        return status()
+
+    monkeypatch.setattr(index, "status", recording_status)
+    assert index.query("parse_config").fresh is True
+    (workspace / "app" / "config.py").write_text("changed = True\n")
+    assert wait_for(lambda: index.query("parse_config").fresh is False)
+    index.update(["app/config.py"])
+    assert wait_for(lambda: index.query("changed").fresh is True)
+    assert checked_in and query_thread not in checked_in  # every check ran in the background
+
+
+def test_a_new_instance_answers_its_first_query_with_a_real_check(workspace, make_index):
+    make_index(workspace).build()
+    (workspace / "README.md").write_text("changed\n")
+    assert make_index(workspace).query("parse_config").fresh is False  # nothing known yet: checked inline
+
+
+def wait_for(condition, timeout: float = 30.0, step: float = 0.02) -> bool:
+    """Poll until `condition()` holds (a generous bound, not a timing assertion)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(step)
+    return True
 
 
 @pytest.mark.parametrize("kind", ["workspace", "git_workspace"])
