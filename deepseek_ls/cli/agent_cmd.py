@@ -133,9 +133,11 @@ def _drive(coro_factory, driven: _Driven | None = None) -> Any:
     from deepseek_ls.llm.errors import LLMError
     from deepseek_ls.trust import UntrustedWorkspace
 
+    from deepseek_ls.cli import interrupt
+
     driven = driven or _Driven()
     try:
-        return asyncio.run(coro_factory())
+        return interrupt.run(coro_factory)  # asyncio.run, woken by a Ctrl-C whichever thread caught it
     except KeyboardInterrupt:
         print(f"\ndeepseek-ls: interrupted; the session is paused{driven.hint()}", file=sys.stderr)
         raise SystemExit(130) from None
@@ -327,7 +329,9 @@ def _chat(args: argparse.Namespace) -> int:
             await agent.aclose()
             await agent.llm.aclose()
 
-    asyncio.run(go())
+    from deepseek_ls.cli import interrupt
+
+    interrupt.run(go)
     return 0
 
 

@@ -196,11 +196,18 @@ def test_a_failing_verification_is_announced_with_its_result(workspace, fake_dee
     assert "failed" in result.stderr.split("verification failed: `python -m pytest -q`")[1].splitlines()[0]
 
 
+def as_a_foreground_command() -> None:
+    """SIGINT at its default, as a terminal starts a command: a test run started in the background by a
+    non-interactive shell inherits SIGINT ignored, and an ignored Ctrl-C rightly does nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_pauses_and_says_how_to_resume(workspace, fake_deepseek_process, tmp_path):
     fake = fake_deepseek_process([{"match": {"role": "planner"}, "content": PLAN,
                                    "fault": {"delay_before_first_byte": 60}}])
     proc = subprocess.Popen(cli("run", "Fix add"), cwd=workspace, env=env_for(fake.base_url, tmp_path),
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=as_a_foreground_command)
     try:
         deadline = time.monotonic() + 60
         while not fake.requests() and time.monotonic() < deadline:
