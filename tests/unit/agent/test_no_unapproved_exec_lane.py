@@ -8,7 +8,8 @@ branch, its git directory), and `GIT_*` variables in the server's environment. T
 whole lane runs on it for real: repository check, worktree made from the workspace's
 current state (uncommitted and untracked files, an unsaved buffer), base commit, the
 lane's edits, its result diff, removal, and the clean-up at the next start. The canary
-never appears, and the lane still gives the right diff.
+never appears, and the lane still gives the right diff. A submodule's own configuration
+(which git reads when `status` looks inside it) is part of the corpus too.
 
 On the lanes' former git (its own `git()` with three `-c` settings and the caller's
 whole environment) the filter, textconv, `includeIf`, exec-path and config-environment
@@ -39,6 +40,7 @@ class Attack:
     extra: tuple[tuple[str, str], ...] = ()  # (path relative to the workspace, content) written before the lane
     env: tuple[tuple[str, str], ...] = ()  # variables in the server's environment
     hooks_in: str = ""  # a directory (relative to the workspace) filled with canary hooks
+    submodule_config: str = ""  # a submodule `sub/` (changed in the work tree) whose own config gets this
 
 
 FILTER = '[filter "evil"]\n\tclean = @EVIL@\n\tsmudge = @EVIL@\n'
@@ -65,6 +67,8 @@ ATTACKS = [
                         extra=INC), id="includeif-gitdir-lane-only"),
     pytest.param(Attack("[core]\n\trepositoryformatversion = 1\n[extensions]\n\tworktreeConfig = true\n",
                         "*.txt filter=evil\n", extra=((".git/config.worktree", FILTER),)), id="worktree-config-filter"),
+    pytest.param(Attack(submodule_config=FILTER), id="submodule-own-config-filter"),
+    pytest.param(Attack(submodule_config="[core]\n\tfsmonitor = @EVIL@\n"), id="submodule-own-config-fsmonitor"),
     pytest.param(Attack(env=(("GIT_EXEC_PATH", "@EXEC@"),)), id="env-git-exec-path"),
     pytest.param(Attack(attributes="*.txt filter=evil\n",
                         env=(("GIT_CONFIG_PARAMETERS", "'filter.evil.clean'='@EVIL@' 'filter.evil.smudge'='@EVIL@'"),)),
@@ -91,6 +95,8 @@ def _hostile_workspace(tmp_path: Path, attack: Attack) -> tuple[Path, Path, dict
     if attack.attributes:
         (root / ".gitattributes").write_text(attack.attributes)
     git(root, "init", "-q", "-b", "main")
+    if attack.submodule_config:
+        _add_submodule(tmp_path, root)
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "init")
     marker = tmp_path / "outside" / "ran"
@@ -118,11 +124,27 @@ def _hostile_workspace(tmp_path: Path, attack: Attack) -> tuple[Path, Path, dict
         (root / rel).write_text(fill(content))
     with open(root / ".git" / "config", "a") as fh:
         fh.write(fill(attack.config))
+    if attack.submodule_config:  # git's status of the workspace would look inside with the submodule's config
+        with open(root / ".git" / "modules" / "sub" / "config", "a") as fh:
+            fh.write(fill(attack.submodule_config))
+        (root / "sub" / "inner.txt").write_text("INNER\n")  # same size: git must hash it to tell
+        os.utime(root / "sub" / "inner.txt", (946684800, 946684800))
     # Uncommitted and untracked work, with an old mtime: git must hash the file (a clean filter's moment).
     (root / "src" / "notes.txt").write_text("second\n")
     os.utime(root / "src" / "notes.txt", (946684800, 946684800))
     (root / "src" / "new.txt").write_text("untracked\n")
     return root, marker, {k: fill(v) for k, v in attack.env}
+
+
+def _add_submodule(tmp_path: Path, root: Path) -> None:
+    source = tmp_path / "sub-source"
+    source.mkdir()
+    (source / "inner.txt").write_text("inner\n")
+    (source / ".gitattributes").write_text("*.txt filter=evil\n")
+    git(source, "init", "-q", "-b", "main")
+    git(source, "add", ".")
+    git(source, "commit", "-q", "-m", "sub")
+    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "sub")
 
 
 def _run_a_lane(root: Path) -> str:
@@ -175,3 +197,6 @@ def test_no_unapproved_exec_lane_the_attacks_are_live(tmp_path: Path) -> None:
     root2, marker2, _ = _hostile_workspace(tmp_path / "2", Attack(hooks_in=".git/hooks"))
     git(root2, "worktree", "add", "-q", "-b", "lane/x", str(tmp_path / "2" / "wt"))
     assert "post-checkout" in marker2.read_text()
+    root3, marker3, _ = _hostile_workspace(tmp_path / "3", Attack(submodule_config=FILTER))
+    git(root3, "status", "--porcelain")
+    assert marker3.exists()
