@@ -113,9 +113,44 @@ def _is_regular_file(root: Path, rel: str) -> bool:
         return False
 
 
-def exclude_spec(patterns: Sequence[str]) -> pathspec.GitIgnoreSpec | None:
-    """`index.exclude` (gitignore syntax, relative to the root) as one spec."""
-    return pathspec.GitIgnoreSpec.from_lines(list(patterns)) if patterns else None
+class _Rules:
+    """A gitignore spec that remembers its answers. `status()` re-enumerates the
+    workspace every few seconds (in the background, beside queries) and asks about
+    the same paths each time: pathspec tries every pattern in turn (~60 with the
+    default excludes and deny-list), four fifths of a status's time before."""
+
+    __slots__ = ("spec", "_memo")
+    LIMIT = 1 << 18
+
+    def __init__(self, spec: pathspec.GitIgnoreSpec) -> None:
+        self.spec = spec
+        self._memo: dict[str, bool | None] = {}
+
+    def check(self, path: str) -> bool | None:
+        """`spec.check_file(path).include` (a directory's path ends with `/`)."""
+        try:
+            return self._memo[path]
+        except KeyError:
+            pass
+        result = self.spec.check_file(path).include
+        if len(self._memo) >= self.LIMIT:
+            self._memo.clear()
+        self._memo[path] = result
+        return result
+
+    def match_file(self, path: str) -> bool:
+        return bool(self.check(path))
+
+
+@functools.lru_cache(maxsize=16)
+def _exclude_rules(patterns: tuple[str, ...]) -> _Rules:
+    return _Rules(pathspec.GitIgnoreSpec.from_lines(list(patterns)))
+
+
+def exclude_spec(patterns: Sequence[str]) -> _Rules | None:
+    """`index.exclude` (gitignore syntax, relative to the root) as one spec (made
+    once per list of patterns, its answers remembered)."""
+    return _exclude_rules(tuple(patterns)) if patterns else None
 
 
 def deny_exclude_patterns(deny_paths: Sequence[str]) -> list[str]:
@@ -183,14 +218,22 @@ def _git_snapshot(root: Path) -> Snapshot:
     return Snapshot(root, True, baseline, ignore.hexdigest(), dict(sorted(files.items())))
 
 
-_Specs = list[tuple[str, pathspec.GitIgnoreSpec]]
+_Specs = list[tuple[str, _Rules]]
+_gitignores: dict[tuple[str, str], _Rules] = {}  # (directory, .gitignore text) -> its rules
 
 
-def _load_spec(directory: Path) -> pathspec.GitIgnoreSpec | None:
+def _load_spec(directory: Path) -> _Rules | None:
     gitignore = directory / ".gitignore"
     if not gitignore.is_file():
         return None
-    return pathspec.GitIgnoreSpec.from_lines(gitignore.read_text("utf-8", "replace").splitlines())
+    text = gitignore.read_text("utf-8", "replace")
+    key = (str(directory), text)
+    rules = _gitignores.get(key)
+    if rules is None:
+        if len(_gitignores) >= 4096:
+            _gitignores.clear()
+        rules = _gitignores[key] = _Rules(pathspec.GitIgnoreSpec.from_lines(text.splitlines()))
+    return rules
 
 
 def _ignored_by(specs: _Specs, rel: str, is_dir: bool) -> bool:
@@ -200,13 +243,13 @@ def _ignored_by(specs: _Specs, rel: str, is_dir: bool) -> bool:
     verdict = None
     for base, spec in specs:
         sub = rel[len(base) + 1 :] if base else rel
-        result = spec.check_file(sub + "/" if is_dir else sub).include
+        result = spec.check(sub + "/" if is_dir else sub)
         if result is not None:
             verdict = result
     return bool(verdict)
 
 
-def _walk_snapshot(root: Path, exclude: pathspec.GitIgnoreSpec | None = None) -> Snapshot:
+def _walk_snapshot(root: Path, exclude: _Rules | None = None) -> Snapshot:
     ignore = hashlib.sha256()
     files: dict[str, SourceFile] = {}
     stats: dict[str, tuple[int, int]] = {}

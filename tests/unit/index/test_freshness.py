@@ -92,6 +92,21 @@ def test_gitignored_files_are_not_indexed_nor_reported(workspace, make_index):
     assert "build/more.py" not in index._opened().manifest.file_map
 
 
+def test_an_edited_gitignore_is_honoured_by_the_next_check(workspace, make_index):
+    # Ignore rules remember their answers between checks: an edited .gitignore is new rules.
+    (workspace / ".gitignore").write_text("*.log\n")
+    (workspace / "debug.log").write_text("x\n")
+    (workspace / "keep.tmp").write_text("x\n")
+    index = make_index(workspace)
+    index.build()
+    assert index.status().state == "fresh"
+    (workspace / ".gitignore").write_text("*.tmp\n")
+    assert changes(index.status()) == [("modified", ".gitignore"), ("added", "debug.log"), ("deleted", "keep.tmp")]
+    index.update()
+    (workspace / ".gitignore").write_text("*.log\n")
+    assert changes(index.status()) == [("modified", ".gitignore"), ("deleted", "debug.log"), ("added", "keep.tmp")]
+
+
 def test_git_untracked_ignored_and_committed_changes(git_workspace, make_index, git):
     root = git_workspace
     (root / ".gitignore").write_text("*.tmp\n")
