@@ -123,25 +123,39 @@ def create(root: Path, state_dir: Path, lane_id: str, branch: str, *, buffers: d
     owner_file.write_text(json.dumps({"pid": os.getpid(), "process": _PROCESS, "tree": str(tree), "branch": branch,
                                       "top": str(top)}))
     tree.parent.mkdir(parents=True, exist_ok=True)
-    with _ADMIN:
-        # No checkout here: inside the lane other settings may apply (its branch, its git directory).
-        git(home, "worktree", "add", "--quiet", "--no-checkout", "-b", branch, str(tree), "HEAD")
-    lane = safe_git(tree)
-    git(lane, "reset", "--quiet", "--hard", "--no-recurse-submodules", "HEAD")
-    lane_root = tree / prefix
-    policy = PathPolicy(root, deny_paths)
-    copied = _copy_uncommitted(home, tree, prefix, policy)
-    for rel, text in sorted(buffers.items()):
-        if not _copyable(rel, policy):
-            continue
-        target = lane_root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        copied += 1
-    git(lane, "add", "-A")
-    git(lane, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", "lane base: the workspace as it was")
-    base = git(lane, "rev-parse", "HEAD").strip()
+    added = False
+    try:
+        with _ADMIN:
+            # No checkout here: inside the lane other settings may apply (its branch, its git directory).
+            git(home, "worktree", "add", "--quiet", "--no-checkout", "-b", branch, str(tree), "HEAD")
+        added = True
+        lane = safe_git(tree)
+        git(lane, "reset", "--quiet", "--hard", "--no-recurse-submodules", "HEAD")
+        lane_root = tree / prefix
+        policy = PathPolicy(root, deny_paths)
+        copied = _copy_uncommitted(home, tree, prefix, policy)
+        for rel, text in sorted(buffers.items()):
+            if not _copyable(rel, policy):
+                continue
+            target = lane_root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+            copied += 1
+        git(lane, "add", "-A")
+        git(lane, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", "lane base: the workspace as it was")
+        base = git(lane, "rev-parse", "HEAD").strip()
+    except BaseException:
+        # Half made: nobody gets a Worktree to remove, so it goes now (not at the next start).
+        if added:
+            _remove(top, tree, branch)
+        else:
+            try:
+                tree.parent.rmdir()
+            except OSError:
+                pass
+        owner_file.unlink(missing_ok=True)
+        raise
     return Worktree(lane_id, branch, tree, lane_root, base, copied, owner_file)
 
 

@@ -130,6 +130,17 @@ def test_no_leak_a_killed_runs_lanes_are_cleaned_at_the_next_start(repo):
         wt.remove(live)
 
 
+def test_no_leak_a_lane_that_fails_half_made_is_removed_at_once(repo, monkeypatch):
+    def broken(*args, **kwargs):
+        raise wt.LaneError("copying failed")
+
+    monkeypatch.setattr(wt, "_copy_uncommitted", broken)
+    with pytest.raises(wt.LaneError, match="copying failed"):
+        make(repo)
+    assert branches(repo) == [] and git(repo, "worktree", "list").count("\n") == 1
+    assert not wt.lanes_home(repo).exists() and not list((repo / ".deepseek" / "lanes").glob("*.json"))
+
+
 def test_an_orphan_lane_branch_without_owner_is_removed(repo):
     git(repo, "branch", "lane/old/step")
     assert wt.cleanup_stale(repo, repo / ".deepseek") == ["lane/old/step"]
