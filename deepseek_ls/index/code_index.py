@@ -14,6 +14,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -42,6 +43,31 @@ from .writing import LOCK_TIMEOUT_SECONDS, IndexWriting
 log = logging.getLogger(__name__)
 
 _RECHECKER_IDLE_SECONDS = 30.0
+
+
+def _rechecking(ref: "weakref.ref[CodeIndex]", wake: threading.Event) -> None:
+    """The background freshness re-check loop of one index: one `status()` per wake-up,
+    wake-ups made meanwhile folded into the next; ends after a while without any,
+    or once the index is gone (it holds the index only while checking)."""
+    while True:
+        woken = wake.wait(_RECHECKER_IDLE_SECONDS)
+        index = ref()
+        if index is None:
+            return
+        if not woken:
+            with index._rechecker_lock:
+                if not wake.is_set():
+                    index._rechecker = None
+                    return
+            continue
+        wake.clear()
+        checked = index._fresh
+        if checked is None or time.monotonic() - checked[0] > index.config.freshness_ttl_seconds:
+            try:
+                index.status()
+            except Exception:  # noqa: BLE001 - a workspace going away under us; the next check retries
+                log.debug("background freshness check failed", exc_info=True)
+        del index
 
 
 def _expired(checked: tuple[float, bool] | None) -> tuple[float, bool] | None:
@@ -337,26 +363,10 @@ class CodeIndex(IndexWriting):
         self._recheck.set()
         with self._rechecker_lock:  # against the thread ending just now
             if self._rechecker is None:
-                self._rechecker = threading.Thread(target=self._rechecking, name="index-freshness", daemon=True)
+                self._rechecker = threading.Thread(
+                    target=_rechecking, args=(weakref.ref(self), self._recheck), name="index-freshness", daemon=True
+                )
                 self._rechecker.start()
-
-    def _rechecking(self) -> None:
-        """The background re-check loop: one `status()` per request, requests made
-        meanwhile folded into the next; ends after a while without any."""
-        while True:
-            if not self._recheck.wait(_RECHECKER_IDLE_SECONDS):
-                with self._rechecker_lock:
-                    if not self._recheck.is_set():
-                        self._rechecker = None
-                        return
-            self._recheck.clear()
-            checked = self._fresh
-            if checked is not None and time.monotonic() - checked[0] <= self.config.freshness_ttl_seconds:
-                continue  # asked again while the last check ran: it answered
-            try:
-                self.status()
-            except Exception:  # noqa: BLE001 - a workspace going away under us; the next check retries
-                log.debug("background freshness check failed", exc_info=True)
 
     def query(
         self, text: str, top_k: int = 10, path_glob: str | None = None, lang: str | None = None

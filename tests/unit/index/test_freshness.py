@@ -4,6 +4,7 @@ import gc
 import json
 import threading
 import time
+import weakref
 
 import pytest
 
@@ -216,6 +217,15 @@ def test_query_freshness_is_rechecked_off_the_query_path_and_flips_soon_after_a_
     index.update(["app/config.py"])
     assert wait_for(lambda: index.query("changed").fresh is True)
     assert checked_in and query_thread not in checked_in  # every check ran in the background
+
+
+def test_no_leak_an_index_with_a_background_recheck_can_still_be_collected(workspace, make_index):
+    index = make_index(workspace, freshness_ttl_seconds=0.01)
+    index.build()
+    assert wait_for(lambda: index.query("parse_config") is not None and index._rechecker is not None)
+    gone = weakref.ref(index)
+    del index
+    assert wait_for(lambda: gc.collect() is not None and gone() is None, timeout=10.0)  # the thread idles 30 s
 
 
 def test_a_new_instance_answers_its_first_query_with_a_real_check(workspace, make_index):
