@@ -387,8 +387,8 @@ class Agent:
         if not mark:
             raise LookupError(f"session {session_id} has no mission checkpoint (nothing of it was applied)")
         if self.restorer is None:
-            restored = await _asyncio.to_thread(undo_since, self.patches, mark, rt.session_id)
-            via, kept = "disk", []
+            plan = await _asyncio.to_thread(undo_since, self.patches, mark, rt.session_id)
+            restored, via, kept = plan.restored, "disk", plan.kept
         else:  # the editor's buffers, unsaved typing kept (3-way), all or nothing
             chain = await _asyncio.to_thread(mission_chain, self.patches, mark, rt.session_id)
             outcome = await self.restorer(chain)

@@ -3,13 +3,18 @@
 Each checkpoint is a directory `.deepseek/checkpoints/<id>/` with
 `manifest.json` (files, whether each existed, the patch it preceded), the
 original bytes under `files/` and, once the apply has written, the bytes it
-wrote under `after/`. `restore_latest()` puts the newest unrestored checkpoint
-back and marks it restored. It never loses what the person did after the apply:
-a file that changed since is merged three-way (base: what the apply wrote;
-ours: the file now; theirs: the file before the apply), and when that overlaps,
-or the file was created or deleted by hand, nothing at all is restored and
-`UndoRefused` names the files. Removing a file also removes the directories it
-leaves empty (as `git apply` does). Only the newest `keep` checkpoints are kept.
+wrote under `after/`. Without an editor (the CLI) `restore_on_disk(ids)` undoes checkpoints on the
+disk and `restore_latest()` the newest unrestored one; both are `plan_undo` (below) against the
+files as they are now, written only while each file still holds what the plan was computed from.
+It never loses what the person did after the apply: a file that changed since is merged three-way
+(base: what the apply wrote; ours: the file now; theirs: the file before the apply), and when that
+overlaps, or the file was created or deleted by hand, nothing at all is restored and `UndoRefused`
+names the files. Removing a file also removes the directories it leaves empty (as `git apply` does).
+
+Retention: the newest `keep` (50) checkpoints are kept, the last apply among them; older ones are
+removed, except everything from the oldest Hetun mission mark not yet undone onward (what that
+mission's undo needs), as long as that makes at most `limit` (500) checkpoints in all; a mark
+that would need more is removed with the applies that only it held.
 
 An adapter with buffers (the language server) gives the texts itself: `create(texts=…)` snapshots
 the buffer the person sees (unsaved edits included) instead of the disk, `record_after(texts=…)`
@@ -38,9 +43,10 @@ from deepseek_ls.patch.merge import merge_three_way
 
 
 class CheckpointStore:
-    def __init__(self, root: Path, state_dir: Path, *, keep: int = 50) -> None:
+    def __init__(self, root: Path, state_dir: Path, *, keep: int = 50, limit: int = 500) -> None:
         self.root = Path(root).resolve()
-        self.keep = keep
+        self.keep = keep  # the newest ones, always kept
+        self.limit = limit  # at most this many while a mission not yet undone needs older ones
         self.dir = Path(state_dir) / "checkpoints"
         self._lock = FileLock(str(Path(state_dir) / "checkpoints.lock"))
 
@@ -85,7 +91,20 @@ class CheckpointStore:
         return checkpoint_id
 
     def _prune(self) -> None:
-        for name in self._names()[: -self.keep]:
+        """Keep the newest `keep` checkpoints (the last apply among them) and, beyond those, everything
+        from the oldest mission mark not yet undone onward (what that mission's undo restores), when
+        that makes at most `limit` checkpoints; a mark that would need more goes, and its hold with it."""
+        names = self._names()
+        if len(names) <= self.keep:
+            return
+        older = names[: -self.keep]
+        drop = older  # no mission mark to hold them
+        for i, name in enumerate(older):
+            # The oldest live mark whose chain fits in `limit`; a mark past it goes, and with it its hold.
+            if len(names) - i <= max(self.limit, self.keep) and _is_live_mark(self._manifest(name)):
+                drop = older[:i]
+                break
+        for name in drop:
             shutil.rmtree(self.dir / name, ignore_errors=True)
 
     def _names(self) -> list[str]:
@@ -131,67 +150,78 @@ class CheckpointStore:
         _write_json(target / "manifest.json", manifest)
 
     def restore_latest(self) -> tuple[str, list[str], dict] | None:
-        """Restore the newest unrestored checkpoint; None when there is nothing to undo.
-        Raises `UndoRefused` (nothing restored) when a later edit cannot be kept."""
+        """Undo the newest unrestored checkpoint on disk (`restore_on_disk`); None when there is nothing
+        to undo. Raises `UndoRefused` (nothing restored) when a later edit cannot be kept."""
         with self._lock:
-            manifest = next(
-                (m for m in map(self._manifest, reversed(self._names())) if m is not None and not m.get("restored")),
-                None,
-            )
-            if manifest is None:
+            cid = self.latest_unrestored()
+            if cid is None:
                 return None
-            cid = manifest["checkpoint_id"]
-            plan: list[tuple[str, bytes | None]] = []  # (path, bytes to write | None = remove)
-            refused: list[str] = []
-            for entry in manifest["files"]:
-                rel = entry["path"]
-                before = _read(self.dir / cid / "files" / rel) if entry["existed"] else None
-                wrote = manifest.get("after", {}).get(rel)
-                after = _read(self.dir / cid / "after" / rel) if wrote else None
-                now = _read(self.root / rel)
-                if wrote is None or now == after:  # untouched since the apply (or a checkpoint of an older version)
-                    plan.append((rel, before))
-                    continue
-                if now is None or after is None or before is None:
-                    state = "deleted" if now is None else "created again"
-                    refused.append(f"{rel}: it was {state} after the apply")
-                    continue
-                try:
-                    merged = merge_three_way(_text(after), _text(now), _text(before), label=rel)
-                except UnicodeDecodeError:
-                    refused.append(f"{rel}: it changed after the apply and is not UTF-8 text, so it cannot be merged")
-                    continue
-                if not merged.ok:
-                    refused.append(merged.report.replace("the file changed since the patch was staged",
-                                                         "edited after the apply"))
-                    continue
-                plan.append((rel, merged.text.encode("utf-8", "surrogatepass")))
-            if refused:
-                raise UndoRefused(
-                    "undo refused, nothing was changed: edits made after the apply would be lost\n"
-                    + "\n".join(f"  - {r}" for r in refused)
-                    + "\nrevert those edits by hand, or keep the applied change",
-                    [r.split(":", 1)[0] for r in refused],
-                )
-            restored: list[str] = []
-            for rel, data in plan:
-                dest = self.root / rel
-                if data is not None:
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    tmp = dest.with_name(f".{dest.name}.dsls-undo")
-                    tmp.write_bytes(data)
-                    source = self.dir / cid / "files" / rel
-                    if source.is_file():
-                        shutil.copymode(source, tmp)
-                    os.replace(tmp, dest)
-                elif dest.exists():
-                    dest.unlink()
-                    remove_empty_parents(dest, self.root)
-                restored.append(rel)
-            manifest["restored"] = True
-            _write_json(self.dir / cid / "manifest.json", manifest)
-            return cid, restored, manifest.get("meta", {})
+            plan = self.restore_on_disk([cid])
+            return cid, plan.restored, plan.meta[0] if plan.meta else {}
 
+    def latest_unrestored(self) -> str | None:
+        return next((m["checkpoint_id"] for m in map(self._manifest, reversed(self._names()))
+                     if m is not None and not m.get("restored")), None)
+
+    def restore_on_disk(self, checkpoint_ids: list[str]) -> "UndoPlan":
+        """Undo `checkpoint_ids` (newest first) on the disk, with no editor: `plan_undo` against the files
+        as they are now, so edits made after the applies stay and a checkpoint without a record of what
+        was written (a mission's mark) restores nothing over them. All or nothing: an overlap refuses
+        before anything is written, and a file changed while the undo is written puts back what was
+        written. Raises `UndoRefused` naming the files; on success the checkpoints are marked restored."""
+        with self._lock:
+            plan = self.plan_undo(checkpoint_ids, self._read_disk)
+            written: list[FileUndo] = []
+            try:
+                for f in plan.files:
+                    self._write_disk(f.path, f.now, f.target, checkpoint_ids)
+                    written.append(f)
+            except (OSError, UndoRefused) as exc:
+                for f in reversed(written):
+                    try:
+                        self._write_disk(f.path, f.target, f.now, checkpoint_ids)
+                    except (OSError, UndoRefused):  # changed again meanwhile: theirs, left alone
+                        pass
+                if isinstance(exc, UndoRefused):
+                    raise
+                raise UndoRefused(f"undo refused, nothing was changed: {exc}", [f.path for f in plan.files]) from exc
+            self.mark_restored(checkpoint_ids)
+            return plan
+
+    def _read_disk(self, rel: str) -> str | None:
+        from deepseek_ls.policy import safe_files
+        from deepseek_ls.policy.errors import PolicyViolation
+
+        if not os.path.lexists(self.root / rel):
+            return None
+        try:
+            return safe_files.read_text(self.root, rel)
+        except UnicodeDecodeError:
+            raise UndoRefused(f"undo refused, nothing was changed: {rel} is not UTF-8 text now, so it cannot be "
+                              "merged", [rel]) from None
+        except (OSError, PolicyViolation) as exc:
+            raise UndoRefused(f"undo refused, nothing was changed: cannot read {rel} ({exc})", [rel]) from None
+
+    def _write_disk(self, rel: str, expected: str | None, text: str | None, checkpoint_ids: list[str]) -> None:
+        """Put `text` (None: remove) in `rel`, only while the disk holds `expected` (what the undo was
+        computed from): a file changed meanwhile is never overwritten."""
+        from deepseek_ls.policy import safe_files
+
+        if self._read_disk(rel) != expected:
+            raise UndoRefused(f"undo refused, nothing was changed: {rel} changed on disk while the undo was "
+                              "made; undo again", [rel])
+        dest = self.root / rel
+        if text is None:
+            safe_files.unlink(self.root, rel)
+            remove_empty_parents(dest, self.root)
+            return
+        safe_files.write_bytes(self.root, rel, text.encode("utf-8", "surrogatepass"))
+        if expected is None:  # created again: with the permissions it had (oldest snapshot of it)
+            for cid in reversed(checkpoint_ids):
+                source = self.dir / cid / "files" / rel
+                if source.is_file() and not dest.is_symlink():
+                    os.chmod(dest, source.stat().st_mode & 0o7777)
+                    break
 
     def plan_undo(self, checkpoint_ids: list[str], read_now: Callable[[str], str | None]) -> "UndoPlan":
         """What undoing `checkpoint_ids` (newest first, none restored yet) does to the text the person
@@ -295,6 +325,11 @@ class UndoRefused(Exception):
     def __init__(self, message: str, files: list[str]) -> None:
         super().__init__(message)
         self.files = files
+
+
+def _is_live_mark(manifest: dict | None) -> bool:
+    """A Hetun mission's mark (made before its first write) that was not undone yet."""
+    return bool(manifest and not manifest.get("restored") and (manifest.get("meta") or {}).get("mission_id"))
 
 
 def remove_empty_parents(path: Path, root: Path) -> None:

@@ -361,25 +361,29 @@ class PatchStore:
         return ps
 
     def undo(self) -> list[str]:
-        """Restore the files of the latest apply from its checkpoint; its hunks become pending.
-        Edits made after the apply are merged in, or the undo is refused (`PatchError` naming the files)."""
+        """Undo the latest apply on disk (`undo_on_disk`); the files its record covers ([] when there is
+        nothing to undo). Refused (`PatchError` naming the files, nothing changed) when edits made
+        after the apply overlap what it would restore."""
+        plan = self.undo_on_disk()
+        return [] if plan is None else plan.restored
+
+    def undo_on_disk(self, checkpoint_ids: list[str] | None = None) -> UndoPlan | None:
+        """Undo `checkpoint_ids` (newest first; default the newest unrestored one, None when there is
+        none) on the disk, with no editor: the same in-memory 3-way plan as in the editor
+        (`plan_undo`) against the files now, so edits made after the applies stay, all or nothing.
+        Their hunks become pending again and each is a `CheckpointRestored@v1` (`via` "disk")."""
         with self._lock:
+            if checkpoint_ids is None:
+                latest = self.checkpoints.latest_unrestored()
+                if latest is None:
+                    return None
+                checkpoint_ids = [latest]
             try:
-                restored = self.checkpoints.restore_latest()
+                plan = self.checkpoints.restore_on_disk(checkpoint_ids)
             except UndoRefused as exc:
                 raise PatchError(str(exc), [str(exc)]) from exc
-            if restored is None:
-                return []
-            checkpoint_id, files, meta = restored
-            patch_id = meta.get("patch_id")
-            if patch_id and self._path(patch_id).is_file():
-                ps = self.get(patch_id)
-                for hunk in ps.hunks:
-                    if hunk.hunk_id in meta.get("hunk_ids", []):
-                        hunk.status = "pending"
-                self._save(ps)
-        self.sink.emit("CheckpointRestored@v1", {"checkpoint_id": checkpoint_id, "files": files})
-        return files
+            self.finish_undo(plan, "disk")
+        return plan
 
     def plan_undo(self, checkpoint_ids: list[str], read_now: Callable[[str], str | None]) -> UndoPlan:
         """`CheckpointStore.plan_undo` against the text the person sees (`read_now`): nothing changes

@@ -27,12 +27,8 @@ def mission_chain(patches: Any, mark: str, session_id: str) -> list[str]:
     return [m["checkpoint_id"] for m in reversed(later)]
 
 
-def undo_since(patches: Any, mark: str, session_id: str) -> list[str]:
-    """Restore the mission's checkpoints on disk (no editor), newest first, one by one."""
-    chain = mission_chain(patches, mark, session_id)
-    restored: list[str] = []
-    for _ in chain:
-        for f in patches.undo():
-            if f not in restored:
-                restored.append(f)
-    return restored
+def undo_since(patches: Any, mark: str, session_id: str) -> Any:
+    """Undo the mission on disk (no editor) in one plan (`PatchStore.undo_on_disk`): each apply taken
+    out three-way against the files now, the mark restoring nothing over later edits, all or nothing.
+    Returns the `UndoPlan`; raises `PatchError` naming the files when edits overlap."""
+    return patches.undo_on_disk(mission_chain(patches, mark, session_id))

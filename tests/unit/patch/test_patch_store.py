@@ -176,8 +176,11 @@ def test_only_the_newest_checkpoints_are_kept(workspace: Path, m_py: Path) -> No
     from deepseek_ls.patch.checkpoint import CheckpointStore
 
     checkpoints = CheckpointStore(workspace, workspace / ".deepseek", keep=3)
-    ids = [checkpoints.create(["m.py"], label=str(i)) for i in range(5)]
+    ids = []
+    for i in range(5):
+        ids.append(checkpoints.create(["m.py"], label=str(i)))
+        m_py.write_text(f"changed {i}\n")
+        checkpoints.record_after(ids[-1], ["m.py"])
     assert [c["checkpoint_id"] for c in checkpoints.list()] == ids[-3:]
-    m_py.write_text("changed\n")
     assert checkpoints.restore_latest()[0] == ids[-1]
-    assert m_py.read_text() == M_PY
+    assert m_py.read_text() == "changed 3\n"
