@@ -50,6 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--mode", choices=["agent", "yolo", "hetun"], help="approval behaviour (default: agent_loop.mode); "
                      "hetun: research fan-out, one mission card to approve, then straight through")
     run.add_argument("--hetun", dest="mode", action="store_const", const="hetun", help="the same as --mode hetun")
+    run.add_argument("--undo", action="store_true",
+                     help="undo the Hetun mission of session ID (every apply since its checkpoint) on disk: edits "
+                          "made since are kept (3-way); an overlap refuses it naming the files, nothing changed")
     _teammate_flag(run)
     _model_flags(run)
 
@@ -206,12 +209,46 @@ def _run(args: argparse.Namespace) -> int:
     words = list(args.target)
     if not session_id and len(words) == 1 and is_id(words[0].lower()):
         session_id = words[0]
+    if args.undo:
+        if not session_id:
+            exit_with("--undo needs the session: deepseek-ls run --undo --session ID", code=2)
+        return _undo_mission(ctx, args, session_id)
     prompt = None if session_id else " ".join(words).strip()
     if not session_id and not prompt:
         exit_with("give a request, or --session ID to resume one", code=2)
     if not session_id:
         _refuse_untrusted_yolo(ctx, args.mode or ctx.config.agent_loop.mode)
     return _loop(ctx, args, prompt=prompt, session_id=session_id, mode=args.mode)
+
+
+def _undo_mission(ctx: CliContext, args: argparse.Namespace, session_id: str) -> int:
+    """`run --undo`: the mission's undo on disk (`PatchStore.undo_on_disk`), all or nothing."""
+    from deepseek_ls.patch.model import PatchError
+
+    async def go():
+        agent = _agent(ctx, args)
+        try:
+            sid = agent.store.resolve(session_id)
+            restored = await agent.undo_mission(sid)
+            undone = agent._runtime(sid).session.hetun.get("undone") or {}
+            return {"session_id": sid, "restored": restored, "kept": undone.get("kept", [])}
+        finally:
+            await agent.aclose()
+            await agent.llm.aclose()
+
+    try:
+        result = _drive(go)
+    except PatchError as exc:  # edits made after the mission overlap what it would restore
+        exit_with(str(exc), code=1)
+    except (LookupError, ValueError) as exc:  # no such session, no mission, already undone, another's apply
+        exit_with(str(exc).strip("'\""), code=1)
+    if args.json:
+        print_json(result)
+        return 0
+    print(f"mission undone in {', '.join(result['restored']) or 'no file'}")
+    if result["kept"]:
+        print("kept as they are (changed after the mission, not by it): " + ", ".join(result["kept"]))
+    return 0
 
 
 def _refuse_untrusted_yolo(ctx: CliContext, mode: str | None) -> None:

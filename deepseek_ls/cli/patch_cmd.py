@@ -113,15 +113,20 @@ def _apply(args: argparse.Namespace) -> int:
     store = _store(args)
     if args.undo:
         try:
-            restored = store.undo()
+            plan = store.undo_on_disk()  # 3-way against the disk: edits made since stay
         except PatchError as exc:  # edits made after the apply would be lost: nothing was changed
             exit_with(str(exc), code=1)
-        if not restored:
+        if plan is None:
             exit_with("nothing to undo: no apply has been made since the last undo")
+        merged = [f.path for f in plan.files if f.merged]
         if args.json:
-            print_json({"restored": restored})
+            print_json({"restored": plan.restored, "merged": merged, "kept": plan.kept})
         else:
-            print("restored: " + ", ".join(restored))
+            print("restored: " + (", ".join(plan.restored) or "no file"))
+            if merged:
+                print("edits made since the apply kept in: " + ", ".join(merged))
+            if plan.kept:
+                print("kept as they are (changed after a mission's checkpoint, not by it): " + ", ".join(plan.kept))
         return 0
     if bool(args.diff) == bool(args.patch_id):
         exit_with("give either PATCH_ID or --diff FILE|- (see `deepseek-ls apply --help`)", code=2)
