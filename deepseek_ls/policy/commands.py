@@ -208,6 +208,12 @@ class CheckedCommand:
     review: tuple[str, ...] = ()
 
 
+# Git run as a command gets `policy/git_safety.py`'s hardening (`tools/shell.py`); inside a shell line
+# it cannot (the line is /bin/sh's), so the approval says so.
+_SHELL_GIT = ("git runs through /bin/sh here, without the hardening a plain git command gets: "
+              "the repository's own configured programs (fsmonitor, filters, textconv) may run")
+
+
 class CommandPolicy:
     def __init__(self, policy_config: PolicyConfig | None = None) -> None:
         self.config = policy_config or PolicyConfig()
@@ -268,6 +274,8 @@ class CommandPolicy:
                 prefix, why = self._check_argv(line, segment)
                 prefixes.append(prefix)
                 review += why
+                if segment[0].rsplit("/", 1)[-1] == "git" and _SHELL_GIT not in review:
+                    review.append(_SHELL_GIT)
                 segment = []
             else:
                 segment.append(tok)

@@ -27,7 +27,12 @@ What runs git: the `git.*` tools (`tools/git.py`, also inside the OS sandbox whe
 works), the index's `git ls-tree` / `ls-files` / `diff` / `cat-file --batch`
 (`index/sources.py`, `index/reader.py`), `fs.list`, the 3-way merge and the teammate
 lanes (`agent/lanes/worktree.py`: the workspace's repository and each lane's linked
-worktree are prepared separately, since a setting may apply only inside a lane).
+worktree are prepared separately, since a setting may apply only inside a lane), and
+a command whose program is git — a plan's verification `git status`, a `bash.run`
+`git diff` — which `tools/shell.py` runs through `harden_command()` (overrides right
+after `git`, git's environment, `--no-ext-diff --no-textconv` for diff-family
+subcommands; an `UnsafeRepository` refuses the command). A shell line cannot be
+hardened: it always asks, and says so when it contains git (`policy/commands.py`).
 """
 
 from __future__ import annotations
@@ -264,3 +269,50 @@ def prepare(root: Path, env: Mapping[str, str] | None = None) -> SafeGit | None:
     if loc is None:
         return None
     return SafeGit(loc, git_env(loc, env), tuple(config_overrides(loc, env)), Path(root).resolve())
+
+
+# -- git as a command (`bash.run`, verification) -------------------------------------------------
+
+
+def is_git_command(argv: list[str]) -> bool:
+    """Whether `argv` runs git itself (`git status`, `/usr/bin/git diff`)."""
+    return bool(argv) and os.path.basename(argv[0]) == "git"
+
+
+def harden_command(argv: list[str], cwd: Path, env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment for a policy-checked command whose program is git (a plan's
+    `git status`, an approved `git diff`): the same protection as every git we start ourselves —
+    the repository `cwd` belongs to is located (refused as `UnsafeRepository` when its `.git`
+    leads elsewhere), every program its configuration names is switched off with `-c` pairs
+    right after `git`, and git gets a fixed `GIT_DIR` / `GIT_WORK_TREE` and none of `env`'s
+    redirecting `GIT_*` variables. Outside any repository git finds none either; it still gets the
+    fixed overrides. Blocking (reads the configuration with git): call it off the event loop."""
+    args = _no_external_programs(argv[1:])
+    loc = locate(cwd)
+    if loc is None:
+        return [argv[0], *_flatten(dict(STATIC_OVERRIDES)), *args], base_env(env)
+    return [argv[0], *config_overrides(loc, env), *args], git_env(loc, env)
+
+
+# Subcommands that run an external diff / textconv driver unless told not to, and the options that
+# tell them. The `-c` overrides already empty those settings — but git then tries to run an empty
+# program and stops ("cannot run"); with these options it gives its own diff, as with no driver.
+_NO_EXTERNAL_OPTIONS: dict[str, tuple[str, ...]] = {
+    **{name: ("--no-ext-diff", "--no-textconv") for name in (
+        "diff", "log", "show", "whatchanged", "diff-files", "diff-index", "diff-tree")},
+    "blame": ("--no-textconv",),
+    "annotate": ("--no-textconv",),
+}
+# Git's global options that take their value as the next argument.
+_GLOBAL_WITH_VALUE = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--exec-path",
+                      "--config-env", "--attr-source"}
+
+
+def _no_external_programs(args: list[str]) -> list[str]:
+    """`args` (after `git`) with `--no-ext-diff` / `--no-textconv` right after a diff-family subcommand."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in _GLOBAL_WITH_VALUE else 1
+    if i >= len(args) or args[i] not in _NO_EXTERNAL_OPTIONS:
+        return list(args)
+    return [*args[: i + 1], *_NO_EXTERNAL_OPTIONS[args[i]], *args[i + 1:]]

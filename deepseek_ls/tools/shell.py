@@ -10,6 +10,8 @@ shape, or no working sandbox, needs an explicit approval in every mode.
 
 from __future__ import annotations
 
+import asyncio
+import shlex
 import uuid
 from pathlib import Path
 
@@ -17,6 +19,8 @@ from pydantic import BaseModel, Field
 
 from deepseek_ls.policy.command_secrets import guard_command
 from deepseek_ls.policy.env import scrubbed_env
+from deepseek_ls.policy.errors import PolicyViolation
+from deepseek_ls.policy.git_safety import UnsafeRepository, harden_command, is_git_command
 from deepseek_ls.policy.approvals import command_review
 from deepseek_ls.policy.sandbox import NO_SANDBOX, Sandbox
 from deepseek_ls.tools import proc
@@ -45,12 +49,23 @@ async def run_command(
     argv: list[str], *, cwd: Path, timeout: float, max_output_bytes: int, sandbox: Sandbox | None = None
 ) -> CommandResult:
     """Run an already policy-checked (and, where needed, approved) argv. Confined by `sandbox` when it
-    is given and available. Never raises for the command's own failure; every wait is bounded."""
+    is given and available. Never raises for the command's own failure; every wait is bounded.
+
+    A command whose program is git runs hardened by `policy/git_safety.py` (sandboxed or not): the
+    repository's program-valued settings (fsmonitor, filters, textconv, ...) are switched off, so
+    approving or allowlisting `git status` never also runs a program the repository names. Raises
+    `PolicyViolation` (rule `unsafe_repository`) instead of running git on a repository git_safety
+    refuses."""
     env = scrubbed_env()
     run_argv = argv
+    if is_git_command(argv):
+        try:
+            run_argv, env = await asyncio.to_thread(harden_command, argv, cwd, env)
+        except UnsafeRepository as error:
+            raise PolicyViolation(shlex.join(argv), "unsafe_repository", f"git is not run on this repository: {error}") from None
     if sandbox is not None and (await sandbox.astatus()).available:
         env["TMPDIR"] = "/tmp"
-        run_argv = sandbox.wrap(argv, cwd=cwd)
+        run_argv = sandbox.wrap(run_argv, cwd=cwd)
     out = await proc.run_bounded(run_argv, cwd=cwd, env=env, timeout=timeout, max_output_bytes=max_output_bytes)
     stdout = _text(out.stdout, out.stdout_omitted, max_output_bytes)
     stderr = _text(out.stderr, out.stderr_omitted, max_output_bytes)

@@ -229,3 +229,149 @@ def test_linked_worktrees_and_submodules_still_work(tmp_path: Path) -> None:
     git(main, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(main), "sub")
     loc = locate(main / "sub")
     assert loc is not None and loc.gitdir == (main / ".git" / "modules" / "sub").resolve()
+
+
+# -- git as a *command*: a plan's verification `git status`, an approved `bash.run git diff` ------
+#
+# These commands run the real git binary (not our tools); the policy lets `git status --short` /
+# `git diff` run unprompted in a safe shape. The canary script and its marker live in the workspace
+# (excluded from git's listings): the one place a sandboxed command can still write, and visible
+# inside the sandbox (which hides the host's /tmp).
+
+_COMMAND_FOR = {"status": "git status --short", "diff": "git diff"}
+RUNNERS = [
+    pytest.param("verify-sandboxed", id="verification-unprompted-sandboxed"),
+    pytest.param("bash-auto-sandboxed", id="bash-run-auto-sandboxed"),
+    pytest.param("bash-approved-unsandboxed", id="bash-run-approved-no-sandbox"),
+]
+
+
+def _hostile_repo_in_workspace(tmp_path: Path, case: Case) -> tuple[Path, Path]:
+    root, _ = _hostile_repo(tmp_path, case)
+    canary_dir = root / ".canary"
+    canary_dir.mkdir()
+    marker = canary_dir / "ran"
+    evil = canary_dir / "evil.sh"
+    evil.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {marker}\nexec cat\n")
+    evil.chmod(0o755)
+    (root / ".git" / "info").mkdir(exist_ok=True)
+    with open(root / ".git" / "info" / "exclude", "a") as fh:
+        fh.write(".canary/\n")
+    for path in (root / ".git" / "config", *(root / rel for rel, _ in case.extra)):
+        path.write_text(path.read_text().replace(str(tmp_path / "evil.sh"), str(evil)))
+    return root, marker
+
+
+async def _run_as_command(root: Path, runner: str, command: str, ui: RecordingUI) -> tuple[int | None, str]:
+    from deepseek_ls.agent.world import World
+
+    sandboxed = runner != "bash-approved-unsandboxed"
+    mode = {"verify-sandboxed": "suggest", "bash-auto-sandboxed": "auto", "bash-approved-unsandboxed": "suggest"}[runner]
+    policy = PolicyConfig(approval_mode=mode, sandbox=SandboxConfig(mode="auto" if sandboxed else "off"))
+    config = Config(policy=policy)
+    sink = ListSink()
+    host = ToolHost(root, config, sink=sink, ui=ui, overlay=DocumentOverlay(root))
+    if sandboxed and not (await host.sandbox.astatus()).available:
+        pytest.skip("no OS sandbox here")
+    if runner == "verify-sandboxed":
+        world = World(root, config, sink=sink, overlay=host.overlay, patches=None, tools=host)
+        result = await world.run_command(command, 60)
+        return result.exit_code, result.output
+    out = await host.call("bash.run", {"cmd": command})
+    assert out.ok, out.error
+    return out.value["exit_code"], out.value["stdout"] + out.value["stderr"]
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+@pytest.mark.parametrize("case", [c for c in CASES if c.values[0].control is not None])
+async def test_no_unapproved_exec_git_config_via_git_command(tmp_path: Path, case: Case, runner: str) -> None:
+    """An allowlisted (or approved) `git status` / `git diff` runs git's read, not the repository's
+    fsmonitor / filter / textconv program; its output is still git's own."""
+    root, marker = _hostile_repo_in_workspace(tmp_path, case)
+    command = _COMMAND_FOR[case.control[0]]
+    ui = RecordingUI("allow_once")
+    code, output = await _run_as_command(root, runner, command, ui)
+    assert not marker.exists(), f"{command} ran the repository's program: {marker.read_text()}"
+    assert code == 0, output
+    assert "src/notes.txt" in output, output  # git's normal answer: the modified file
+    if command == "git diff":
+        assert "-first" in output and "+second" in output, output
+    else:
+        assert "?? src/new.txt" in output, output
+    if runner != "bash-approved-unsandboxed":
+        assert ui.approvals == []  # it ran unprompted: the case where nobody could have said no
+    # Control: plain git on the same repository does run it (the case is live).
+    subprocess.run(command.split(), cwd=root, capture_output=True, timeout=60,
+                   env={k: v for k, v in os.environ.items() if not k.startswith("GIT_")})
+    assert marker.exists(), f"control: plain {command} did not run the canary; the case tests nothing"
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+@pytest.mark.parametrize("command", ["git status --short", "git diff --stat"])
+async def test_no_leak_git_command_on_redirected_repository_is_refused(tmp_path: Path, runner: str, command: str) -> None:
+    """A `.git` leading to another repository: the git command is refused with a clear message,
+    not run (it would read, and print, the other repository)."""
+    other = _other_repo(tmp_path)
+    (other / "secret.txt").write_text("changed\n")
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("x = 1\n")
+    _gitfile_elsewhere(tmp_path, root, other)
+    ui = RecordingUI("allow_once")
+    if runner == "verify-sandboxed":
+        from deepseek_ls.policy.errors import PolicyViolation
+
+        with pytest.raises(PolicyViolation, match="git is not run on this repository") as refused:
+            await _run_as_command(root, runner, command, ui)
+        assert refused.value.rule == "unsafe_repository"
+    else:
+        with pytest.raises(AssertionError, match="policy refused: .*git is not run on this repository.*outside the workspace"):
+            await _run_as_command(root, runner, command, ui)
+
+
+async def test_git_command_outside_any_repository_still_answers(tmp_path: Path) -> None:
+    """No repository at all: git runs (hardened) and says so itself, like plain git."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    ui = RecordingUI("allow_once")
+    code, output = await _run_as_command(root, "bash-approved-unsandboxed", "git status --short", ui)
+    assert code != 0 and "not a git repository" in output, output
+
+
+@pytest.mark.parametrize("line", [
+    pytest.param("git status --short && git diff", id="chain"),
+    pytest.param("git diff | rg second", id="pipe"),
+    pytest.param("pytest -q ; git status", id="git-after-another"),
+])
+async def test_no_unapproved_exec_git_in_shell_line_asks(tmp_path: Path, line: str) -> None:
+    """A shell line (`policy.allow_shell_metacharacters`) is /bin/sh's: git in it cannot be given the
+    hardening, so the line never runs unprompted — even in auto mode with the sandbox — and the
+    approval says why. Denied, the repository's fsmonitor does not run."""
+    case = next(c.values[0] for c in CASES if c.id == "core-fsmonitor")
+    root, marker = _hostile_repo_in_workspace(tmp_path, case)
+    ui = RecordingUI("deny")
+    policy = PolicyConfig(approval_mode="auto", allow_shell_metacharacters=True, allowlist=["git status", "git diff", "rg", "pytest"])
+    host = ToolHost(root, Config(policy=policy), sink=ListSink(), ui=ui, overlay=DocumentOverlay(root))
+    out = await host.call("bash.run", {"cmd": line})
+    assert not out.ok and "denied" in out.error
+    assert len(ui.approvals) == 1 and "without the hardening a plain git command gets" in ui.approvals[0].detail
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    pytest.param(["git", "diff", "--stat"], ["git", "diff", "--no-ext-diff", "--no-textconv", "--stat"], id="diff"),
+    pytest.param(["git", "--no-pager", "log", "-p"], ["git", "--no-pager", "log", "--no-ext-diff", "--no-textconv", "-p"],
+                 id="global-option-before"),
+    pytest.param(["git", "--namespace", "diff", "show"], ["git", "--namespace", "diff", "show", "--no-ext-diff", "--no-textconv"],
+                 id="global-option-value-looks-like-a-subcommand"),
+    pytest.param(["git", "blame", "a.txt"], ["git", "blame", "--no-textconv", "a.txt"], id="blame"),
+    pytest.param(["git", "status", "--short"], ["git", "status", "--short"], id="status-unchanged"),
+    pytest.param(["git", "stash", "show", "-p"], ["git", "stash", "show", "-p"], id="other-subcommand-unchanged"),
+])
+def test_git_command_diff_family_gets_no_external_driver_options(tmp_path: Path, argv: list[str], expected: list[str]) -> None:
+    from deepseek_ls.policy.git_safety import harden_command
+
+    hardened, env = harden_command(argv, tmp_path, {"GIT_DIR": "/elsewhere", "PATH": os.environ["PATH"]})
+    assert [a for a in hardened if a != "-c" and "=" not in a] == expected
+    assert hardened[1] == "-c" and "core.fsmonitor=false" in hardened  # the overrides come right after `git`
+    assert "GIT_DIR" not in env  # no repository here: the caller's redirect is dropped too
