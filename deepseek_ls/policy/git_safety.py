@@ -20,7 +20,8 @@ Every git process we start goes through here:
 - `config_overrides()` turns every program-valued setting off with `-c` (the command
   line wins over every config file): a fixed list, plus every `filter.*` / `diff.*` /
   `merge.*` driver the repository's config defines (read with `git config -l`, which
-  runs nothing), so a driver name chosen by `.gitattributes` finds no program;
+  runs nothing), so a driver name chosen by `.gitattributes` finds no program (a
+  name with `=` in it, which `-c` cannot address, makes it `UnsafeRepository`);
 - `run_git()` runs it bounded: a timeout, output capped.
 
 What runs git: the `git.*` tools (`tools/git.py`, also inside the OS sandbox when it
@@ -216,6 +217,13 @@ def config_overrides(loc: GitLocation, env: Mapping[str, str] | None = None) -> 
         match = _DRIVER_KEY.match(name) or _NAMED_PROGRAM_KEY.match(name)
         if not match:
             continue
+        if "=" in name:
+            # `-c` splits at the first '=': `-c filter.a=b.clean=` sets `filter.a`, and the driver
+            # `a=b` (which `.gitattributes` can choose) would keep its program.
+            raise UnsafeRepository(
+                f"its configuration names {name!r}, a setting that runs a program and whose name contains '=', "
+                "which git's -c cannot switch off; git is not run on it"
+            )
         lowered = name.lower()
         if lowered.endswith(".required") or lowered.endswith(".cachetextconv"):
             pairs[name] = "false"

@@ -62,7 +62,9 @@ async def run_command(
         try:
             run_argv, env = await asyncio.to_thread(harden_command, argv, cwd, env)
         except UnsafeRepository as error:
-            raise PolicyViolation(shlex.join(argv), "unsafe_repository", f"git is not run on this repository: {error}") from None
+            # The subject stays short: `guard_command` may have appended many exclude pathspecs.
+            subject = shlex.join(argv[:2])
+            raise PolicyViolation(subject, "unsafe_repository", f"git is not run on this repository: {error}") from None
     if sandbox is not None and (await sandbox.astatus()).available:
         env["TMPDIR"] = "/tmp"
         run_argv = sandbox.wrap(run_argv, cwd=cwd)

@@ -375,3 +375,24 @@ def test_git_command_diff_family_gets_no_external_driver_options(tmp_path: Path,
     assert [a for a in hardened if a != "-c" and "=" not in a] == expected
     assert hardened[1] == "-c" and "core.fsmonitor=false" in hardened  # the overrides come right after `git`
     assert "GIT_DIR" not in env  # no repository here: the caller's redirect is dropped too
+
+
+async def test_no_unapproved_exec_driver_name_with_equals_is_refused(tmp_path: Path) -> None:
+    """`[filter "a=b"]` chosen by `*.txt filter=a=b`: `-c filter.a=b.clean=` would set `filter.a`
+    (git splits at the first '='), leaving the driver's program on. Such a repository is refused:
+    the git tools say so, the index walks the files, a git command is not run — and nothing runs."""
+    case = Case('[filter "a=b"]\n\tclean = @EVIL@\n\tprocess = @EVIL@\n', "*.txt filter=a=b\n", control=("diff",))
+    root, marker = _hostile_repo_in_workspace(tmp_path, case)
+    host = _host(root, sandbox=False)
+    for name, args in (("git.status", {}), ("git.diff", {}), ("repo.info", {}), ("fs.list", {"glob": "**"})):
+        result = await host.call(name, args)
+        if name in ("git.status", "git.diff"):
+            assert not result.ok and "contains '='" in result.error, result
+    snapshot = take_snapshot(root)
+    assert not snapshot.git and "src/notes.txt" in snapshot.files
+    with pytest.raises(AssertionError, match=r"policy refused: refused 'git diff': .*contains '='"):
+        await _run_as_command(root, "bash-approved-unsandboxed", "git diff", RecordingUI("allow_once"))
+    assert not marker.exists(), f"the repository's config ran a program: {marker.read_text()}"
+    subprocess.run(["git", "diff"], cwd=root, capture_output=True, timeout=60,
+                   env={k: v for k, v in os.environ.items() if not k.startswith("GIT_")})
+    assert marker.exists(), "control: plain git diff did not run the canary; the case tests nothing"
