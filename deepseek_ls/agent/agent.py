@@ -377,8 +377,9 @@ class Agent:
         return self.session_view(rt.session_id)
 
     async def undo_mission(self, session_id: str) -> list[str]:
-        """Undo a Hetun mission in one action: every apply since its checkpoint, newest first, then the
-        checkpoint itself. Refused (nothing changed) when another session applied something since."""
+        """Undo a Hetun mission in one action: every apply since its checkpoint, newest first, each taken
+        out three-way so later edits stay (`restorer`: the editor's buffers; else the disk). Refused
+        (nothing changed) when another session applied something since or a later edit overlaps."""
         import asyncio as _asyncio
 
         rt = self._runtime(session_id)

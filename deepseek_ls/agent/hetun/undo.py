@@ -1,4 +1,4 @@
-"""One-action undo of a Hetun mission: restore every checkpoint since the mission's, newest first."""
+"""One-action undo of a Hetun mission: take out every apply since the mission's checkpoint, newest first."""
 
 from __future__ import annotations
 
