@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from deepseek_ls.config_models import Config
+from deepseek_ls.llm.client import LLMClient
 
 
 class ModelManager:
@@ -130,8 +131,11 @@ class CapacityLLM:
 
     Everything else (resolve, build_body, config, sink, aclose) is the wrapped client's.
     The slot is held around the whole call, the client's own retries included (a call
-    waiting out its 429 still counts against the model's limit). The request itself is
-    untouched: its body, request hash and `LLMCall@v1` record are the client's.
+    waiting out its 429 still counts against the model's limit). When an `LLMClient`
+    falls back to the profile's `fallback_model`, it gives the first model's slot back
+    and takes one of the fallback model's for that attempt (its own `max_inflight` and
+    the 429 pause hold for it; never two slots at once, so no deadlock). The request
+    itself is untouched: its body, request hash and `LLMCall@v1` record are the client's.
     """
 
     def __init__(self, client: Any, manager: ModelManager) -> None:
@@ -159,5 +163,11 @@ class CapacityLLM:
 
     async def complete(self, messages: Any, *, role: str, profile: str = "fast", model: str | None = None,
                        **kwargs: Any) -> Any:
+        if isinstance(self.client, LLMClient):  # it takes the slot of each model it tries
+            def slot(tried: str | None) -> contextlib.AbstractAsyncContextManager[None]:
+                return self.manager.model_slot(self._model_name(profile, tried))
+
+            return await self.client.complete(messages, role=role, profile=profile, model=model,
+                                              model_slot=slot, **kwargs)
         async with self.manager.model_slot(self._model_name(profile, model)):
             return await self.client.complete(messages, role=role, profile=profile, model=model, **kwargs)

@@ -17,9 +17,11 @@ for the rest of the process (with a warning).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import httpx
@@ -173,6 +175,7 @@ class LLMClient:
         on_delta: DeltaCallback | None = None,
         model: str | None = None,
         tool_choice: Any = None,
+        model_slot: Callable[[str | None], AbstractAsyncContextManager[Any]] | None = None,
     ) -> Completion:
         """Run one chat completion; stream deltas to `on_delta` as they arrive.
 
@@ -180,15 +183,25 @@ class LLMClient:
         carries the partial answer. When the model is down or out of capacity
         after the retries and the profile names a `fallback_model`, the call is
         made once more with that model.
+
+        `model_slot(model)` (the model manager's, `llm/capacity.py`) is held
+        around each attempt: the call's model (`model`, None for the profile's),
+        then, released first, the fallback model's. So the fallback runs under
+        its own model's `max_inflight` and 429 pause, and a call never holds two
+        models' slots at once (two calls falling back across each other cannot
+        deadlock).
         """
+        slot = model_slot or (lambda _model: contextlib.nullcontext())
         try:
-            return await self._complete_once(messages, role=role, profile=profile, tools=tools, stream=stream,
-                                             on_delta=on_delta, model=model, tool_choice=tool_choice)
+            async with slot(model):
+                return await self._complete_once(messages, role=role, profile=profile, tools=tools, stream=stream,
+                                                 on_delta=on_delta, model=model, tool_choice=tool_choice)
         except LLMError as exc:
             fallback = self._fallback_for(profile, model, exc)
             if fallback is None:
                 raise
             self._warn(f"{exc.user_message}; trying the fallback model {fallback!r}")
+        async with slot(fallback):
             return await self._complete_once(messages, role=role, profile=profile, tools=tools, stream=stream,
                                              on_delta=on_delta, model=fallback, tool_choice=tool_choice)
 

@@ -134,3 +134,72 @@ async def test_detach_stops_telling_the_manager():
     llm = CapacityLLM(client, manager)
     llm.detach()
     assert client.retry_listeners == []
+
+
+# -- the fallback model takes a slot of its own ---------------------------------------------------
+
+FLASH, PRO = "deepseek-v4-flash", "deepseek-v4-pro"
+HI = [{"role": "user", "content": "hi"}]
+
+
+def fallback_llm(make_client, *, flash: int, pro: int, clock=None) -> CapacityLLM:
+    """The real client and manager: `fast` (flash) falls back to pro, `max_think` (pro) to flash."""
+    cfg = Config()
+    cfg.models[FLASH] = cfg.models[FLASH].model_copy(update={"max_inflight": flash})
+    cfg.models[PRO] = cfg.models[PRO].model_copy(update={"max_inflight": pro})
+    client = make_client()
+    profiles = client.config.profiles
+    profiles["fast"] = profiles["fast"].model_copy(update={"model": FLASH, "fallback_model": PRO})
+    profiles["max_think"] = profiles["max_think"].model_copy(update={"model": PRO, "fallback_model": FLASH})
+    manager = ModelManager(cfg, clock=clock) if clock else ModelManager(cfg)
+    return CapacityLLM(client, manager)
+
+
+async def test_the_fallback_model_keeps_its_own_max_inflight(fake_deepseek, make_client):
+    fake_deepseek.add({"match": {"model": FLASH}, "fault": {"status": 503}, "repeat": True})
+    fake_deepseek.add({"match": {"model": PRO}, "content": "from pro", "repeat": True,
+                       "fault": {"delay_before_first_byte": 0.05}})
+    llm = fallback_llm(make_client, flash=3, pro=1)
+    answers = await asyncio.wait_for(asyncio.gather(*(llm.complete(HI, role="ask") for _ in range(3))), 30)
+    assert [a.content for a in answers] == ["from pro"] * 3
+    assert fake_deepseek.peak_inflight[PRO] == 1  # the server never saw two fallback calls at once
+    assert llm.manager.peak_inflight == {FLASH: 3, PRO: 1}
+    assert llm.manager.inflight == {FLASH: 0, PRO: 0}
+
+
+async def test_always_answers_when_two_calls_fall_back_across_each_other(fake_deepseek, make_client):
+    """Each holds the slot the other falls back to (max_inflight=1 both): no deadlock, as no call
+    ever holds two models' slots."""
+    fake_deepseek.add({"match": {"model": FLASH, "role": "a"}, "fault": {"status": 503}, "repeat": True})
+    fake_deepseek.add({"match": {"model": PRO, "role": "b"}, "fault": {"status": 503}, "repeat": True})
+    fake_deepseek.add({"match": {"model": PRO}, "content": "from pro", "repeat": True})
+    fake_deepseek.add({"match": {"model": FLASH}, "content": "from flash", "repeat": True})
+    llm = fallback_llm(make_client, flash=1, pro=1)
+    a, b = await asyncio.wait_for(asyncio.gather(llm.complete(HI, role="a", profile="fast"),
+                                                 llm.complete(HI, role="b", profile="max_think")), 30)
+    assert (a.content, b.content) == ("from pro", "from flash")
+    assert llm.manager.peak_inflight == {FLASH: 1, PRO: 1}
+    assert fake_deepseek.peak_inflight == {FLASH: 1, PRO: 1}
+
+
+async def test_the_fallback_call_waits_out_a_429_pause(fake_deepseek, make_client):
+    """A 429 met elsewhere while the first model is failing pauses the fallback attempt too."""
+    now = [0.0]
+    fake_deepseek.add({"match": {"model": FLASH}, "fault": {"status": 503, "hold": "flash"}, "repeat": True})
+    fake_deepseek.add({"match": {"model": PRO}, "content": "from pro"})
+    llm = fallback_llm(make_client, flash=1, pro=1, clock=lambda: now[0])
+    call = asyncio.ensure_future(llm.complete(HI, role="ask"))
+
+    async def drive() -> None:
+        while fake_deepseek.inflight.get(FLASH, 0) == 0:
+            await asyncio.sleep(0.005)
+        llm.manager.note_retry(RateLimitError("slow down"), 0.05)  # another lane's 429
+        fake_deepseek.release("flash")
+        while llm.manager.paused_seconds == 0 and not call.done():
+            await asyncio.sleep(0.005)
+        assert PRO not in [r.body["model"] for r in fake_deepseek.requests]  # not sent during the pause
+        now[0] += 0.05
+
+    await asyncio.wait_for(asyncio.gather(call, drive()), 30)
+    assert call.result().content == "from pro"
+    assert llm.manager.paused_seconds >= 0.05
