@@ -91,3 +91,63 @@ def test_an_ignored_sigint_stays_ignored():
                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "went on"
+
+
+# -- Ctrl-C during start-up, before any event loop ------------------------------------------------
+
+# On PYTHONPATH as `sitecustomize`: the child sends itself SIGINT the moment it starts importing
+# the module named in $DSLS_TEST_SIGINT_AT, so the KeyboardInterrupt lands exactly there.
+SIGINT_AT_IMPORT = textwrap.dedent('''
+    import os, signal, sys
+
+    class SigintAt:
+        def __init__(self, name):
+            self.name = name
+
+        def find_spec(self, fullname, path=None, target=None):
+            if fullname == self.name:
+                sys.meta_path.remove(self)
+                os.kill(os.getpid(), signal.SIGINT)
+            return None
+
+    if os.environ.get("DSLS_TEST_SIGINT_AT"):
+        sys.meta_path.insert(0, SigintAt(os.environ["DSLS_TEST_SIGINT_AT"]))
+''')
+
+
+def console_script() -> list[str]:
+    """The code pip writes for the `deepseek-ls` console script, for the entry point pyproject.toml names
+    (a venv installed before the entry point changed still has the old launcher)."""
+    import tomllib
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parents[3] / "pyproject.toml"
+    module, func = tomllib.loads(pyproject.read_text())["project"]["scripts"]["deepseek-ls"].split(":")
+    return [sys.executable, "-c", f"import sys; from {module} import {func}; sys.exit({func}())"]
+
+
+@pytest.mark.parametrize("launcher", [
+    pytest.param("script", id="console-script"),
+    pytest.param("module", id="python-m"),
+])
+@pytest.mark.parametrize("args, module", [
+    pytest.param(["sessions"], "deepseek_ls.cli", id="importing-the-cli"),
+    pytest.param(["sessions"], "argparse", id="building-the-parser"),
+    pytest.param(["config", "show"], "deepseek_ls.cli.show_cache", id="config-show-fast-path"),
+    pytest.param(["sessions"], "deepseek_ls.cli.sessions_cmd", id="importing-a-command"),
+    pytest.param(["sessions"], "deepseek_ls.config", id="loading-the-config"),
+])
+def test_ctrl_c_during_start_up_says_interrupted_and_exits_130(tmp_path, cli_env, empty_dir, launcher, args,
+                                                               module):
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(SIGINT_AT_IMPORT)
+    argv = console_script() if launcher == "script" else [sys.executable, "-m", "deepseek_ls"]
+    env = {**cli_env, "PYTHONPATH": str(hook), "DSLS_TEST_SIGINT_AT": module}
+    done = subprocess.run([*argv, *args], cwd=empty_dir, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == "deepseek-ls: interrupted\n"  # one line, no traceback
+    # the hook is real: without it the same command runs through
+    del env["DSLS_TEST_SIGINT_AT"]
+    ok = subprocess.run([*argv, *args], cwd=empty_dir, env=env, capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0, ok.stderr
