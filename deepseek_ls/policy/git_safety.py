@@ -31,8 +31,8 @@ lanes (`agent/lanes/worktree.py`: the workspace's repository and each lane's lin
 worktree are prepared separately, since a setting may apply only inside a lane), and
 a command whose program is git — a plan's verification `git status`, a `bash.run`
 `git diff` — which `tools/shell.py` runs through `harden_command()` (overrides right
-after `git`, git's environment, `--no-ext-diff --no-textconv` for diff-family
-subcommands; an `UnsafeRepository` refuses the command). A shell line cannot be
+after `git`, git's environment, `--no-ext-diff --no-textconv` for subcommands that can
+print a patch; an `UnsafeRepository` refuses the command). A shell line cannot be
 hardened: it always asks, and says so when it contains git (`policy/commands.py`).
 """
 
@@ -305,12 +305,23 @@ def harden_command(argv: list[str], cwd: Path, env: Mapping[str, str]) -> tuple[
 # Subcommands that run an external diff / textconv driver unless told not to, and the options that
 # tell them. The `-c` overrides already empty those settings — but git then tries to run an empty
 # program and stops ("cannot run"); with these options it gives its own diff, as with no driver.
-_NO_EXTERNAL_OPTIONS: dict[str, tuple[str, ...]] = {
-    **{name: ("--no-ext-diff", "--no-textconv") for name in (
-        "diff", "log", "show", "whatchanged", "diff-files", "diff-index", "diff-tree")},
-    "blame": ("--no-textconv",),
-    "annotate": ("--no-textconv",),
+# A subcommand of a subcommand (`stash show`, `stash list -p`, `reflog show -p`) gets them after
+# both words. Each entry is checked against the real git (tests/unit/policy/test_git_safety_patches.py).
+_BOTH = ("--no-ext-diff", "--no-textconv")
+_NO_EXTERNAL_OPTIONS: dict[tuple[str, ...], tuple[str, ...]] = {
+    **{(name,): _BOTH for name in (
+        "diff", "log", "show", "whatchanged", "diff-files", "diff-index", "diff-tree", "format-patch",
+        # range-diff takes them for its own diff; the `git log` it runs inside takes none, so with a
+        # textconv driver configured it stops with "cannot run" (nothing runs).
+        "range-diff")},
+    ("stash", "show"): _BOTH,  # only when given options (below)
+    ("stash", "list"): _BOTH,  # takes log's options: `stash list -p`
+    ("reflog", "show"): _BOTH,
+    ("blame",): ("--no-textconv",),
+    ("annotate",): ("--no-textconv",),
 }
+# `git reflog -p` is `git reflog show -p`; these are reflog's other subcommands (no diff options).
+_REFLOG_OTHER = {"expire", "delete", "exists", "list", "drop"}
 # Git's global options that take their value as the next argument.
 _GLOBAL_WITH_VALUE = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--exec-path",
                       "--config-env", "--attr-source"}
@@ -321,6 +332,16 @@ def _no_external_programs(args: list[str]) -> list[str]:
     i = 0
     while i < len(args) and args[i].startswith("-"):
         i += 2 if args[i] in _GLOBAL_WITH_VALUE else 1
-    if i >= len(args) or args[i] not in _NO_EXTERNAL_OPTIONS:
-        return list(args)
-    return [*args[: i + 1], *_NO_EXTERNAL_OPTIONS[args[i]], *args[i + 1:]]
+    for words in ((*args[i:i + 2],), (*args[i:i + 1],)):
+        options = _NO_EXTERNAL_OPTIONS.get(words)
+        if options is None and words == ("reflog",) and (i + 1 >= len(args) or args[i + 1] not in _REFLOG_OTHER):
+            options = _NO_EXTERNAL_OPTIONS[("reflog", "show")]
+        if options is None:
+            continue
+        end = i + len(words)
+        if words == ("stash", "show") and not any(a.startswith("-") for a in args[end:]):
+            # With no option at all `stash show` prints what `stash.showStat`/`showPatch` say (a
+            # diffstat by default); any option, these too, would turn that into a patch.
+            return list(args)
+        return [*args[:end], *options, *args[end:]]
+    return list(args)

@@ -366,7 +366,9 @@ async def test_no_unapproved_exec_git_in_shell_line_asks(tmp_path: Path, line: s
                  id="global-option-value-looks-like-a-subcommand"),
     pytest.param(["git", "blame", "a.txt"], ["git", "blame", "--no-textconv", "a.txt"], id="blame"),
     pytest.param(["git", "status", "--short"], ["git", "status", "--short"], id="status-unchanged"),
-    pytest.param(["git", "stash", "show", "-p"], ["git", "stash", "show", "-p"], id="other-subcommand-unchanged"),
+    pytest.param(["git", "stash", "show", "-p"], ["git", "stash", "show", "--no-ext-diff", "--no-textconv", "-p"],
+                 id="stash-show-patch"),  # more: tests/unit/policy/test_git_safety_patches.py
+    pytest.param(["git", "stash", "pop"], ["git", "stash", "pop"], id="other-subcommand-unchanged"),
 ])
 def test_git_command_diff_family_gets_no_external_driver_options(tmp_path: Path, argv: list[str], expected: list[str]) -> None:
     from deepseek_ls.policy.git_safety import harden_command
