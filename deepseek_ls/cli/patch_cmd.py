@@ -34,7 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="apply a unified diff or a staged patch to disk (whole, per file or per hunk)",
         description=(
             "Apply staged patch PATCH_ID, or a unified diff with --diff FILE|- , to the files on disk.\n"
-            "A checkpoint is taken first (`apply --undo` restores it). If any file fails, nothing changes."
+            "A checkpoint is taken first (`apply --undo` takes the apply back out, keeping edits made since).\n"
+            "If any file fails, nothing changes."
         ),
         handler=_apply,
     )
@@ -44,7 +45,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     apply.add_argument("--file", action="append", metavar="PATH", help="apply only this file's hunks (repeatable)")
     apply.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     apply.add_argument("--check", action="store_true", help="validate only: report what would change, change nothing")
-    apply.add_argument("--undo", action="store_true", help="restore the files changed by the last apply")
+    apply.add_argument(
+        "--undo", action="store_true",
+        help="take the last apply back out (edits made since are kept; an overlap refuses, changing nothing)",
+    )
 
 
 def _store(args: argparse.Namespace) -> PatchStore:

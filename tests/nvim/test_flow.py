@@ -32,3 +32,14 @@ def test_accepting_over_a_conflicting_user_edit_keeps_the_users_text(nvim, works
     assert result.returncode == 0, result.output
     assert "0 failed" in result.output
     assert "return a + b" in (workspace / "app.py").read_text(), "nothing was written to disk"
+
+
+def test_never_clobber_undo_of_a_shell_apply_keeps_what_was_typed_in_the_buffer(nvim, workspace, fake_model):
+    _, env = fake_model
+    (workspace / "fix.diff").write_text(
+        "--- a/app.py\n+++ b/app.py\n@@ -5,2 +5,2 @@\n def add(a, b):\n-    return a + b\n+    return int(a) + int(b)\n"
+    )
+    result = nvim.run("undo_spec.lua", cwd=workspace, env=env, timeout=240)
+    assert result.returncode == 0, result.output
+    assert "0 failed" in result.output
+    assert "int(a) + int(b)" in (workspace / "app.py").read_text(), "the undo was left in the buffer, not written under it"

@@ -6,7 +6,7 @@
 import * as vscode from "vscode";
 import { approve, deny, type ApprovalUI, type PickItem } from "./approvals";
 import { findEventLog } from "./eventLog";
-import { hunkAtLine } from "./hunks";
+import { hunkAtLine, undoMessage } from "./hunks";
 import type { InlineDiff } from "./inlineDiff";
 import { mcpItems, type McpStatus } from "./mcp";
 import { Commands, type Plan, type RoutingExplanation, type ServerApi, type SessionSummary } from "./protocol";
@@ -180,10 +180,8 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       return result;
     }),
     reg("undo", "Undo Last Apply", async () => {
-      const result = await server.command<{ restored: string[] }>(Commands.undo, {});
-      void vscode.window.showInformationMessage(
-        result.restored.length ? `DeepSeek: restored ${result.restored.join(", ")}.` : "DeepSeek: nothing to undo.",
-      );
+      const result = await server.command<{ restored: string[]; merged?: string[]; unsaved?: string[] }>(Commands.undo, {});
+      void vscode.window.showInformationMessage(undoMessage(result));
       inlineDiff.refreshVisible();
       return result;
     }),

@@ -111,3 +111,13 @@ export function applyHunks(text: string, hunks: Hunk[]): string {
   for (const { h, start, end } of ordered) out = out.slice(0, start) + h.new_text + out.slice(end);
   return out;
 }
+
+/** What `deepseek.undo` answered, said in one line: which files went back, which kept the
+ * person's edits made since (3-way), and which were changed in open buffers and still need saving. */
+export function undoMessage(result: { restored: string[]; merged?: string[]; unsaved?: string[] }): string {
+  if (!result.restored.length) return "DeepSeek: nothing to undo.";
+  const parts = [`DeepSeek: restored ${result.restored.join(", ")}`];
+  if (result.merged?.length) parts.push(`your edits since were kept in ${result.merged.join(", ")}`);
+  if (result.unsaved?.length) parts.push(`unsaved in the editor: ${result.unsaved.join(", ")} (save to write)`);
+  return parts.join("; ") + ".";
+}

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { applyHunks, decorationPlan, hunkAtLine, replacedLines, textLines } from "../src/hunks";
+import { applyHunks, decorationPlan, hunkAtLine, replacedLines, textLines, undoMessage } from "../src/hunks";
 import { offsetAt } from "../src/positions";
 import type { Hunk } from "../src/protocol";
 
@@ -78,4 +78,13 @@ test("applying every pending hunk gives the patched file", () => {
   const hunks = [hunk("h1", 1, 2, "    return 10\n"), hunk("h2", 5, 6, "    return 20\n"), hunk("h3", 0, 0, "# x\n", "rejected")];
   assert.equal(applyHunks(FILE, hunks), "def a():\n    return 10\n\n\ndef b():\n    return 20\n");
   assert.equal(applyHunks(FILE, []), FILE);
+});
+
+test("the undo message names restored files, those whose later edits were kept, and those left unsaved", () => {
+  assert.equal(undoMessage({ restored: [] }), "DeepSeek: nothing to undo.");
+  assert.equal(undoMessage({ restored: ["notes.txt"], merged: [], unsaved: [] }), "DeepSeek: restored notes.txt.");
+  assert.equal(
+    undoMessage({ restored: ["app.py", "notes.txt"], merged: ["app.py"], unsaved: ["app.py"] }),
+    "DeepSeek: restored app.py, notes.txt; your edits since were kept in app.py; unsaved in the editor: app.py (save to write).",
+  );
 });

@@ -238,7 +238,14 @@ end
 function M.undo()
   run("undo", cmd.undo, {}, function(result)
     local restored = result and result.restored or {}
-    ui.notify(("undo restored %d file%s"):format(#restored, #restored == 1 and "" or "s"))
+    local msg = ("undo restored %d file%s"):format(#restored, #restored == 1 and "" or "s")
+    if result and result.merged and #result.merged > 0 then
+      msg = msg .. "; your edits since were kept in " .. table.concat(result.merged, ", ")
+    end
+    if result and result.unsaved and #result.unsaved > 0 then
+      msg = msg .. "; unsaved in the buffers: " .. table.concat(result.unsaved, ", ") .. " (:w to write)"
+    end
+    ui.notify(msg)
     vim.cmd("checktime")
     refresh_lenses()
   end)
