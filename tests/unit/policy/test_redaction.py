@@ -127,3 +127,39 @@ def test_redaction_never_fails_and_is_idempotent(pieces: list[str]) -> None:
     once = redact_text(text)
     assert isinstance(once, str)
     assert redact_text(once) == once
+
+
+# Values of secret-named settings that were sent to the model: weak passwords, and random
+# values whose repeated characters kept them under the entropy gate (1 in 60 of this shape;
+# the scenario corpus's random canary `Zx9` + 14 hex characters met one in a full run).
+WEAK = ["hunter22", "s3cr3t99", "Passw0rd1", "Zx9334339810e3344", "Qw3447379731c3341", "abc12345"]
+
+
+@pytest.mark.parametrize("value", WEAK)
+@pytest.mark.parametrize(
+    "line",
+    [
+        pytest.param('{{"db": {{"password": "{v}"}}}}', id="json"),
+        pytest.param("db:\n  password: {v}\n", id="yaml"),
+        pytest.param('API_TOKEN = "{v}"', id="assignment"),
+    ],
+)
+def test_no_leak_a_weak_or_repetitive_secret_value_is_redacted(line: str, value: str) -> None:
+    text = line.format(v=value)
+    assert value not in redact_text(text)
+    assert "[REDACTED:keyword]" in redact_text(text)
+
+
+def test_no_leak_random_values_of_the_scenario_canary_shape_are_all_redacted() -> None:
+    import random
+
+    rng = random.Random(14)
+    for _ in range(3000):
+        value = "Zx9" + "".join(rng.choice("0123456789abcdef") for _ in range(14))
+        assert value not in redact_text(f'{{"password": "{value}"}}'), value
+
+
+@pytest.mark.parametrize("value", ["progress-1", "aaaa1111", "v1.2.3.4.5", "2024-01-01"])
+def test_names_and_numbers_under_a_secret_name_are_kept(value: str) -> None:
+    text = f'token = "{value}"'
+    assert redact_text(text) == text
