@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from deepseek_ls.testkit.signals import as_a_foreground_command
 from scenario_kit import diff, plan_json, trust_workspace
 
 ADD_FIX = diff("app.py", ["    return a - b"], ["    return a + b"], start=6)
@@ -195,11 +196,6 @@ def test_a_failing_verification_is_announced_with_its_result(workspace, fake_dee
     assert "verification failed: `python -m pytest -q`" in result.stderr, result.stderr
     assert "failed" in result.stderr.split("verification failed: `python -m pytest -q`")[1].splitlines()[0]
 
-
-def as_a_foreground_command() -> None:
-    """SIGINT at its default, as a terminal starts a command: a test run started in the background by a
-    non-interactive shell inherits SIGINT ignored, and an ignored Ctrl-C rightly does nothing."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_ctrl_c_pauses_and_says_how_to_resume(workspace, fake_deepseek_process, tmp_path):

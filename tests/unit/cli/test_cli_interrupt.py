@@ -16,6 +16,8 @@ import textwrap
 
 import pytest
 
+from deepseek_ls.testkit.signals import as_a_foreground_command
+
 CHILD = textwrap.dedent('''
     import asyncio, os, signal, sys, threading, time
     from deepseek_ls.cli import interrupt
@@ -57,7 +59,7 @@ CHILD = textwrap.dedent('''
 
 def run_child(runner: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", CHILD.replace("{runner}", runner)], capture_output=True, text=True,
-                          timeout=60)
+                          timeout=60, preexec_fn=as_a_foreground_command)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="threads' kernel state is read from /proc")
@@ -144,7 +146,8 @@ def test_ctrl_c_during_start_up_says_interrupted_and_exits_130(tmp_path, cli_env
     (hook / "sitecustomize.py").write_text(SIGINT_AT_IMPORT)
     argv = console_script() if launcher == "script" else [sys.executable, "-m", "deepseek_ls"]
     env = {**cli_env, "PYTHONPATH": str(hook), "DSLS_TEST_SIGINT_AT": module}
-    done = subprocess.run([*argv, *args], cwd=empty_dir, env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run([*argv, *args], cwd=empty_dir, env=env, capture_output=True, text=True, timeout=60,
+                          preexec_fn=as_a_foreground_command)
     assert done.returncode == 130, done.stderr
     assert done.stderr == "deepseek-ls: interrupted\n"  # one line, no traceback
     # the hook is real: without it the same command runs through
