@@ -5,7 +5,8 @@ allowlisted prefixes (whole tokens: `cargo test` allows `cargo test -q` but not
 `cargo testx` or `cargo build`). Refused outright: shell metacharacters
 (chaining, pipes, redirection, command substitution, backticks, newlines)
 unless `allow_shell_metacharacters`, environment-variable prefixes
-(`FOO=bar cmd`), flags that make an allowed program run another program or
+(`FOO=bar cmd`), argument files (`pytest @args.txt`: arguments this check would
+not see), flags that make an allowed program run another program or
 write files (`rg --pre`, `git -c`, `find -exec`, ...), and arguments that point
 outside the workspace (absolute paths, `..`). Long options are matched as the
 programs themselves match them: an unambiguous abbreviation (`make --ev`,
@@ -69,6 +70,10 @@ _DANGEROUS_FLAGS: dict[str, set[str]] = {
     "ruff": {"--config", "--fix", "--cache-dir"},
 }
 
+
+# Programs that read more arguments from a file named `@FILE` (argparse's fromfile_prefix_chars:
+# pytest 8.2+, mypy). The policy cannot see those arguments, so such an argument is refused.
+_ARGUMENT_FILES = {"pytest", "mypy"}
 
 # Programs whose short options can be clustered (`-zi` is `-z -i`).
 _GETOPT = {"rg", "git", "make", "pytest", "cargo", "ruff", "mypy", "npm", "python"}
@@ -300,6 +305,12 @@ class CommandPolicy:
         flags = _DANGEROUS_FLAGS.get(program, set())
         safe = _SAFE_OPTIONS.get(program, {})
         for arg in argv[1:]:
+            if program in _ARGUMENT_FILES and arg.startswith("@"):
+                raise PolicyViolation(
+                    line, "argument_file",
+                    f"{arg!r} makes {program} read more arguments from a file, which this check cannot see; "
+                    "give the arguments on the command line",
+                )
             for name in _flag_names(program, arg):
                 if name in flags:
                     raise PolicyViolation(
