@@ -18,6 +18,7 @@ import sys
 from pydantic import BaseModel, Field
 
 from deepseek_ls.policy.command_secrets import git_exclude_pathspecs
+from deepseek_ls.policy.diff_secrets import blob_kinds, hide_secret_diffs
 from deepseek_ls.policy.git_safety import SafeGit, UnsafeRepository, prepare
 from deepseek_ls.policy.secret_files import check_not_secret, file_is_secret
 from deepseek_ls.tools.proc import run_bounded
@@ -132,6 +133,10 @@ async def git_diff(ctx: ToolContext, args: DiffArgs) -> dict:
     pathspecs += [f":(exclude,literal){n}" for n in hidden]
     out = await _git(ctx, safe, *argv, *pathspecs)
     text, truncated = _cap(ctx, out.text())
+    # The work tree's content is checked above; the other side (a revision, the index: a secret
+    # file deleted or replaced since) by the blobs each section names.
+    text, by_blob = await asyncio.to_thread(hide_secret_diffs, text, lambda ids: blob_kinds(safe, ids))
+    hidden += [n for n in by_blob if n not in hidden]
     return {"diff": text, "truncated": truncated or out.truncated,
             **({"hidden_secret_files": hidden} if hidden else {})}
 

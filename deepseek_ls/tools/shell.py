@@ -18,9 +18,10 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from deepseek_ls.policy.command_secrets import guard_command
+from deepseek_ls.policy.diff_secrets import blob_kinds, hide_secret_diffs, looks_like_patch
 from deepseek_ls.policy.env import scrubbed_env
 from deepseek_ls.policy.errors import PolicyViolation
-from deepseek_ls.policy.git_safety import UnsafeRepository, harden_command, is_git_command
+from deepseek_ls.policy.git_safety import UnsafeRepository, harden_command, is_git_command, prepare
 from deepseek_ls.policy.approvals import command_review
 from deepseek_ls.policy.sandbox import NO_SANDBOX, Sandbox
 from deepseek_ls.tools import proc
@@ -71,6 +72,9 @@ async def run_command(
     out = await proc.run_bounded(run_argv, cwd=cwd, env=env, timeout=timeout, max_output_bytes=max_output_bytes)
     stdout = _text(out.stdout, out.stdout_omitted, max_output_bytes)
     stderr = _text(out.stderr, out.stderr_omitted, max_output_bytes)
+    if is_git_command(argv) and looks_like_patch(stdout):
+        # A credential file with an ordinary name (no exclude pathspec knows it) is hidden by content.
+        stdout = await asyncio.to_thread(_hide_secret_diffs, stdout, cwd, env)
     return CommandResult(
         argv=argv,
         exit_code=out.exit_code,
@@ -80,6 +84,16 @@ async def run_command(
         timed_out=out.timed_out,
         duration_ms=out.duration_ms,
     )
+
+
+def _hide_secret_diffs(text: str, cwd: Path, env: dict[str, str]) -> str:
+    try:
+        safe = prepare(cwd, env)
+    except UnsafeRepository:
+        safe = None
+    if safe is None:
+        return hide_secret_diffs(text, lambda ids: {blob: "unknown" for blob, _ in ids})[0]
+    return hide_secret_diffs(text, lambda ids: blob_kinds(safe, ids))[0]
 
 
 def _text(data: bytes, omitted: int, cap: int) -> str:
