@@ -286,6 +286,9 @@ EXEC_CONFIG_FILES = (
     # Python: test collection, packaging and tool configuration that loads plugins
     "conftest.py", "setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "pytest.ini", "noxfile.py",
     "sitecustomize.py", "usercustomize.py", "*.pth", "manage.py",
+    # pytest 9 reads pytest.toml first, then .pytest.toml, pytest.ini, .pytest.ini (addopts, plugins);
+    # mypy and coverage load plugins named in their files; ruff's `fix = true` rewrites files on `ruff check`
+    "pytest.toml", ".pytest.toml", ".pytest.ini", "mypy.ini", ".mypy.ini", ".coveragerc", "ruff.toml", ".ruff.toml",
     # JavaScript: scripts and configuration files that are programs
     "package.json", ".npmrc", ".yarnrc", ".yarnrc.yml", "*.config.js", "*.config.cjs", "*.config.mjs",
     "*.config.ts", ".eslintrc*", ".babelrc*", ".mocharc*",
