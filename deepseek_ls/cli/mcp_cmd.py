@@ -110,6 +110,8 @@ def _approve(args: argparse.Namespace) -> int:
     for spec in pending:
         d = describe(spec)
         env = f"  env: {', '.join(d['env'])}" if d["env"] else ""
+        env += f"  headers: {', '.join(d['headers'])}" if d["headers"] else ""
+        env += f"  reads: {', '.join('$' + v for v in d['variables'])}" if d["variables"] else ""
         print(f"  {d['name']}: {d['runs']}  (from {d['source']}){env}")
     if not args.yes:
         if not sys.stdin.isatty():

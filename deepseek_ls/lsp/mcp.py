@@ -55,7 +55,11 @@ async def mcp_approve_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     pending = servers.pending_approval()
     if not pending:
         return {"approved": [], "message": "no repository-defined MCP server is waiting for approval"}
-    lines = [f"{d['name']}: {d['runs']} (from {d['source']})" for d in map(describe, pending)]
+    lines = [
+        f"{d['name']}: {d['runs']} (from {d['source']})"
+        + (f"; reads {', '.join('$' + v for v in d['variables'])}" if d["variables"] else "")
+        for d in map(describe, pending)
+    ]
     message = (
         "This workspace defines MCP servers that start programs on your machine:\n"
         + "\n".join(lines)

@@ -20,7 +20,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Collection, Iterator, Literal, Mapping
+from typing import Any, Callable, Collection, Iterator, Literal, Mapping
 
 from pydantic import ValidationError
 
@@ -86,12 +86,20 @@ def fingerprint(name: str, config: McpServerConfig) -> str:
     return hashlib.sha256(body.encode()).hexdigest()
 
 
-def expand(value: str, env: Mapping[str, str], *, where: str) -> str:
-    """`${VAR}` / `${VAR:-default}` from `env`; an unset variable without a default is an error."""
+def expand(
+    value: str, env: Mapping[str, str], *, where: str, refuse: Callable[[str, str], bool] | None = None
+) -> str:
+    """`${VAR}` / `${VAR:-default}` from `env`; an unset variable without a default is an error, and
+    so is a variable `refuse(name, value)` rejects (a credential asked for by the repository)."""
 
     def sub(m: re.Match[str]) -> str:
         var, default = m.group(1), m.group(2)
         if var in env and env[var] != "":
+            if refuse is not None and refuse(var, env[var]):
+                raise McpConfigError(
+                    f"{where} uses ${{{var}}}, which holds a credential; a server the repository defines is not "
+                    "given your credentials (define the server in your user config to pass one)"
+                )
             return env[var]
         if default is not None:
             return default
@@ -101,18 +109,30 @@ def expand(value: str, env: Mapping[str, str], *, where: str) -> str:
 
 
 def expanded(spec: McpServerSpec, env: Mapping[str, str]) -> McpServerConfig:
-    """The definition with every `${VAR}` replaced; raises `McpConfigError` naming what is missing."""
+    """The definition with every `${VAR}` replaced; raises `McpConfigError` naming what is missing.
+    A repository-defined server (`.mcp.json`, the workspace's config) never gets a variable that
+    looks like a credential (`policy/env.py`: DEEPSEEK_API_KEY, *_TOKEN, a URL with a password...):
+    its approval shows a command line, not what each `${VAR}` in its env or headers would carry."""
+    from deepseek_ls.policy.env import is_secret_variable
+
     c = spec.config
     w = f"MCP server {spec.name!r}"
+    refuse = is_secret_variable if spec.origin == "workspace" else None
     return c.model_copy(
         update={
-            "command": expand(c.command, env, where=f"{w} command") if c.command else None,
-            "args": [expand(a, env, where=f"{w} args") for a in c.args],
-            "env": {k: expand(v, env, where=f"{w} env {k}") for k, v in c.env.items()},
-            "url": expand(c.url, env, where=f"{w} url") if c.url else None,
-            "headers": {k: expand(v, env, where=f"{w} header {k}") for k, v in c.headers.items()},
+            "command": expand(c.command, env, where=f"{w} command", refuse=refuse) if c.command else None,
+            "args": [expand(a, env, where=f"{w} args", refuse=refuse) for a in c.args],
+            "env": {k: expand(v, env, where=f"{w} env {k}", refuse=refuse) for k, v in c.env.items()},
+            "url": expand(c.url, env, where=f"{w} url", refuse=refuse) if c.url else None,
+            "headers": {k: expand(v, env, where=f"{w} header {k}", refuse=refuse) for k, v in c.headers.items()},
         }
     )
+
+
+def variables(config: McpServerConfig) -> list[str]:
+    """The environment variables a definition's `${VAR}`s name, anywhere in it."""
+    texts = [config.command or "", *config.args, *config.env.values(), config.url or "", *config.headers.values()]
+    return sorted({m.group(1) for text in texts for m in _VAR.finditer(text)})
 
 
 # -- approvals of repository-defined servers ------------------------------------------
@@ -275,4 +295,5 @@ def describe(spec: McpServerSpec) -> dict[str, Any]:
     """What a person needs to decide on approving a server: exactly what would run."""
     c = spec.config
     what = " ".join([c.command or "", *c.args]).strip() if c.type == "stdio" else f"{c.type} {c.url}"
-    return {"name": spec.name, "source": spec.source, "runs": what, "env": sorted(c.env)}
+    return {"name": spec.name, "source": spec.source, "runs": what, "env": sorted(c.env),
+            "headers": sorted(c.headers), "variables": variables(c)}
