@@ -4,7 +4,7 @@ A variable is dropped when its name says it holds a secret (`*PASS*`, `*PWD`,
 `*SECRET*`, `*TOKEN*`, `*KEY*`, `*AUTH*`, `*CREDENTIAL*`, `*COOKIE*`,
 `*SESSION*`, `*PRIVATE*`, `*SIGNATURE*`, `*_DSN`, `DATABASE_URL`...), or when its value
 does (a URL with a password, a key the redaction rules recognise). `PWD`/`OLDPWD`
-(directories) are kept.
+(directories) are kept. `PATH` keeps only absolute directories.
 """
 
 from __future__ import annotations
@@ -35,7 +35,20 @@ def is_secret_variable(name: str, value: str) -> bool:
     return len(value) >= 16 and "[REDACTED" in redact_text(value)
 
 
+def safe_exec_path(value: str | None) -> str:
+    """`PATH` without its empty and relative entries (`PATH=/usr/bin:` or `.:$PATH`,
+    `node_modules/.bin`): they name directories relative to where a program starts — the
+    workspace, whose files the repository chooses — so `git` or `pytest` would be a file of the
+    repository. Absolute entries are kept (a virtualenv the person activated)."""
+    kept = [entry for entry in (value or "").split(os.pathsep) if entry and os.path.isabs(entry)]
+    return os.pathsep.join(kept) or os.defpath.lstrip(os.pathsep)
+
+
 def scrubbed_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """`env` (default: this process's) without the variables that may hold credentials."""
+    """`env` (default: this process's) without the variables that may hold credentials, and with
+    a `PATH` that only names absolute directories (`safe_exec_path`)."""
     source = dict(os.environ if env is None else env)
-    return {k: v for k, v in source.items() if not is_secret_variable(k, v)}
+    out = {k: v for k, v in source.items() if not is_secret_variable(k, v)}
+    if "PATH" in out:
+        out["PATH"] = safe_exec_path(out["PATH"])
+    return out

@@ -45,6 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from deepseek_ls.policy.env import safe_exec_path
+
 # Every wait on git is bounded; listing a large repository takes seconds, not minutes.
 GIT_TIMEOUT_SECONDS = 120.0
 # Output of one bounded git run that is parsed (listings, config): far above any real repository's.
@@ -176,6 +178,7 @@ def _read_small(path: Path, limit: int = 4096) -> str:
 def base_env(env: Mapping[str, str] | None) -> dict[str, str]:
     source = os.environ if env is None else env
     out = {k: v for k, v in source.items() if not _DROP_ENV.match(k)}
+    out["PATH"] = safe_exec_path(out.get("PATH"))  # `git` is never a file of the workspace
     out.update({
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_TERMINAL_PROMPT": "0",

@@ -39,6 +39,7 @@ import pathspec
 import platformdirs
 
 from deepseek_ls.config_models import SandboxConfig
+from deepseek_ls.policy.env import safe_exec_path
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +121,7 @@ class Sandbox:
         self._nested_git: list[Path] = []
 
     def bwrap(self) -> str | None:
-        return self.config.bwrap_path or shutil.which("bwrap")
+        return self.config.bwrap_path or shutil.which("bwrap", path=safe_exec_path(os.environ.get("PATH")))
 
     def status(self) -> SandboxStatus:
         """Probe (once per process and binary) whether commands can be confined."""
