@@ -40,11 +40,11 @@ import tantivy
 from benchstats import pct, report as ratio_report
 from deepseek_ls.config_models import IndexConfig
 from deepseek_ls.index import CodeIndex
-from deepseek_ls.index.analyse import analyse, decode
+from deepseek_ls.index.analyse import AnalysedFile, analyse, decode, sha256_hex
 from deepseek_ls.index.document import to_document
 from deepseek_ls.index.storage import new_writer, open_index
 from deepseek_ls.index.query import compile_query
-from deepseek_ls.index.tokenize import code_text
+from deepseek_ls.index.tokenize import index_text
 
 
 def ms(seconds: float) -> str:
@@ -131,7 +131,6 @@ def build_steps(root: Path) -> None:
     from deepseek_ls.index.languages import language_for
     from deepseek_ls.index.symbols import extract_symbols
     from deepseek_ls.index.storage import create_index
-    from deepseek_ls.index.tokenize import normalised_identifiers, words_of
     from deepseek_ls.policy.secret_files import secret_kind
     from deepseek_ls.index.sources import take_snapshot
 
@@ -145,20 +144,19 @@ def build_steps(root: Path) -> None:
     read = cpu(lambda: [p.read_bytes() for p in paths])
     datas = [(p.relative_to(root).as_posix(), p.read_bytes()) for p in paths]
     texts = [decode(d) for _, d in datas]
-    words = [words_of(d) for _, d in datas]
-    [normalised_identifiers(d, w) for (_, d), w in zip(datas, words)]  # warm the vocabulary
     steps = {
         "walk": snap,
         "read": read,
-        "words (split + set)": cpu(lambda: [words_of(d) for _, d in datas]),
-        "secret check (word gates)": cpu(lambda: [secret_kind(t, w) for t, w in zip(texts, words)]),
-        "normalised identifiers": cpu(lambda: [normalised_identifiers(d, w) for (_, d), w in zip(datas, words)]),
+        "hash": cpu(lambda: [sha256_hex(d) for _, d in datas]),
+        "decode": cpu(lambda: [decode(d) for _, d in datas]),
+        "secret check": cpu(lambda: [secret_kind(t) for t in texts]),
         "symbols": cpu(lambda: [extract_symbols(language_for(p), t) for (p, _), t in zip(datas, texts)]),
+        "whole analysis": cpu(lambda: [analyse(p, d, max_file_bytes=10**7) for p, d in datas]),
     }
     analysed = [analyse(p, d, max_file_bytes=10**7) for p, d in datas]
     docs: list = []
     steps["documents"] = cpu(lambda: docs.extend(
-        to_document(a, t) for a, t in zip(analysed, texts) if hasattr(a, "idents")))
+        to_document(a, t) for a, t in zip(analysed, texts) if isinstance(a, AnalysedFile)))
     with tempfile.TemporaryDirectory() as tmp:
         writer = new_writer(create_index(Path(tmp) / "gen"))
         resource_self = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2])  # noqa: E731
@@ -174,10 +172,10 @@ def build_steps(root: Path) -> None:
 def bench_queries(index: CodeIndex, root: Path, queries: list[str], rounds: int) -> None:
     """Ours vs raw tantivy-py on the same index and searcher state, interleaved per query.
 
-    Raw: parse the query over `content` (with `_` written as the index writes it,
-    `code_text`, so it searches the same words), top 10 without counting, fetch
-    each hit's path. Ours: `CodeIndex.query` (term queries over three fields, a
-    normalised-identifier term per compound word, ties, paths from the `path_id`
+    Raw: parse the query over `content` (with `_` deleted as the index does it,
+    `index_text`, so it searches the same words), top 10 without counting, fetch
+    each hit's path. Ours: `CodeIndex.query` (term queries over three fields,
+    ties, paths from the `path_id`
     fast field, hit objects, the manifest stat); its line hits are lazy and are timed
     apart: for the top result only (what a client opening one result pays) and
     for every result.
@@ -208,7 +206,7 @@ def bench_queries(index: CodeIndex, root: Path, queries: list[str], rounds: int)
 
     def bare(q: str) -> None:
         t0 = time.perf_counter()
-        parsed = current.index.parse_query(code_text(q), ["content"])
+        parsed = current.index.parse_query(index_text(q), ["content"])
         paths = [searcher.doc(address).get_first("path") for _, address in searcher.search(parsed, 10, count=False).hits]
         raw.append((time.perf_counter() - t0) * 1000)
         found["raw"] += len(paths)

@@ -1,6 +1,6 @@
 """The CPU-heavy half of indexing a file, kept free of tantivy so it can run in
-worker processes: hash, skip decisions, symbols and normalised identifiers; all but the
-file's text, which the caller already holds.
+worker processes: hash, skip decisions and symbols; all but the file's text,
+which the caller already holds.
 
 `analyse_batch` is what a build's process pool runs; small builds and
 incremental updates call `analyse` in-process. Nothing here imports pydantic or
@@ -13,13 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Iterator
 
 from deepseek_ls.policy.secret_files import secret_kind
 
 from .languages import language_for, looks_binary
-from .symbols import Symbol, extract_symbols
-from .tokenize import normalised_identifiers, split_identifier, words_of
+from .symbols import extract_symbols
+from .tokenize import split_identifier, sub_words
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +33,6 @@ class AnalysedFile:
     path_words: str  # the `path_text` field: the path and its sub-words
     symbol_words: str  # the `symbols` field: top-level names and their sub-words
     symbol_table: bytes  # stored JSON [[name, kind, line], ...] for the repo map
-    idents: str  # the `idents` field: compound identifiers, normalised
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,24 +59,22 @@ def analyse(path: str, data: bytes, *, max_file_bytes: int) -> AnalysedFile | Sk
     if looks_binary(data):
         return Skipped(path, "binary", digest)
     text = decode(data)
-    words = words_of(data)  # for the secret check's gates and the identifiers
-    if secret_kind(text, words) is not None:  # a credential file with no telling name: never indexed
+    if secret_kind(text) is not None:  # a credential file with no telling name: never indexed
         return Skipped(path, "secret", digest)
     lang = language_for(path)
     symbols = extract_symbols(lang, text)
+    names = [symbol.name for symbol in symbols]
     return AnalysedFile(
         path, digest, len(data), lang,
         path_words=" ".join([path, *split_identifier(path.replace("/", "_").replace(".", "_"))]),
-        symbol_words=" ".join(_symbol_words(symbols)),
-        symbol_table=json.dumps([s.to_list() for s in symbols], separators=(",", ":")).encode(),
-        idents=normalised_identifiers(data, words),
+        symbol_words=" ".join(names) + " " + sub_words(" ".join(filter(_compound, names))),
+        symbol_table=json.dumps(symbols, separators=(",", ":")).encode(),
     )
 
 
-def _symbol_words(symbols: list[Symbol]) -> Iterator[str]:
-    for sym in symbols:
-        yield sym.name
-        yield from split_identifier(sym.name)
+def _compound(name: str) -> bool:
+    """Whether a name has sub-words (`parse_config`, `parseConfig`; not `parse`, `MAX`)."""
+    return "_" in name.strip("_") or not (name.islower() or name.isupper())
 
 
 def analyse_batch(items: list[tuple[str, bytes]], max_file_bytes: int) -> list[AnalysedFile | Skipped]:

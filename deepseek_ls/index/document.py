@@ -6,18 +6,17 @@ import tantivy
 
 from . import schema as f
 from .analyse import AnalysedFile
-from .tokenize import code_text
+from .tokenize import index_text
 
 
 def to_document(a: AnalysedFile, text: str) -> tantivy.Document:
     """`text`: the file's decoded content (`analyse.decode`)."""
     doc = tantivy.Document()
     doc.add_text(f.PATH, a.path)
-    doc.add_text(f.PATH_TEXT, code_text(a.path_words))
+    doc.add_text(f.PATH_TEXT, index_text(a.path_words))
     doc.add_text(f.LANG, a.lang)
-    doc.add_text(f.CONTENT, code_text(text))
-    doc.add_text(f.IDENTS, a.idents)
-    doc.add_text(f.SYMBOLS, code_text(a.symbol_words))
+    doc.add_text(f.CONTENT, index_text(text))
+    doc.add_text(f.SYMBOLS, index_text(a.symbol_words))
     doc.add_bytes(f.SYMBOL_TABLE, a.symbol_table)
     doc.add_unsigned(f.SIZE, a.size)
     doc.add_unsigned(f.PATH_ID, f.path_id(a.path))

@@ -2,9 +2,9 @@
 
 User text goes through tantivy's lenient parser (it never raises); if the
 parser reports errors (an unbalanced quote, `a.b:c` read as a field name) the
-query is retried with its words only, so typing code never fails. A compound
-query word is also looked up, normalised, in the `idents` field with a small
-boost, so `parseConfig` also finds `parse_config`. Line hits are computed
+query is retried with its words only, so typing code never fails. Words are
+looked up normalised (`tokenize.index_text`: `_` deleted, lowercased), as the
+index holds them, so `parseConfig` also finds `parse_config`. Line hits are computed
 only for the files returned, from the file's bytes as they are in the workspace
 now (the content is not stored in the index: fetching a hit reads only its small
 stored fields), with plain byte search; only the chosen lines are decoded. Best
@@ -28,7 +28,7 @@ import tantivy
 
 from . import schema as f
 from .languages import language_for
-from .tokenize import code_text, normalised, query_words, split_identifier
+from .tokenize import index_text, query_words, split_identifier
 
 MAX_LINES_PER_FILE = 5
 MAX_OCCURRENCES_PER_TERM = 24
@@ -146,14 +146,14 @@ class CompiledQuery:
 
     @functools.cached_property
     def part_terms(self) -> list[str]:
-        """Sub-words: looked for only when no line has a whole word (a file found
-        through `idents`: `parseConfig` typed, `parse_config` written)."""
+        """Sub-words: looked for only when no line has a whole word (the identifier
+        written another way: `parseConfig` typed, `parse_config` written)."""
         lowered = {w.lower() for w in self.words}
         return sorted(set(self.parts) - lowered, key=lambda t: (-len(t), t))[:MAX_LINE_TERMS]
 
 
 # Field names a query may spell out (`path_text:config`) keep their `_`.
-_FIELD_PREFIXES = [(code_text(name) + ":", name + ":") for name in (f.PATH_TEXT, f.SYMBOL_TABLE)]
+_FIELD_PREFIXES = [(index_text(name) + ":", name + ":") for name in (f.PATH_TEXT, f.SYMBOL_TABLE)]
 _FIELDS = list(f.FIELD_BOOSTS)
 _WEIGHTED_FIELDS = list(f.FIELD_BOOSTS.items())
 _TERM, _BOOST, _BOOLEAN = tantivy.Query.term_query, tantivy.Query.boost_query, tantivy.Query.boolean_query
@@ -165,9 +165,23 @@ _OPERATORS = frozenset({"AND", "OR", "NOT", "TO", "IN"})
 _MAX_TOKEN_BYTES = 128
 
 
+# A quoted phrase (with an optional `~slop`).
+_PHRASE = re.compile(r'"([^"]*)"(?:~\d+)?')
+
+
+def _phrase_as_words(match: re.Match[str]) -> str:
+    words = _WORDS_OF_PHRASE.findall(match.group(1))
+    return "(" + " ".join("+" + word for word in words) + ")" if words else " "
+
+
+_WORDS_OF_PHRASE = re.compile(r"\w+")
+
+
 def _parse(index: tantivy.Index, text: str, fields: list[str], boosts: dict[str, float]):
-    # The code-analyzed fields hold `_` as a letter (tokenize.code_text): so must the query.
-    text = code_text(text)
+    # The code-analyzed fields hold identifiers without `_` (tokenize.index_text): so must the query.
+    text = index_text(text)
+    # `content` keeps no positions: a quoted phrase finds the files holding all its words.
+    text = _PHRASE.sub(_phrase_as_words, text)
     for spelled, name in _FIELD_PREFIXES:
         text = text.replace(spelled, name)
     query, errors = index.parse_query_lenient(text, fields, field_boosts=boosts)
@@ -177,8 +191,8 @@ def _parse(index: tantivy.Index, text: str, fields: list[str], boosts: dict[str,
 def compile_query(index: tantivy.Index, text: str, schema: tantivy.Schema | None = None) -> CompiledQuery:
     """The query for `text`: term queries built directly for plain words (no parse),
     the lenient parser for anything else (a second parse only when the first
-    reports an error), and one `idents` term per compound word. One flat Boolean
-    of Should clauses where it can be (nesting costs tantivy a scorer per level).
+    reports an error). One flat Boolean of Should clauses where it can be (nesting
+    costs tantivy a scorer per level).
     `schema`: the index's, when the caller holds it (`index.schema` makes a new object)."""
     if schema is None:
         schema = index.schema
@@ -194,9 +208,6 @@ def compile_query(index: tantivy.Index, text: str, schema: tantivy.Schema | None
             warnings.append(f"query syntax not understood ({errors[0]}); searched for its words instead")
             main, _ = _parse(index, " ".join(w.lower() for w in words), _FIELDS, f.FIELD_BOOSTS)
         clauses = [(_SHOULD, main)]
-    forms = {form for form in map(normalised, words) if form and len(form.encode()) < _MAX_TOKEN_BYTES}
-    for form in sorted(forms) if len(forms) > 1 else forms:
-        clauses.append((_SHOULD, _BOOST(_TERM(schema, f.IDENTS, form, index_option="freq"), f.IDENTS_BOOST)))
     query = clauses[0][1] if len(clauses) == 1 else _BOOLEAN(clauses)
     return CompiledQuery(query, words, warnings)
 
@@ -211,8 +222,11 @@ def _plain_words_clauses(schema: tantivy.Schema, words: list[str]) -> list | Non
     if not _OPERATORS.isdisjoint(words):
         return None
     clauses = []
-    for word in words:
-        token = code_text(word).lower()
+    # As the parser sees them: `_` deleted, then a word typed twice dropped.
+    for word in dict.fromkeys(map(index_text, words)):
+        if not word:
+            continue  # `_` alone: no token
+        token = word.lower()
         if len(token.encode()) >= _MAX_TOKEN_BYTES:
             return None  # the analyzer drops it: leave that to the parser
         for name, weight in _WEIGHTED_FIELDS:

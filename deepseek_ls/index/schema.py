@@ -11,18 +11,16 @@ import hashlib
 
 import tantivy
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 CODE_ANALYZER = "code"
-IDENTS_ANALYZER = "idents"
 
 # Field names.
 PATH = "path"  # exact, for deletes and --path-glob filtering
 PATH_TEXT = "path_text"  # the path's words, for ranking ("config" finds config.py)
 LANG = "lang"  # exact
-CONTENT = "content"  # whole identifiers (not stored: line hits read the file itself)
-IDENTS = "idents"  # compound identifiers, normalised: `parse_config`, `parseConfig` -> `parseconfig` (tokenize.py)
-SYMBOLS = "symbols"  # names of top-level definitions (and their sub-words)
+CONTENT = "content"  # whole identifiers, normalised (tokenize.index_text); not stored: line hits read the file itself
+SYMBOLS = "symbols"  # names of top-level definitions, normalised, and their sub-words
 SYMBOL_TABLE = "symbol_table"  # stored JSON [[name, kind, line], ...] for the repo map
 SIZE = "size"
 PATH_ID = "path_id"  # fast field: a 64-bit hash of the path (`path_id`), read per hit without the doc store
@@ -30,7 +28,6 @@ SHA256 = "sha256"
 
 # Query-time weights: a definition named like the query beats a mention.
 FIELD_BOOSTS: dict[str, float] = {SYMBOLS: 3.0, PATH_TEXT: 2.0, CONTENT: 1.0}
-IDENTS_BOOST = 0.3  # a compound query word written another way (`parseConfig` finds `parse_config`)
 
 
 def build_schema() -> tantivy.Schema:
@@ -40,8 +37,10 @@ def build_schema() -> tantivy.Schema:
     sb.add_text_field(LANG, stored=True, tokenizer_name="raw")
     # Not stored: fetching a hit then reads a few small fields instead of
     # decompressing the whole file from the doc store; line hits read the file.
-    sb.add_text_field(CONTENT, stored=False, tokenizer_name=CODE_ANALYZER)
-    sb.add_text_field(IDENTS, tokenizer_name=IDENTS_ANALYZER, index_option="freq")
+    # Frequencies without positions: ranking needs how often a word occurs, nothing
+    # reads where (line hits scan the file); positions were a third of tantivy's
+    # indexing time. A quoted phrase is searched as its words.
+    sb.add_text_field(CONTENT, stored=False, tokenizer_name=CODE_ANALYZER, index_option="freq")
     sb.add_text_field(SYMBOLS, tokenizer_name=CODE_ANALYZER, index_option="freq")
     sb.add_bytes_field(SYMBOL_TABLE, stored=True, indexed=False)
     sb.add_unsigned_field(SIZE, stored=True)
@@ -58,10 +57,10 @@ def path_id(path: str) -> int:
 
 
 def code_analyzer() -> tantivy.TextAnalyzer:
-    """Whole identifiers, lowercased: runs of letters and digits, and `_` joins them
-    (text reaches these fields through `tokenize.code_text`, which writes `_` as a
-    letter). tantivy's built-in tokenizer, not its regex one: `\\w+` through the
-    regex tokenizer cost three times raw tantivy's whole indexing time."""
+    """Identifiers, lowercased: runs of letters and digits (text reaches these fields
+    through `tokenize.index_text`, which deletes `_`, so `parse_config` is one
+    token, `parseconfig`). tantivy's built-in tokenizer, not its regex one: `\\w+`
+    through the regex tokenizer cost three times raw tantivy's whole indexing time."""
     return (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
         .filter(tantivy.Filter.remove_long(128))
@@ -70,14 +69,6 @@ def code_analyzer() -> tantivy.TextAnalyzer:
     )
 
 
-def idents_analyzer() -> tantivy.TextAnalyzer:
-    """The `idents` field's text is already its terms (lowercased, space-separated,
-    made in Python by `tokenize.normalised_identifiers`): split at whitespace only,
-    so a query's term is exactly what the document holds."""
-    return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).filter(tantivy.Filter.remove_long(128)).build()
-
-
 def register_analyzers(index: tantivy.Index) -> None:
     """Analyzers are not persisted by tantivy: register them on every open."""
     index.register_tokenizer(CODE_ANALYZER, code_analyzer())
-    index.register_tokenizer(IDENTS_ANALYZER, idents_analyzer())

@@ -1,26 +1,28 @@
 """Top-level definitions of a file: what the repo map shows the planner.
 
-Python files are read by a one-pass lexer (`_PY_LEXER`): strings (triple-quoted
-included) and comments are skipped as whole tokens, so a `def` inside a
-docstring is not a definition, and `def`/`class`/`CONSTANT =` in column 0 are
-the top-level definitions (chained `A = b = C = 1` gives `A` and `C`). It
-agrees with `ast` on all but one of the standard library's 1,790 files (there,
-`A=1; B=2` on one line gives only `A`) at ~1/7 of the cost, and it also reads files that do
-not parse (Python 2, a half-typed buffer). For other languages line-anchored
-regexes find definitions that start in column 0 (after an optional
-`export`/`pub`/visibility prefix), which is what "top-level" means in every
-language we list. C and C++ get their own patterns (functions
-have no keyword; typedef names come last).
+Python: `def`/`class`/`CONSTANT =` in column 0 are the top-level definitions
+(chained `A = b = C = 1` gives `A` and `C`). One regex finds them at line starts;
+a string or a comment cannot hold a line start, except a triple-quoted string,
+so only those are located (`str.find` for the quotes; a line holding a `#` or a
+quote before them is lexed to see whether they open a string) and a definition
+inside one is dropped. It agrees with `ast` on all but one of the standard
+library's 1,790 files (there, `A=1; B=2` on one line gives only `A`) at ~1/10 of
+the cost, and it also reads files that do not parse (Python 2, a half-typed
+buffer). For other languages line-anchored regexes find definitions that start
+in column 0 (after an optional `export`/`pub`/visibility prefix), which is what
+"top-level" means in every language we list. C and C++ get their own patterns
+(functions have no keyword; typedef names come last).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Symbol:
+class Symbol(NamedTuple):
+    """A tuple, not a dataclass: a build makes one per definition of every file."""
+
     name: str
     kind: str  # function | class | const | struct | impl | interface | type | ...
     line: int  # 1-based
@@ -34,42 +36,102 @@ class Symbol:
         return cls(str(name), str(kind), int(line))  # type: ignore[arg-type]
 
 
-# Strings and comments first, as whole tokens (an unterminated one runs to the end
-# of its line, or of the file for triple quotes); then definitions at the start of a
-# line. Every alternative begins with a literal character (a quote, `#`, a newline),
-# so `re` skips ordinary code in a tight loop instead of trying each alternative at
-# every character; runs inside tokens are possessive (`++`, `*+`), so nothing
-# backtracks through them. The text is scanned with a newline in front, so the first
-# line starts like every other.
-_PY_LEXER = re.compile(
-    r'"""(?:[^"\\]++|\\.|"(?!""))*+(?:"""|\\?\Z)'
-    r"|'''(?:[^'\\]++|\\.|'(?!''))*+(?:'''|\\?\Z)"
-    r'|"(?:[^"\\\n]++|\\.)*+"?'
-    r"|'(?:[^'\\\n]++|\\.)*+'?"
-    r"|\#[^\n]*+"
-    r"|\n(?:(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)"
+# Definitions at the start of a line (the text is scanned with a newline in front,
+# so the first line starts like every other).
+_PY_DEFS = re.compile(
+    r"\n(?:(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)"
     r"|class[ \t]+([A-Za-z_]\w*)"
     r"|([A-Za-z_]\w*)[ \t]*(?::[^=\n]*(?:=(?!=)|$)|=(?!=)))",  # `X = `, `X: T = `, `X: T`
-    re.MULTILINE | re.DOTALL,
+    re.MULTILINE,
 )
 _PY_KINDS = ("", "function", "class", "const")
 _CHAINED = re.compile(r"[ \t]*([A-Za-z_]\w*)[ \t]*=(?!=)")
 _CONST_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+# What can hide triple quotes on their line: a comment or a one-line string; or a
+# triple quote earlier on the line opens the string.
+_TRIPLE_QUOTES = ('"""', "'''")
+_LINE_TOKEN = re.compile(
+    r"\"\"\"|'''"
+    r'|"(?:[^"\\\n]++|\\.)*+"?'
+    r"|'(?:[^'\\\n]++|\\.)*+'?"
+    r"|\#[^\n]*+"
+)
+
+
+def _string_end(text: str, start: int) -> int:
+    """Where the triple-quoted string opening at `start` ends (after its closing
+    quotes; an unterminated one runs to the end of the file). `str.find` for the
+    closing quotes (a regex over the body cost twice as much), skipping quotes
+    escaped by an odd run of backslashes."""
+    quotes = text[start : start + 3]
+    at = start + 3
+    while (end := text.find(quotes, at)) != -1:
+        before = end - 1
+        while text[before] == "\\":
+            before -= 1
+        if (end - 1 - before) % 2 == 0:
+            return end + 3
+        at = end + 1
+    return len(text)
+
+
+def _opening_quote(text: str, line_start: int, quotes: int) -> tuple[int, int]:
+    """For triple quotes at `quotes` with a `#` or a quote before them on their line:
+    (where the string they are part of opens, -1) when they open one, or (-1, where
+    scanning resumes) when they sit inside a comment or a one-line string."""
+    at = line_start
+    while (token := _LINE_TOKEN.search(text, at)) is not None and token.start() <= quotes:
+        if token.group() in _TRIPLE_QUOTES:
+            return token.start(), -1  # an earlier (or these) triple quotes open a string
+        if token.end() > quotes:
+            return -1, token.end()  # inside a comment or a one-line string
+        at = token.end()
+    return quotes, -1
+
+
+def _triple_strings(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each triple-quoted string, in order."""
+    spans: list[tuple[int, int]] = []
+    find = text.find
+    pos, double, single = 0, find('"""'), find("'''")
+    while double >= 0 or single >= 0:
+        quotes = single if double < 0 or 0 <= single < double else double
+        line_start = max(text.rfind("\n", 0, quotes) + 1, pos)
+        head = text[line_start:quotes]
+        resume = -1
+        if "#" in head or '"' in head or "'" in head:
+            quotes, resume = _opening_quote(text, line_start, quotes)
+        if resume < 0:
+            resume = _string_end(text, quotes)
+            spans.append((quotes, resume))
+        pos = resume
+        if double != -1 and double < pos:
+            double = find('"""', pos)
+        if single != -1 and single < pos:
+            single = find("'''", pos)
+    return spans
 
 
 def _python(text: str) -> list[Symbol]:
     text = "\n" + text
     out: list[Symbol] = []
+    spans: list[tuple[int, int]] | None = None
+    inside = 0  # the first string that does not end before the current match
     line, pos = 0, 0  # newlines in text[:pos]; a definition starts just after the one it matched
-    for match in _PY_LEXER.finditer(text):
-        group = match.lastindex
-        if not group:
-            continue  # a string or a comment
-        start = match.start() + 1
+    for match in _PY_DEFS.finditer(text):
+        newline = match.start()
+        if spans is None:
+            spans = _triple_strings(text)
+        while inside < len(spans) and spans[inside][1] <= newline:
+            inside += 1
+        if inside < len(spans) and spans[inside][0] <= newline:
+            continue  # inside a triple-quoted string
+        start = newline + 1
         line += text.count("\n", pos, start)
         pos = start
+        group = match.lastindex
         if group != 3:
-            out.append(Symbol(match.group(group), _PY_KINDS[group], line))
+            out.append(Symbol(match.group(group), _PY_KINDS[group], line))  # type: ignore[index]
             continue
         # An assignment: its UPPER_CASE targets, `A = b = C = 1` included.
         names, end = [match.group(3)], match.end()

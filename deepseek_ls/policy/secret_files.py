@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import AbstractSet as Set, Callable
+from typing import Callable
 
 from deepseek_ls.policy import safe_files
 from deepseek_ls.policy.errors import PolicyViolation
@@ -23,56 +23,40 @@ def _contains(*needles: str) -> Callable[[str], bool]:
     return lambda head: any(needle in head for needle in needles)
 
 
-# (kind, gate, words, pattern) - each pattern is specific to a credential *file*, not to
+# (kind, gate, pattern) - each pattern is specific to a credential *file*, not to
 # code that merely mentions the format. The gate is a plain substring test the pattern
 # cannot match without (true for few files): the index checks every file it reads, so
-# the regexes must not scan ordinary code. `words`: the same gate for a caller that
-# already holds the set of words of an ASCII text (`secret_kind(text, words)`): a match
-# of the pattern puts one of these words, whole, in the text (the characters around it
-# in the pattern are not word characters), so a text without any of them cannot match.
-_SHAPES: list[tuple[str, Callable[[str], bool], tuple[bytes, ...] | None, re.Pattern[str]]] = [
-    ("private key", _contains("PRIVATE KEY"), (b"PRIVATE",),  # `(?:[A-Z0-9]+ )*PRIVATE KEY`
+# the regexes must not scan ordinary code.
+_SHAPES: list[tuple[str, Callable[[str], bool], re.Pattern[str]]] = [
+    ("private key", _contains("PRIVATE KEY"),
      re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----\s*(?:\\n|\n)\s*[A-Za-z0-9+/=]{16}")),
-    ("private key", _contains("PuTTY-User-Key-File-"), (b"PuTTY",),
+    ("private key", _contains("PuTTY-User-Key-File-"),
      re.compile(r"^PuTTY-User-Key-File-\d+:", re.M)),
-    ("gcloud credentials", _contains('"type"'), (b"type",),
+    ("gcloud credentials", _contains('"type"'),
      re.compile(r"\"type\"\s*:\s*\"(?:service_account|authorized_user|external_account|impersonated_service_account)\"")),
     (
-        "kubeconfig", _contains("kind:"), (b"kind",),  # `^kind:` in both alternatives
+        "kubeconfig", _contains("kind:"),
         re.compile(r"(?ms)^kind:\s*[\"']?Config[\"']?\s*$.*^\s*(?:users|contexts|clusters):"
                    r"|^\s*(?:users|contexts|clusters):.*^kind:\s*[\"']?Config[\"']?\s*$"),
     ),
-    ("docker credentials", _contains('"auths"'), (b"auths",),
+    ("docker credentials", _contains('"auths"'),
      re.compile(r"\"auths\"\s*:\s*\{[^}]*\"auth\"\s*:\s*\"[A-Za-z0-9+/=]{8,}\"", re.S)),
-    ("netrc", _contains("password"), (b"password",),  # `\bpassword\s+`
+    ("netrc", _contains("password"),
      re.compile(r"(?m)^\s*(?:machine\s+\S+|default)\b[^\n]*(?:\n[^\n]*){0,3}?\bpassword\s+\S+")),
-    # Case-insensitive: no word test (every spelling would be a different word).
-    ("aws credentials", lambda head: "aws_secret_access_key" in head.lower(), None,
+    ("aws credentials", lambda head: "aws_secret_access_key" in head.lower(),
      re.compile(r"(?im)^\s*aws_secret_access_key\s*=\s*\S{16,}")),
-    ("npm credentials", _contains("_auth", "_password"), (b"_authToken", b"_auth", b"_password"),  # after `:` or a space
+    ("npm credentials", _contains("_auth", "_password"),
      re.compile(r"(?m)^\s*(?://\S+/:)?_(?:authToken|auth|password)\s*=\s*\S{8,}")),
-    ("git credentials", lambda head: head.startswith("http"), None,  # the pattern is anchored at the start
+    ("git credentials", lambda head: head.startswith("http"),  # the pattern is anchored at the start
      re.compile(r"(?m)\Ahttps?://[^:/\s@]+:[^@\s]{6,}@\S+\s*$")),
 ]
 
 
-def secret_kind(text: str, words: Set[bytes] | None = None) -> str | None:
-    """What kind of credential file `text` is (its head is enough), or None.
-
-    `words`, when the caller has them: the set of ASCII words of `text` (maximal runs
-    of `[A-Za-z0-9_]`, as bytes; the code index splits every file into them anyway).
-    For an ASCII text they replace most substring gates by set lookups; the patterns
-    decide as always. Ignored for a text that is not ASCII (where a word could be
-    glued to a non-ASCII letter)."""
+def secret_kind(text: str) -> str | None:
+    """What kind of credential file `text` is (its head is enough), or None."""
     head = text[:HEAD_BYTES]
-    use_words = words is not None and text.isascii()
-    for kind, gate, needed, pattern in _SHAPES:
-        if use_words and needed is not None:
-            if words.isdisjoint(needed):  # type: ignore[union-attr]
-                continue
-        elif not gate(head):
-            continue
-        if pattern.search(head):
+    for kind, gate, pattern in _SHAPES:
+        if gate(head) and pattern.search(head):
             return kind
     return None
 

@@ -202,15 +202,20 @@ def test_a_compound_query_word_finds_the_same_identifier_written_another_way(mak
     assert [(h.line, h.text) for h in hit.lines] == [(1, "def parse_config():")]
 
 
-def test_the_same_spelling_outranks_another_spelling_of_the_identifier(make_index, tmp_path):
+def test_every_spelling_of_the_identifier_scores_the_same(make_index, tmp_path):
+    # One term per identifier however it is written (schema 6, tokenize.index_text): the
+    # spelling typed is no longer preferred (schema 5 held both forms, at twice the cost).
     root = tmp_path / "spelling"
     root.mkdir()
     (root / "a_camel.py").write_text("value = parseConfig()\n")
     (root / "b_snake.py").write_text("value = parse_config()\n")
+    (root / "c_other.py").write_text("value = parse(config)\n")
     idx = make_index(root)
     idx.build()
-    assert paths(idx.query("parse_config")) == ["b_snake.py", "a_camel.py"]
-    assert paths(idx.query("parseConfig")) == ["a_camel.py", "b_snake.py"]
+    for typed in ("parse_config", "parseConfig", "PARSE_CONFIG"):
+        hits = idx.query(typed).hits
+        assert [h.path for h in hits] == ["a_camel.py", "b_snake.py"]
+        assert hits[0].score == hits[1].score
 
 
 @pytest.mark.parametrize(
@@ -254,3 +259,17 @@ def test_query_syntax_still_goes_through_the_parser(index, text):
 
     assert q._plain_words_query(index._opened().schema, text) is None
     index.query(text)  # and never raises
+
+
+def test_a_quoted_phrase_finds_the_files_holding_all_its_words(make_index, tmp_path):
+    # `content` keeps no positions (schema 6): a phrase is all of its words, not nothing.
+    root = tmp_path / "phrase"
+    root.mkdir()
+    (root / "both.py").write_text("value = load(config_path)\n")
+    (root / "one.py").write_text("load = 1\n")
+    idx = make_index(root)
+    idx.build()
+    for typed in ('"load config_path"', '"load configPath"~2', 'content:"load config_path"'):
+        result = idx.query(typed)
+        assert paths(result) == ["both.py"] and result.warnings == []
+    assert paths(idx.query('""')) == []

@@ -139,10 +139,25 @@ TRIPLE_SINGLE = "'" * 3
         pytest.param("@decorator\nasync def fetch():\n    def inner():\n        pass\n", id="decorated-async-nested"),
         pytest.param('"""Module docstring.\n\ndef example():\n"""\n\nVERSION = "1"\n', id="module-docstring"),
         pytest.param('x = f"{1}"  # c\nclass K:\n    Z = 1\n', id="fstring-and-class-body"),
+        # Triple quotes that open no string, and strings that hide other quotes.
+        pytest.param('# a """ in a comment\ndef shown():\n    pass\n', id="triple-quotes-in-a-comment"),
+        pytest.param("x = '\"\"\"'\ndef shown():\n    pass\n", id="triple-quotes-in-a-one-line-string"),
+        pytest.param('x = "#"; s = """\ndef hidden():\n"""\nA = 1\n', id="hash-in-a-string-then-triple-quotes"),
+        pytest.param(f's = """{TRIPLE_SINGLE}\ndef hidden():\n"""\nB = 2\n', id="other-triple-quotes-inside"),
+        pytest.param('s = """a \\""" still\ndef hidden():\n"""\nC = 3\n', id="escaped-closing-quotes"),
+        pytest.param('s = """a \\\\"""\ndef shown():\n    pass\n', id="escaped-backslash-then-closing"),
+        pytest.param('s = """"quoted" start\ndef hidden():\n"""\nD = 4\n', id="four-quotes-open"),
+        pytest.param(f'a = """x""" + {TRIPLE_SINGLE}\nclass Hidden:\n{TRIPLE_SINGLE}\nE = 5\n', id="two-strings-one-line"),
+        pytest.param('x = 1  # "\ns = """\ndef hidden():\n"""\nF = 6\n', id="quote-in-a-comment-before-triple-quotes"),
     ],
 )
 def test_python_symbols_agree_with_ast(text):
     assert names(extract_symbols("python", text)) == _ast_symbols(text)
+
+
+def test_an_unterminated_triple_quoted_string_hides_the_rest_of_the_file():
+    text = 'A = 1\ns = """\ndef hidden():\n    pass\n'
+    assert names(extract_symbols("python", text)) == [("const", "A", 1)]
 
 
 def test_a_huge_python_file_is_read_in_one_pass_with_the_same_answer():

@@ -1,6 +1,7 @@
 import pytest
 
-from deepseek_ls.index.tokenize import code_text, normalised, normalised_identifiers, split_identifier
+from deepseek_ls.index.schema import code_analyzer
+from deepseek_ls.index.tokenize import index_text, split_identifier, sub_words
 
 
 @pytest.mark.parametrize(
@@ -22,55 +23,43 @@ def test_split_identifier(word, parts):
     assert split_identifier(word) == parts
 
 
-def test_normalised_identifiers_lists_each_compound_once_and_skips_plain_words():
-    text = "def parse_config(cfg): return parseConfig(cfg) or PARSE_CONFIG or plain or Plain or __init__"
-    assert normalised_identifiers(text).split() == ["parseconfig"]
+def terms(text: str) -> list[str]:
+    """What the index holds for `text`: our text step, then the analyzer tantivy runs."""
+    return code_analyzer().analyze(index_text(text))
 
 
 @pytest.mark.parametrize(
-    "word, form",
+    "word, term",
     [
         pytest.param("parse_config", "parseconfig", id="snake_case"),
         pytest.param("parseConfig", "parseconfig", id="camelCase"),
         pytest.param("ParseConfig", "parseconfig", id="PascalCase"),
         pytest.param("PARSE_CONFIG", "parseconfig", id="screaming-snake"),
         pytest.param("_private_name", "privatename", id="leading-underscore"),
+        pytest.param("parse__config_", "parseconfig", id="doubled-and-trailing-underscores"),
         pytest.param("utf8_decode", "utf8decode", id="digits"),
-        pytest.param("Config", None, id="capitalised-word"),
-        pytest.param("config", None, id="plain"),
-        pytest.param("x0e7", None, id="lower-with-digits"),
-        pytest.param("__init__", None, id="dunder"),
-        pytest.param("Foo2", "foo2", id="capitalised-then-digits"),
-        pytest.param("aB", "ab", id="two-letters"),
+        pytest.param("Config", "config", id="capitalised-word"),
+        pytest.param("x0e7", "x0e7", id="lower-with-digits"),
+        pytest.param("__init__", "init", id="dunder"),
         pytest.param("1_2", "12", id="digits-joined"),
-        pytest.param("7522", None, id="number"),
         pytest.param("HTTPServer", "httpserver", id="acronym"),
+        pytest.param("café_au_lait", "caféaulait", id="non-ascii-snake"),
+        pytest.param("naïveCase", "naïvecase", id="non-ascii-camel"),
     ],
 )
-def test_a_query_word_normalises_as_the_documents_do(word, form):
-    assert normalised(word) == form
-    assert normalised_identifiers(f"x = {word}\n").split() == ([form] if form else [])
+def test_every_spelling_of_an_identifier_is_one_term(word, term):
+    # Documents and queries go through the same two steps, so any spelling finds any other.
+    assert terms(f"x = {word}(y)\n") == ["x", term, "y"]
 
 
-def test_normalised_identifiers_of_non_ascii_identifiers_match_the_unicode_word_rules():
-    # Bytes >= 0x80 are re-read with Python's Unicode `\w`: the same words as a regex over the text.
-    text = "café_au_lait = naïveCase + x\u0301yZ; ｆｕｌｌＷｉｄｔｈ = 1"
-    assert normalised_identifiers(text).split() == ["caféaulait", "naïvecase", "yz"]
-    assert normalised_identifiers(text.encode()) == normalised_identifiers(text)
-    assert [normalised(w) for w in ("café_au_lait", "naïveCase", "yZ")] == ["caféaulait", "naïvecase", "yz"]
+def test_a_plain_word_stays_whole_and_does_not_match_inside_an_identifier():
+    assert terms("config parse_config config_path") == ["config", "parseconfig", "configpath"]
 
 
-def test_code_text_writes_underscore_as_a_letter_tantivy_keeps_inside_words():
-    assert code_text("parse_config(__init__)") == "parse\u02cdconfig(\u02cd\u02cdinit\u02cd\u02cd)"
-    assert code_text("plain") == "plain"
+def test_an_underscore_alone_is_no_term():
+    assert terms("a = _ + __ + b") == ["a", "b"]
 
 
-def test_normalised_identifiers_are_the_same_when_the_vocabulary_is_full_or_shared(monkeypatch):
-    from deepseek_ls.index import tokenize
-
-    texts = ["def parse_config(cfg): return parseConfig(cfg)", "HTTPServer io_error IOError plain", "x_y zZ a1B"]
-    expected = [normalised_identifiers(t) for t in texts]
-    assert expected[1].split() == ["httpserver", "ioerror"]
-    monkeypatch.setattr(tokenize._Vocabulary, "LIMIT", 4)  # every call starts a new vocabulary
-    assert [normalised_identifiers(t) for t in texts] == expected
-    assert [normalised_identifiers(t) for t in reversed(texts)] == expected[::-1]
+def test_sub_words_of_several_names_in_one_call():
+    assert sub_words("parse_config HTTPServer") == "parse config HTTP Server"
+    assert sub_words("") == ""
