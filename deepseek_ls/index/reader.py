@@ -38,7 +38,7 @@ class UnstableFile(OSError):
     """The file kept changing while we read it."""
 
 
-def disk_stat(path: Path) -> tuple[int, int] | None:
+def disk_stat(path: Path | str) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
     except OSError:
@@ -75,17 +75,27 @@ class ContentReader:
         return self._read_blob(src.oid) if src.oid else self.read_disk(src.path)
 
     def read_disk(self, rel: str) -> FileBytes | None:
-        path = self.root / rel
+        """The file's bytes and the stat they belong to: the stat taken on the open file
+        before reading must match the path's stat after (neither written to nor replaced
+        meanwhile). Plain `os` calls: a build reads every file."""
+        path = os.path.join(self.root, rel)
         for _ in range(_STABLE_READ_ATTEMPTS):
-            before = disk_stat(path)
-            if before is None:
-                return None
             try:
-                data = path.read_bytes()
+                # Not through a link swapped in since the walk (it could point out of the
+                # workspace), and never waiting on a FIFO.
+                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
             except FileNotFoundError:
                 return None
+            try:
+                st = os.fstat(fd)
+                before = (st.st_mtime_ns, st.st_size)
+                chunks = [os.read(fd, st.st_size + 1)]
+                while chunks[-1]:  # grew since the stat: read to the end, the stat check decides
+                    chunks.append(os.read(fd, 1 << 20))
+            finally:
+                os.close(fd)
             if disk_stat(path) == before:
-                return FileBytes(data, before[0], before[1])
+                return FileBytes(b"".join(chunks), before[0], before[1])
         raise UnstableFile(f"{rel} kept changing while it was read")
 
     def _read_blob(self, oid: str) -> FileBytes | None:

@@ -63,6 +63,24 @@ def test_a_file_changed_after_it_was_read_is_read_again_alone(workspace, make_in
     assert index.status().state == "fresh"
 
 
+def test_no_leak_a_link_swapped_in_after_the_walk_is_not_followed(workspace, make_index, tmp_path):
+    # The walk never follows links; a file replaced by one before the build reads it
+    # (pointing out of the workspace, at a secret) must not be read through it.
+    outside = tmp_path / "outside.txt"
+    outside.write_text("canary_3c1f9e outside the workspace\n")
+    index = make_index(workspace)
+    last = max(str(p.relative_to(workspace)) for p in workspace.rglob("*") if p.is_file())
+
+    def swap_the_last_file_for_a_link(progress):
+        if progress.done == 1:
+            (workspace / last).unlink()
+            (workspace / last).symlink_to(outside)
+
+    report = index.build(progress=swap_the_last_file_for_a_link)
+    assert index.query("canary_3c1f9e").hits == []
+    assert [(s.path, s.reason) for s in report.skipped] == [(last, "unreadable")]
+
+
 def test_a_second_writer_waits_for_the_lock_then_gives_a_clear_error(workspace, make_index):
     holder = make_index(workspace)
     other = make_index(workspace)
