@@ -33,6 +33,7 @@ class AnalysedFile:
     path_words: str  # the `path_text` field: the path and its sub-words
     symbol_words: str  # the `symbols` field: top-level names and their sub-words
     symbol_table: bytes  # stored JSON [[name, kind, line], ...] for the repo map
+    text: str | None = None  # the decoded text, when analysed in-process (never sent back by a worker)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +52,9 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-def analyse(path: str, data: bytes, *, max_file_bytes: int) -> AnalysedFile | Skipped:
-    """Analyse one file; binary and oversized files are skipped with the reason."""
+def analyse(path: str, data: bytes, *, max_file_bytes: int, keep_text: bool = False) -> AnalysedFile | Skipped:
+    """Analyse one file; binary and oversized files are skipped with the reason.
+    `keep_text`: hand back the decoded text too (in-process: saves decoding it again)."""
     digest = sha256_hex(data)
     if len(data) > max_file_bytes:
         return Skipped(path, "too_large", digest)
@@ -69,6 +71,7 @@ def analyse(path: str, data: bytes, *, max_file_bytes: int) -> AnalysedFile | Sk
         path_words=" ".join([path, *split_identifier(path.replace("/", "_").replace(".", "_"))]),
         symbol_words=" ".join(names) + " " + sub_words(" ".join(filter(_compound, names))),
         symbol_table=json.dumps(symbols, separators=(",", ":")).encode(),
+        text=text if keep_text else None,
     )
 
 
@@ -77,5 +80,7 @@ def _compound(name: str) -> bool:
     return "_" in name.strip("_") or not (name.islower() or name.isupper())
 
 
-def analyse_batch(items: list[tuple[str, bytes]], max_file_bytes: int) -> list[AnalysedFile | Skipped]:
-    return [analyse(path, data, max_file_bytes=max_file_bytes) for path, data in items]
+def analyse_batch(
+    items: list[tuple[str, bytes]], max_file_bytes: int, keep_text: bool = False
+) -> list[AnalysedFile | Skipped]:
+    return [analyse(path, data, max_file_bytes=max_file_bytes, keep_text=keep_text) for path, data in items]

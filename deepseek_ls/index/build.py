@@ -93,12 +93,14 @@ class _Batch:
         self.count = 0
 
     def add(self, src: SourceFile, content: FileBytes) -> None:
-        self.add_result(src, content, analyse(src.path, content.data, max_file_bytes=self.config.max_file_bytes))
+        result = analyse(src.path, content.data, max_file_bytes=self.config.max_file_bytes, keep_text=True)
+        self.add_result(src, content, result)
 
     def add_result(self, src: SourceFile, content: FileBytes, result: AnalysedFile | Skipped) -> None:
         self.cache.record(src.path, result.sha256, oid=src.oid, mtime_ns=content.mtime_ns, size=content.size)
         if isinstance(result, AnalysedFile):
-            self.writer.add_document(to_document(result, decode(content.data)))
+            text = result.text if result.text is not None else decode(content.data)
+            self.writer.add_document(to_document(result, text))
             self.files[src.path] = result.sha256
             self.skipped.pop(src.path, None)
             self.bytes += result.size
@@ -123,14 +125,14 @@ def auto_workers() -> int:
     """`index.build_workers = 0`: one worker process per CPU but one, which tantivy's
     indexing thread keeps busy. On 2 CPUs that is in-process analysis: measured side by
     side (bench/bench_index.py), two spawned workers took 1.3-1.4x the CPU of in-process
-    analysis (each starts an interpreter and learns the vocabulary anew) and were no
-    faster, since the three busy threads share two cores."""
+    analysis (each starts an interpreter) and were no faster, since the three busy
+    threads share two cores."""
     return max(1, (os.cpu_count() or 1) - 1)
 
 
 class _Analyser:
     """Runs `analyse` in-process, or for big builds in a pool of worker processes
-    (ast parsing and sub-word splitting are CPU-bound), always yielding results
+    (hashing, the secret check and symbols are CPU-bound), always yielding results
     in input order so the build stays deterministic."""
 
     CHUNK = 32
@@ -179,7 +181,7 @@ class _Analyser:
                 return future.result()
             except BrokenProcessPool as exc:
                 self._give_up_on_workers(exc)
-        return analyse_batch(self._work(chunk), self.max_file_bytes)
+        return analyse_batch(self._work(chunk), self.max_file_bytes, keep_text=True)
 
     def _give_up_on_workers(self, exc: BaseException) -> None:
         """Workers can die (OOM killer) or fail to start (a `__main__` spawn cannot
