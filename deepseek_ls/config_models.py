@@ -265,6 +265,13 @@ DEFAULT_DENY_PATHS: tuple[str, ...] = (
     # package registries and hosts
     ".netrc", "_netrc", ".npmrc", ".yarnrc.yml", ".pypirc", ".gem/credentials", ".cargo/credentials*",
     ".git-credentials", ".config/gh/hosts.yml", ".pgpass", ".my.cnf", ".htpasswd",
+    # build tools' registry passwords
+    ".m2/settings.xml", ".gradle/gradle.properties", ".config/pip/pip.conf", ".pip/pip.conf",
+    ".composer/auth.json", ".config/composer/auth.json", ".config/rclone/rclone.conf",
+    # shell and REPL histories: what people typed (export API_KEY=..., mysql -p...)
+    ".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".history", ".python_history",
+    ".node_repl_history", ".psql_history", ".mysql_history", ".sqlite_history", ".rediscli_history",
+    ".irb_history", ".lesshst", ".viminfo", ".local/share/fish/fish_history",
 )
 
 
