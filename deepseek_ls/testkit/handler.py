@@ -205,7 +205,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(socket.SHUT_RDWR)
                 return
             if fault and fault.status:
-                return self._send_error(record, _fault_error(fault.status, fault.body), _retry_headers(fault))
+                headers = {**_retry_headers(fault), **fault.headers}
+                if fault.content_type is not None:  # an HTML error page, a proxy's answer: sent as is
+                    return self._send_json(fault.status, str(fault.body or ""), record, headers,
+                                           content_type=fault.content_type)
+                return self._send_error(record, _fault_error(fault.status, fault.body), headers)
             rejected = next((name for name in (fault.reject_params if fault else []) if name in record.body), None)
             if rejected is not None:  # as vLLM / OpenAI-style servers word it
                 return self._send_error(record, ApiError(400, f"Unrecognized request argument supplied: {rejected}"))
@@ -220,7 +224,9 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 make = responses.chat_chunks if streaming else responses.chat_body
                 answer = make(reply, envelope=envelope, usage=usage, id_prefix=id_prefix)
-            if streaming:
+            if fault and fault.raw_events is not None:
+                self._raw(record, reply, "text/event-stream; charset=utf-8" if streaming else "application/json")
+            elif streaming:
                 self._stream(record, reply, answer)
             else:
                 self._whole(record, reply, answer)
@@ -258,15 +264,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
+        for name, value in (fault.headers if fault else {}).items():
+            self.send_header(name, value)
         self.end_headers()
         record.first_byte_at = time.perf_counter()
         self.wfile.flush()
         record.status = 200
         if fault and fault.keepalive_forever:
-            while not self.server_fake._stopping.is_set():
-                self._write(b": keep-alive\n\n", reply)
-                self.server_fake._sleep(fault.keepalive_interval)
-            return
+            return self._keepalives_forever(reply)
         for _ in range(fault.keepalives if fault else 0):
             self._write(b": keep-alive\n\n", reply)
             self.server_fake._sleep(fault.keepalive_interval)
@@ -276,9 +281,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         for index, chunk in enumerate(chunks):
             if fault and fault.cut_after_chunks is not None and index >= fault.cut_after_chunks:
-                self.close_connection = True  # no terminating chunk: the body is incomplete
-                self.connection.shutdown(socket.SHUT_RDWR)
-                return
+                return self._cut(reply)
             if fault and fault.malformed_at_chunk == index:
                 payload = '{"choices": [{"delta": {"content": "oops"'
             else:
@@ -290,8 +293,60 @@ class _Handler(BaseHTTPRequestHandler):
                 self.server_fake._sleep(reply.chunk_delay)
         if not reply.shape.no_done:
             self._write(b"data: [DONE]\n\n", reply)
+        if fault and fault.flood is not None:
+            return self._flood(reply, fault.flood)
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+    def _raw(self, record: RecordedRequest, reply: Reply, content_type: str) -> None:
+        """Hostile or odd answers, written byte for byte (each item one write), then ended as the fault says."""
+        fault = reply.fault
+        assert fault is not None and fault.raw_events is not None
+        self.send_response(200)
+        self.send_header("content-type", content_type)
+        self.send_header("transfer-encoding", "chunked")
+        for name, value in fault.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        record.first_byte_at = time.perf_counter()
+        self.wfile.flush()
+        record.status = 200
+        for index, event in enumerate(fault.raw_events):
+            if fault.cut_after_chunks is not None and index >= fault.cut_after_chunks:
+                return self._cut(reply)
+            self._write(event.encode(), reply)
+            if reply.chunk_delay:
+                self.server_fake._sleep(reply.chunk_delay)
+        if fault.flood is not None:
+            return self._flood(reply, fault.flood)
+        if fault.cut_after_chunks is not None:
+            return self._cut(reply)
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _cut(self, reply: Reply) -> None:
+        fault = reply.fault
+        assert fault is not None
+        if fault.cut_with == "stall":
+            while not self.server_fake._stopping.is_set():
+                self.server_fake._sleep(0.05)
+            return
+        if fault.cut_with == "keepalives":
+            return self._keepalives_forever(reply)
+        self.close_connection = True  # no terminating chunk: the body is incomplete
+        self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _keepalives_forever(self, reply: Reply) -> None:
+        assert reply.fault is not None
+        while not self.server_fake._stopping.is_set():
+            self._write(b": keep-alive\n\n", reply)
+            self.server_fake._sleep(reply.fault.keepalive_interval)
+
+    def _flood(self, reply: Reply, piece: str) -> None:
+        """A body that never ends (a server ignoring max_tokens, or a hostile one): until the client leaves."""
+        data = piece.encode()
+        while not self.server_fake._stopping.is_set():
+            self._write(data, reply)
 
     def _write(self, data: bytes, reply: Reply) -> None:
         size = reply.write_bytes or len(data)
@@ -312,10 +367,12 @@ class _Handler(BaseHTTPRequestHandler):
         body: Any,
         record: RecordedRequest | None = None,
         headers: dict[str, str] | None = None,
+        *,
+        content_type: str = "application/json",
     ) -> None:
         data = body.encode() if isinstance(body, str) else json.dumps(body, ensure_ascii=False).encode()
         self.send_response(status)
-        self.send_header("content-type", "application/json")
+        self.send_header("content-type", content_type)
         self.send_header("content-length", str(len(data)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)

@@ -50,6 +50,13 @@ class Fault(_Model):
     drop_connection: bool = False  # close the socket without any response
     empty_stream: bool = False  # 200 and a stream with no data at all (llama.cpp when the prompt is too long)
     reject_params: list[str] = Field(default_factory=list)  # 400 naming the first of these the request carries
+    # Hostile servers (tests/unit/llm/test_always_answers_hostile_streams.py and its neighbours):
+    headers: dict[str, str] = Field(default_factory=dict)  # extra response headers (Location, a raw Retry-After)
+    content_type: str | None = None  # of a `status` answer's body (e.g. "text/html"); `body` is then sent as is
+    cut_with: Literal["close", "stall", "keepalives"] = "close"  # what `cut_after_chunks` does: close the
+    # connection without ending the body, send nothing more, or only `: keep-alive` comments, forever
+    raw_events: list[str] | None = None  # written as is (one write each) instead of the generated chunks
+    flood: str | None = None  # after the chunks (or raw_events), written again and again until the client leaves
 
 
 class Shape(_Model):
