@@ -8,6 +8,7 @@ before any data, 429, 500/502/503/504). A server's `Retry-After` /
 from __future__ import annotations
 
 import logging
+import math
 import time
 from email.utils import parsedate_to_datetime
 from typing import Callable, Mapping
@@ -21,24 +22,32 @@ log = logging.getLogger("deepseek_ls.llm")
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(float(millis) / 1000.0, 0.0)
-        except ValueError:
-            pass
+    """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or an HTTP date).
+
+    Whatever a server sends, the answer is a finite number of seconds >= 0 or None:
+    `nan` or `inf` would make the wait never end (an asyncio sleep of nan), so they count as absent.
+    """
+    millis = _seconds(headers.get("retry-after-ms"))
+    if millis is not None:
+        return millis / 1000.0
     value = headers.get("retry-after")
     if not value:
         return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
+    seconds = _seconds(value)
+    if seconds is not None:
+        return seconds
     try:
         return max(parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
+
+
+def _seconds(value: str | None) -> float | None:
+    try:
+        number = float(value) if value else None
+    except ValueError:
+        return None
+    return max(number, 0.0) if number is not None and math.isfinite(number) else None
 
 
 def _is_retryable(exc: BaseException) -> bool:
