@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -33,9 +34,12 @@ class Usage(BaseModel):
         if not isinstance(data, dict):
             return {}
         data = {k: v for k, v in data.items() if v is not None}
+        for name in _COUNTS:  # a server's garbage never fails an answer nor makes a cost negative
+            if name in data:
+                data[name] = _count(data[name])
         details = data.get("prompt_tokens_details")
         if "prompt_cache_hit_tokens" not in data and isinstance(details, dict) and details.get("cached_tokens"):
-            data["prompt_cache_hit_tokens"] = details["cached_tokens"]
+            data["prompt_cache_hit_tokens"] = _count(details["cached_tokens"])
         if not isinstance(data.get("completion_tokens_details", {}), dict):
             data.pop("completion_tokens_details")
         return data
@@ -53,7 +57,7 @@ class Usage(BaseModel):
 
     @property
     def reasoning_tokens(self) -> int:
-        return int(self.completion_tokens_details.get("reasoning_tokens") or 0)
+        return _count(self.completion_tokens_details.get("reasoning_tokens"))
 
     @property
     def cache_miss_tokens(self) -> int:
@@ -61,6 +65,16 @@ class Usage(BaseModel):
         if self.prompt_cache_miss_tokens:
             return self.prompt_cache_miss_tokens
         return max(self.prompt_tokens - self.prompt_cache_hit_tokens, 0)
+
+
+_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens", "prompt_cache_hit_tokens", "prompt_cache_miss_tokens")
+
+
+def _count(value: Any) -> int:
+    """A token count as a server reported it: a whole number >= 0; anything else (text, negative, bool) is 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return 0
+    return max(int(value), 0)
 
 
 class FunctionCall(BaseModel):
