@@ -8,6 +8,11 @@ the first delta of a call carries its id and function name, later ones argument
 fragments — a server that repeats the name in every chunk (llama.cpp) does not
 get it glued. `usage` may come in any chunk (the last one that has it wins), be
 missing, or hold nulls. `choices` may be empty or null.
+
+A part of the answer of the wrong type (a delta that is a string, content that
+is a number, a tool call that is not an object) is a `MalformedChunk`: skipping
+it would hand the caller a garbled answer as a whole one. Metadata of the wrong
+type (`model`, a tool call's numeric `id`) is taken as text or ignored.
 """
 
 from __future__ import annotations
@@ -18,19 +23,32 @@ from typing import Any
 from deepseek_ls.llm.types import Completion, FunctionCall, StreamDelta, ToolCall, Usage
 
 
+class MalformedChunk(ValueError):
+    """A chunk whose answer-bearing part has the wrong type."""
+
+
+def _expect(value: Any, kind: type | tuple[type, ...], what: str) -> Any:
+    """`value` if it is of `kind` or None; else the chunk is malformed."""
+    if value is None or (isinstance(value, kind) and not isinstance(value, bool)):
+        return value
+    raise MalformedChunk(f"{what} is {type(value).__name__}: {json.dumps(value, default=str)[:80]}")
+
+
 def _reasoning(delta: dict[str, Any], preferred: str) -> str | None:
     """The reasoning text of a delta or message, under either field name."""
     value = delta.get(preferred)
     if value is None:
         value = delta.get("reasoning" if preferred == "reasoning_content" else "reasoning_content")
-    return value if isinstance(value, str) else None
+    return _expect(value, str, "reasoning")
 
 
 def _arguments(value: Any) -> str:
     """Tool-call arguments as JSON text (a few servers send an object)."""
     if value is None:
         return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        return value
+    return json.dumps(_expect(value, dict, "tool-call arguments"), ensure_ascii=False)
 
 
 class StreamAssembler:
@@ -46,15 +64,15 @@ class StreamAssembler:
 
     def feed(self, chunk: dict[str, Any]) -> list[StreamDelta]:
         """Take one chunk; return the text deltas it carried, in order (reasoning first)."""
-        self.chunks += 1
-        self.model = chunk.get("model") or self.model
+        if isinstance(chunk.get("model"), str) and chunk["model"]:
+            self.model = chunk["model"]
         if isinstance(chunk.get("usage"), dict) and chunk["usage"]:
             self.usage = Usage.model_validate(chunk["usage"])
         deltas: list[StreamDelta] = []
-        for choice in chunk.get("choices") or []:
+        for choice in _expect(chunk.get("choices"), list, "choices") or []:
             if not isinstance(choice, dict) or (choice.get("index") or 0) != 0:
                 continue  # n > 1 is never requested
-            delta = choice.get("delta") or choice.get("message") or {}
+            delta = _expect(choice.get("delta") or choice.get("message"), dict, "a delta") or {}
             reasoning = _reasoning(delta, self.reasoning_field)
             if reasoning is not None:
                 if self._reasoning is None:
@@ -62,28 +80,29 @@ class StreamAssembler:
                 if reasoning:
                     self._reasoning.append(reasoning)
                     deltas.append(StreamDelta(kind="reasoning", text=reasoning))
-            content = delta.get("content")
-            if content and isinstance(content, str):
+            content = _expect(delta.get("content"), str, "content")
+            if content:
                 self._content.append(content)
                 deltas.append(StreamDelta(kind="content", text=content))
-            for call_delta in delta.get("tool_calls") or []:
-                self._merge_call(call_delta)
-            if choice.get("finish_reason"):
+            for call_delta in _expect(delta.get("tool_calls"), list, "tool_calls") or []:
+                self._merge_call(_expect(call_delta, dict, "a tool call") or {})
+            if _expect(choice.get("finish_reason"), str, "finish_reason"):
                 self.finish_reason = choice["finish_reason"]
+        self.chunks += 1  # counted once whole: a malformed first chunk leaves nothing delivered
         return deltas
 
     def _merge_call(self, delta: dict[str, Any]) -> None:
         index = delta.get("index")
-        if not isinstance(index, int):
+        if not isinstance(index, int) or isinstance(index, bool):
             last = max(self._calls) if self._calls else None
             new_call = last is None or (delta.get("id") and delta["id"] != self._calls[last].id)
             index = (last + 1 if last is not None else 0) if new_call else last
         call = self._calls.setdefault(index, ToolCall())
-        if delta.get("id"):
-            call.id = delta["id"]
-        function = delta.get("function") or {}
-        name = function.get("name")
-        if name and isinstance(name, str):
+        if delta.get("id") and isinstance(delta["id"], (str, int)):
+            call.id = str(delta["id"])
+        function = _expect(delta.get("function"), dict, "a tool call's function") or {}
+        name = _expect(function.get("name"), str, "a tool name")
+        if name:
             if not call.function.name or name.startswith(call.function.name):
                 call.function.name = name  # the first piece, or the whole name again (llama.cpp) or a longer one
             elif not call.function.name.endswith(name):
@@ -112,22 +131,24 @@ class StreamAssembler:
 
 def completion_from_body(body: dict[str, Any], *, reasoning_field: str = "reasoning_content") -> Completion:
     """A non-streamed `chat.completion` body as a `Completion` (nulls and missing parts tolerated)."""
-    choices = [c for c in body.get("choices") or [] if isinstance(c, dict)] or [{}]
-    message = choices[0].get("message") or {}
+    choices = [c for c in _expect(body.get("choices"), list, "choices") or [] if isinstance(c, dict)] or [{}]
+    message = _expect(choices[0].get("message"), dict, "the message") or {}
     calls = []
-    for number, c in enumerate(message.get("tool_calls") or []):
-        function = c.get("function") or {}
-        calls.append(ToolCall(id=c.get("id") or f"call_{number}",
-                              function=FunctionCall(name=function.get("name") or "",
+    for number, c in enumerate(_expect(message.get("tool_calls"), list, "tool_calls") or []):
+        c = _expect(c, dict, "a tool call") or {}
+        function = _expect(c.get("function"), dict, "a tool call's function") or {}
+        call_id = c.get("id") if isinstance(c.get("id"), (str, int)) and c.get("id") else f"call_{number}"
+        calls.append(ToolCall(id=str(call_id),
+                              function=FunctionCall(name=_expect(function.get("name"), str, "a tool name") or "",
                                                     arguments=_arguments(function.get("arguments")))))
     usage = body.get("usage")
     return Completion(
-        content=message.get("content") if isinstance(message.get("content"), str) else "",
+        content=_expect(message.get("content"), str, "content") or "",
         reasoning_content=_reasoning(message, reasoning_field),
         tool_calls=calls,
-        finish_reason=choices[0].get("finish_reason"),
+        finish_reason=_expect(choices[0].get("finish_reason"), str, "finish_reason"),
         usage=Usage.model_validate(usage if isinstance(usage, dict) else {}),
-        model=body.get("model") or "",
+        model=body.get("model") if isinstance(body.get("model"), str) else "",
         chunks=1,
     )
 

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 from httpx_sse import EventSource
 
-from deepseek_ls.llm.assembly import StreamAssembler, completion_from_body
+from deepseek_ls.llm.assembly import MalformedChunk, StreamAssembler, completion_from_body
 from deepseek_ls.llm.errors import CallTimeoutError, ContextLengthError, InterruptedResponse, NetworkError, ServerError
 from deepseek_ls.llm.http_errors import error_from_transport
 from deepseek_ls.llm.types import Completion, StreamDelta
@@ -100,8 +100,12 @@ class StreamReader:
                     await self._deliver(delta)
         except _StreamError as exc:
             raise self._failure(assembler, f"the server sent an error in the stream: {exc.message}") from None
+        except MalformedChunk as exc:
+            raise self._failure(assembler, f"malformed chunk in the stream: {exc}") from exc
         except ValueError as exc:  # json.JSONDecodeError
             raise self._failure(assembler, f"malformed JSON in the stream: {exc}") from exc
+        except (TypeError, AttributeError, KeyError) as exc:  # a shape nothing above foresaw: still a typed error
+            raise self._failure(assembler, f"malformed chunk in the stream: {exc!r}") from exc
         except httpx.HTTPError as exc:
             raise self._failure(assembler, str(exc) or type(exc).__name__, exc) from exc
         if not done:
@@ -141,7 +145,10 @@ class StreamReader:
         if body.get("error") and not body.get("choices"):
             raise ServerError(f"the API sent an error with status 200: {_StreamError(body['error']).message}")
         self.chunks.append(body)
-        completion = completion_from_body(body, reasoning_field=self.assembler.reasoning_field)
+        try:
+            completion = completion_from_body(body, reasoning_field=self.assembler.reasoning_field)
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            raise ServerError(f"the API sent a malformed answer: {exc}", detail=str(exc)) from exc
         for kind, text in (("reasoning", completion.reasoning_content), ("content", completion.content)):
             if text:
                 await self._deliver(StreamDelta(kind=kind, text=text))
