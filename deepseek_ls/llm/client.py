@@ -366,6 +366,8 @@ class LLMClient:
                         )
                     return await reader.read(response)
         except TimeoutError:
+            if (whole := reader.whole()) is not None:
+                return whole
             raise reader.timed_out() from None
         except httpx.HTTPError as exc:  # connect errors, timeouts before any data
             raise error_from_transport(exc, resolved.base_url) from exc

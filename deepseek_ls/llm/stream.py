@@ -107,6 +107,8 @@ class StreamReader:
         except (TypeError, AttributeError, KeyError) as exc:  # a shape nothing above foresaw: still a typed error
             raise self._failure(assembler, f"malformed chunk in the stream: {exc!r}") from exc
         except httpx.HTTPError as exc:
+            if (whole := self.whole()) is not None:
+                return whole
             raise self._failure(assembler, str(exc) or type(exc).__name__, exc) from exc
         if not done:
             if not assembler.has_data and not self.chunks:
@@ -115,6 +117,13 @@ class StreamReader:
                 raise self._failure(assembler, "the stream ended without [DONE]")
             # Finished (a finish_reason came) but no [DONE]: some servers end the stream that way.
         return assembler.result()
+
+    def whole(self) -> Completion | None:
+        """The answer, when the stream broke or stalled after its finish chunk: the model had said all it
+        meant to, only the usage chunk or `[DONE]` was lost (usage is then counted locally)."""
+        if self.assembler.finish_reason is None:
+            return None
+        return self.assembler.result()
 
     def _empty_stream(self) -> Exception:
         """200 and an empty stream: what servers send when the prompt is over their context window."""
