@@ -34,7 +34,7 @@ from deepseek_ls.llm.http_errors import error_from_status, error_from_transport,
 from deepseek_ls.llm.models import DROPPABLE_PARAMS, sends_reasoning_back
 from deepseek_ls.llm.profiles import ResolvedProfile, resolve_profile
 from deepseek_ls.llm.retry import retrying
-from deepseek_ls.llm.stream import DeltaCallback, StreamReader
+from deepseek_ls.llm.stream import ERROR_BODY_BYTES, DeltaCallback, StreamReader, read_capped
 from deepseek_ls.llm.tokens import PromptCounter, message_text
 from deepseek_ls.llm.trace import CallTrace, request_hash
 from deepseek_ls.llm.types import Completion, Usage
@@ -259,6 +259,7 @@ class LLMClient:
                                         reasoning_field=entry.reasoning_field if entry else "reasoning_content",
                                         window=entry.context_window if entry else None,
                                         prompt_tokens=trace.fit["prompt_tokens"] if trace.fit else None,
+                                        max_tokens=_max_tokens(trace.body),
                                     )
                                     trace.chunks = reader.chunks
                                     completion = await self._attempt(resolved, trace.body, role, reader, first_wait)
@@ -358,7 +359,7 @@ class LLMClient:
                 reader.deadline = deadline
                 async with self._client().stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
                     if response.status_code != 200:
-                        text = (await response.aread()).decode("utf-8", "replace")
+                        text = (await read_capped(response, ERROR_BODY_BYTES)).decode("utf-8", "replace")
                         raise error_from_status(
                             response.status_code, response.headers, text, key_env=resolved.key_env or "the API key",
                             url=url, provider=entry.provider if entry else "deepseek", model=resolved.model,
@@ -371,6 +372,11 @@ class LLMClient:
             raise reader.timed_out() from None
         except httpx.HTTPError as exc:  # connect errors, timeouts before any data
             raise error_from_transport(exc, resolved.base_url) from exc
+
+
+def _max_tokens(body: Mapping[str, Any]) -> int | None:
+    value = body.get("max_tokens")
+    return value if isinstance(value, int) else None
 
 
 def _droppable(body: Mapping[str, Any]) -> list[str]:

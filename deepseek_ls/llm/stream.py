@@ -30,6 +30,50 @@ from deepseek_ls.llm.types import Completion, StreamDelta
 DeltaCallback = Callable[[StreamDelta], Awaitable[None] | None]
 
 
+# The most an answer may weigh on the wire: a streamed token costs ~250 bytes of SSE with its envelope,
+# so an honest server stays far below 2 KiB a token of max_tokens; one that ignores the limit (or
+# never ends a line) is stopped there instead of growing in memory until the total-time cap.
+BYTES_PER_TOKEN = 2048
+MIN_ANSWER_BYTES = 8 * 2**20
+ERROR_BODY_BYTES = 64 * 2**10  # of a non-200 answer: enough for any error message, never a whole flood
+
+
+def answer_cap(max_tokens: int | None) -> int:
+    """The byte cap of one answer whose output is limited to `max_tokens`."""
+    return max(MIN_ANSWER_BYTES, (max_tokens or 0) * BYTES_PER_TOKEN)
+
+
+async def read_capped(response: httpx.Response, limit: int) -> bytes:
+    """At most `limit` bytes of a body (an error page); the rest is never read."""
+    body = bytearray()
+    async for piece in response.aiter_bytes():
+        body.extend(piece[: limit - len(body)])
+        if len(body) >= limit:
+            break
+    return bytes(body)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Capped:
+    """The response as `httpx_sse.EventSource` reads it (headers, text), counting what arrives."""
+
+    def __init__(self, response: httpx.Response, limit: int) -> None:
+        self.headers = response.headers
+        self._response = response
+        self._limit = limit
+        self.received = 0
+
+    async def aiter_text(self):  # type: ignore[no-untyped-def]
+        async for text in self._response.aiter_text():
+            self.received += len(text)
+            if self.received > self._limit:
+                raise _TooLarge
+            yield text
+
+
 # Repeated in every chunk and useless for replay once the first chunk has them.
 _ENVELOPE = ("id", "object", "created", "model", "system_fingerprint")
 
@@ -45,7 +89,7 @@ class StreamReader:
     def __init__(self, *, base_url: str, idle_timeout: float, on_delta: DeltaCallback | None,
                  on_first_delta: Callable[[], None], first_token_timeout: float | None = None,
                  first_token_explicit: bool = False, reasoning_field: str = "reasoning_content",
-                 window: int | None = None, prompt_tokens: int | None = None) -> None:
+                 window: int | None = None, prompt_tokens: int | None = None, max_tokens: int | None = None) -> None:
         self._base_url = base_url
         self._idle = idle_timeout
         self._first = first_token_timeout or idle_timeout
@@ -54,6 +98,8 @@ class StreamReader:
         self._on_first_delta = on_first_delta
         self._window = window
         self._prompt_tokens = prompt_tokens
+        self._max_tokens = max_tokens
+        self._cap = answer_cap(max_tokens)
         self.assembler = StreamAssembler(reasoning_field=reasoning_field)
         self.chunks: list[Any] = []
         self.deadline: asyncio.Timeout | None = None  # armed by the client before the request is sent
@@ -83,7 +129,7 @@ class StreamReader:
         assembler = self.assembler
         done = False
         try:
-            async for event in EventSource(response).aiter_sse():
+            async for event in EventSource(_Capped(response, self._cap)).aiter_sse():  # type: ignore[arg-type]
                 self._moved()
                 if event.data.strip() == "[DONE]":
                     done = True
@@ -100,6 +146,8 @@ class StreamReader:
                     await self._deliver(delta)
         except _StreamError as exc:
             raise self._failure(assembler, f"the server sent an error in the stream: {exc.message}") from None
+        except _TooLarge:
+            raise self._too_large(assembler) from None
         except MalformedChunk as exc:
             raise self._failure(assembler, f"malformed chunk in the stream: {exc}") from exc
         except ValueError as exc:  # json.JSONDecodeError
@@ -143,6 +191,8 @@ class StreamReader:
         try:
             async for piece in response.aiter_bytes():
                 raw.extend(piece)
+                if len(raw) > self._cap:
+                    raise self._too_large(None)
                 self._moved()
             body = json.loads(bytes(raw))
         except httpx.HTTPError as exc:
@@ -169,6 +219,15 @@ class StreamReader:
             result = self._on_delta(delta)
             if inspect.isawaitable(result):
                 await result
+
+    def _too_large(self, assembler: StreamAssembler | None) -> Exception:
+        """Not retried: a server that ignores the output limit would do it again."""
+        reason = (f"the answer passed {self._cap / 2**20:g} MiB, far more than max_tokens ({self._max_tokens}) allows: "
+                  "the server does not keep to the output limit; stopped there")
+        error = (self._failure(assembler, reason) if assembler is not None
+                 else ServerError(f"{self._base_url}: {reason}", detail=reason))
+        error.retryable = False
+        return error
 
     def _failure(self, assembler: StreamAssembler, reason: str, exc: httpx.HTTPError | None = None) -> Exception:
         if assembler.has_data:

@@ -204,6 +204,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
                 return
+            if fault and fault.raw_events is not None:  # byte for byte, under any status
+                default_type = "text/event-stream; charset=utf-8" if record.body.get("stream") else "application/json"
+                return self._raw(record, reply, fault.content_type or default_type, fault.status or 200)
             if fault and fault.status:
                 headers = {**_retry_headers(fault), **fault.headers}
                 if fault.content_type is not None:  # an HTML error page, a proxy's answer: sent as is
@@ -224,9 +227,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 make = responses.chat_chunks if streaming else responses.chat_body
                 answer = make(reply, envelope=envelope, usage=usage, id_prefix=id_prefix)
-            if fault and fault.raw_events is not None:
-                self._raw(record, reply, "text/event-stream; charset=utf-8" if streaming else "application/json")
-            elif streaming:
+            if streaming:
                 self._stream(record, reply, answer)
             else:
                 self._whole(record, reply, answer)
@@ -298,11 +299,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
-    def _raw(self, record: RecordedRequest, reply: Reply, content_type: str) -> None:
+    def _raw(self, record: RecordedRequest, reply: Reply, content_type: str, status: int) -> None:
         """Hostile or odd answers, written byte for byte (each item one write), then ended as the fault says."""
         fault = reply.fault
         assert fault is not None and fault.raw_events is not None
-        self.send_response(200)
+        self.send_response(status)
         self.send_header("content-type", content_type)
         self.send_header("transfer-encoding", "chunked")
         for name, value in fault.headers.items():
@@ -310,7 +311,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         record.first_byte_at = time.perf_counter()
         self.wfile.flush()
-        record.status = 200
+        record.status = status
         for index, event in enumerate(fault.raw_events):
             if fault.cut_after_chunks is not None and index >= fault.cut_after_chunks:
                 return self._cut(reply)
