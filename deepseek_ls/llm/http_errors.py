@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from html.parser import HTMLParser
 from collections.abc import Iterable, Mapping
 
 import httpx
@@ -39,11 +40,16 @@ def unsupported_param(detail: str, sent: Iterable[str]) -> str | None:
 
 
 def server_message(body: str) -> str:
-    """The `error.message` of a DeepSeek/OpenAI error body, else the body itself (shortened)."""
+    """The `error.message` of a DeepSeek/OpenAI error body, else the body itself: one line, shortened
+    (an HTML page, a proxy's or a gateway's, gives its title, else its text)."""
+    return _one_line(_message(body))
+
+
+def _message(body: str) -> str:
     try:
         data = json.loads(body)
     except ValueError:
-        return body.strip()[:300]
+        return html_page_text(body) or body
     if isinstance(data, dict):
         error = data.get("error")
         if isinstance(error, dict) and error.get("message"):
@@ -52,7 +58,41 @@ def server_message(body: str) -> str:
             return error
         if data.get("message"):
             return str(data["message"])
-    return body.strip()[:300]
+    return body
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:300]
+
+
+class _PageText(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.title: list[str] = []
+        self.text: list[str] = []
+        self._where: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: object) -> None:
+        self._where.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self._where:
+            del self._where[self._where.index(tag):]
+
+    def handle_data(self, data: str) -> None:
+        if "title" in self._where:
+            self.title.append(data)
+        elif not {"script", "style"} & set(self._where):
+            self.text.append(data)
+
+
+def html_page_text(body: str) -> str | None:
+    """What an HTML page says (its title, else its text), or None when `body` is not HTML."""
+    if not re.match(r"\s*<(?:!doctype|html|head|body|title|h\d|p|center)\b", body, re.IGNORECASE):
+        return None
+    page = _PageText()
+    page.feed(body)
+    return _one_line(" ".join(page.title) or " ".join(page.text)) or "an empty page"
 
 
 def error_from_status(
@@ -99,6 +139,12 @@ def error_from_status(
         error = ServerError(f"the API failed with {status}{said}; retry later", status=status,
                             retry_after=retry_after, detail=detail)
         error.retryable = status in RETRYABLE_STATUS
+    elif 300 <= status < 400:
+        where = headers.get("location") or "another address"
+        error = BadRequestError(
+            f"{url or 'the API'} answered {status}, redirecting to {where}: redirects are not followed, so the API "
+            "key never goes to another address. Set the base URL to the address that answers "
+            "(llm.base_url, DEEPSEEK_BASE_URL or the model's base_url)", status=status, detail=detail)
     elif status in (400, 404, 422):
         what = "invalid parameters" if status == 422 else "bad request"
         error = BadRequestError(f"the API rejected the request as {what} ({status}){said}",

@@ -24,7 +24,7 @@ from httpx_sse import EventSource
 
 from deepseek_ls.llm.assembly import MalformedChunk, StreamAssembler, completion_from_body
 from deepseek_ls.llm.errors import CallTimeoutError, ContextLengthError, InterruptedResponse, NetworkError, ServerError
-from deepseek_ls.llm.http_errors import error_from_transport
+from deepseek_ls.llm.http_errors import error_from_transport, html_page_text
 from deepseek_ls.llm.types import Completion, StreamDelta
 
 DeltaCallback = Callable[[StreamDelta], Awaitable[None] | None]
@@ -198,7 +198,12 @@ class StreamReader:
         except httpx.HTTPError as exc:
             raise error_from_transport(exc, self._base_url) from exc
         except ValueError as exc:
-            raise ServerError(f"the API sent a body that is not JSON: {exc}") from exc
+            kind = response.headers.get("content-type", "no content-type").split(";")[0].strip()
+            page = html_page_text(bytes(raw[:ERROR_BODY_BYTES]).decode("utf-8", "replace"))
+            said = f" (page: {page})" if page else ""
+            raise ServerError(
+                f"{self._base_url} answered {kind} that is not the API's JSON{said}: check the base URL (a proxy, a "
+                f"login page or a web site answers there?)", detail=str(exc)) from exc
         if not isinstance(body, dict):
             raise ServerError(f"the API sent a JSON {type(body).__name__}, not an object")
         if body.get("error") and not body.get("choices"):
