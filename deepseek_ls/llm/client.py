@@ -30,7 +30,7 @@ from deepseek_ls.config_models import LLMConfig
 from deepseek_ls.llm import history
 from deepseek_ls.llm.errors import BadRequestError, CallTimeoutError, ContextLengthError, InterruptedResponse, LLMError
 from deepseek_ls.llm.fit import FitReport, fit_messages, prompt_budget, strip_tags
-from deepseek_ls.llm.http_errors import error_from_status, error_from_transport, unsupported_param
+from deepseek_ls.llm.http_errors import error_from_status, error_from_transport, unsupported_param, without_secret
 from deepseek_ls.llm.models import DROPPABLE_PARAMS, sends_reasoning_back
 from deepseek_ls.llm.profiles import ResolvedProfile, resolve_profile
 from deepseek_ls.llm.retry import retrying
@@ -333,6 +333,16 @@ class LLMClient:
             self.token_scale[key] = min(ratio * 1.05, _MAX_SCALE)
 
     async def _attempt(
+        self, resolved: ResolvedProfile, body: dict[str, Any], role: str, reader: StreamReader, first_wait: float
+    ) -> Completion:
+        """One HTTP exchange; its error never carries the API key, whatever the server echoed (masked here,
+        before the retry loop logs it or the call records it)."""
+        try:
+            return await self._exchange(resolved, body, role, reader, first_wait)
+        except LLMError as exc:
+            raise without_secret(exc, resolved.api_key) from exc.__cause__
+
+    async def _exchange(
         self, resolved: ResolvedProfile, body: dict[str, Any], role: str, reader: StreamReader, first_wait: float
     ) -> Completion:
         headers = {

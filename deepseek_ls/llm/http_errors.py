@@ -158,6 +158,28 @@ def error_from_status(
     return error
 
 
+MIN_SECRET_CHARS = 6  # shorter "keys" (tests, placeholders) would blank out ordinary words
+
+
+def without_secret(error: LLMError, secret: str | None) -> LLMError:
+    """`error` with `secret` (the API key) masked wherever a server echoed it: message, detail, args.
+
+    Servers do echo keys (OpenAI-style 401s, proxies' error pages); a message goes to the user,
+    the logs and the event log, so it must never carry the key.
+    """
+    if not secret or len(secret) < MIN_SECRET_CHARS:
+        return error
+    mask = f"{secret[:3]}***" if secret[:3].isalpha() or secret.startswith("sk-") else "***"
+
+    def clean(value: object) -> object:
+        return value.replace(secret, mask) if isinstance(value, str) else value
+
+    error.user_message = clean(error.user_message)  # type: ignore[assignment]
+    error.detail = clean(error.detail)  # type: ignore[assignment]
+    error.args = tuple(clean(a) for a in error.args)
+    return error
+
+
 def error_from_transport(exc: httpx.HTTPError, base_url: str) -> NetworkError:
     if isinstance(exc, httpx.TimeoutException):
         return NetworkError(f"timed out talking to {base_url} ({type(exc).__name__}); check the network or raise "
