@@ -299,3 +299,52 @@ def redact_obj(obj: Any) -> Any:
     if isinstance(obj, tuple):
         return tuple(redact_obj(v) for v in obj)
     return obj
+
+
+# -- cutting text without cutting a secret --------------------------------------------------------
+
+# What secrets are made of (keys, tokens, base64, URLs with credentials). A cut between two such
+# characters may split a secret, and a secret cut in two is no longer recognised by redaction
+# (`sk-` and 31 of its 32 characters): the cut word is left out instead. A run longer than
+# _MAX_WORD is data (minified code, a base64 blob), not one token: it is cut as it is (the secret
+# shapes that matter in part, PEM bodies, are recognised in part).
+_MAX_WORD = 256
+_WORD = "A-Za-z0-9_+/=.~:%@!*-"
+_LAST_RUN = re.compile(f"[{_WORD}]+\\Z")
+_FIRST_RUN = re.compile(f"\\A[{_WORD}]+")
+
+
+def _drop_last_word(head: str, rest: str) -> str:
+    """`head` without its last word when the cut (between `head` and `rest`) splits it."""
+    before = _LAST_RUN.search(head)
+    after = _FIRST_RUN.match(rest)
+    if before is None or after is None:
+        return head
+    if len(before.group()) + len(after.group()) > _MAX_WORD:
+        return head
+    return head[: before.start()]
+
+
+def cut_head(text: str, limit: int, *, cut_inside: bool | None = None) -> str:
+    """The start of `text` in at most `limit` UTF-8 bytes, without a word the cut splits.
+    `cut_inside=True`: what followed the cut is gone (head and tail output), assume it continued
+    the word; otherwise `text` holds more than the head and shows whether it did."""
+    raw = text.encode("utf-8")
+    head = raw[:limit].decode("utf-8", "ignore") if len(raw) > limit else text
+    rest = "x" if cut_inside else text[len(head):]
+    return _drop_last_word(head, rest)
+
+
+def cut_tail(text: str, *, cut_inside: bool = True) -> str:
+    """`text`, the part kept after a cut, without the word the cut split at its start."""
+    if not cut_inside:
+        return text
+    run = _FIRST_RUN.match(text)
+    return text[run.end():] if run is not None and len(run.group()) < _MAX_WORD else text
+
+
+def cut_chars(text: str, max_chars: int) -> str:
+    """`text` in at most `max_chars` characters, without a word the cut splits."""
+    if len(text) <= max_chars:
+        return text
+    return _drop_last_word(text[:max_chars], text[max_chars:])

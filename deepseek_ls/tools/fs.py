@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from deepseek_ls.patch.hunks import split_lines
 from deepseek_ls.policy import git_safety, safe_files
 from deepseek_ls.policy.errors import PolicyViolation
+from deepseek_ls.policy.redact import cut_head
 from deepseek_ls.policy.secret_files import check_not_secret
 from deepseek_ls.tools.registry import Tool, ToolContext
 
@@ -51,7 +52,9 @@ async def fs_read(ctx: ToolContext, args: FsReadArgs) -> dict:
     raw = content.encode("utf-8")
     truncated = len(raw) > cap
     if truncated:
-        content = raw[:cap].decode("utf-8", "ignore")
+        # Not inside a word: `max_bytes` is the model's choice, and a key cut one character short
+        # is no longer recognised by redaction.
+        content = cut_head(content, cap)
     return {
         "path": rel,
         "content": content,

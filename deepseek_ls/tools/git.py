@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from deepseek_ls.policy.command_secrets import git_exclude_pathspecs
 from deepseek_ls.policy.diff_secrets import blob_kinds, hide_secret_diffs
 from deepseek_ls.policy.git_safety import SafeGit, UnsafeRepository, prepare
+from deepseek_ls.policy.redact import cut_head
 from deepseek_ls.policy.secret_files import check_not_secret, file_is_secret
 from deepseek_ls.tools.proc import run_bounded
 from deepseek_ls.tools.registry import Tool, ToolContext
@@ -87,7 +88,7 @@ def _cap(ctx: ToolContext, text: str) -> tuple[str, bool]:
     raw = text.encode("utf-8", "replace")
     if len(raw) <= cap:
         return text, False
-    return raw[:cap].decode("utf-8", "ignore"), True
+    return cut_head(text, cap), True
 
 
 async def _branch(ctx: ToolContext, safe: SafeGit) -> str | None:

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from deepseek_ls.policy.command_secrets import rg_exclude_args
 from deepseek_ls.policy.env import scrubbed_env
+from deepseek_ls.policy.redact import cut_chars
 from deepseek_ls.policy.secret_files import file_is_secret, secret_kind
 from deepseek_ls.tools import proc
 from deepseek_ls.tools.registry import Tool, ToolContext
@@ -107,8 +108,14 @@ async def _read_matches(
         if not allowed[path]:
             continue
         text = data["lines"].get("text", "").rstrip("\r\n")
-        matches.append({"path": path, "line": data["line_number"], "text": text[:MAX_LINE]})
+        matches.append({"path": path, "line": data["line_number"], "text": _line(text)})
     return matches, True
+
+
+def _line(text: str) -> str:
+    """A matched line, at most MAX_LINE characters, without a word the cut splits (redaction would
+    not recognise a secret cut in two)."""
+    return cut_chars(text, MAX_LINE)
 
 
 def _search_buffers(ctx: ToolContext, args: SearchArgs, open_docs: set[str]) -> list[dict]:
@@ -129,7 +136,7 @@ def _search_buffers(ctx: ToolContext, args: SearchArgs, open_docs: set[str]) -> 
             continue
         for n, text in enumerate(doc[0].splitlines(), 1):
             if rx.search(text):
-                out.append({"path": path, "line": n, "text": text[:MAX_LINE]})
+                out.append({"path": path, "line": n, "text": _line(text)})
     return out
 
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from deepseek_ls.policy.command_secrets import guard_command
 from deepseek_ls.policy.diff_secrets import blob_kinds, hide_secret_diffs, looks_like_patch
 from deepseek_ls.policy.env import scrubbed_env
+from deepseek_ls.policy.redact import cut_head, cut_tail
 from deepseek_ls.policy.errors import PolicyViolation
 from deepseek_ls.policy.git_safety import UnsafeRepository, harden_command, is_git_command, prepare
 from deepseek_ls.policy.approvals import command_review
@@ -101,8 +102,9 @@ def _text(data: bytes, omitted: int, cap: int) -> str:
         return data.decode("utf-8", "replace")
     # Head and tail were kept: test runners put the summary at the end.
     half = max(cap // 2, 1)
-    head = data[:half].decode("utf-8", "ignore")
-    tail = data[half:].decode("utf-8", "ignore")
+    # Neither side keeps the word the cut split (a secret in two halves is not recognised by redaction).
+    head = cut_head(data[:half].decode("utf-8", "ignore"), half, cut_inside=True)
+    tail = cut_tail(data[half:].decode("utf-8", "ignore"))
     return f"{head}\n... [{omitted} bytes truncated] ...\n{tail}"
 
 
