@@ -33,7 +33,7 @@ from .document import to_document
 from .filestate import FileStateCache
 from .freshness import diff, hash_snapshot
 from .manifest import Manifest, SkippedFile, merkle_root
-from .reader import ContentReader, FileBytes, UnstableFile, disk_stat
+from .reader import ContentReader, FileBytes, UnreadableFile, UnstableFile, disk_stat
 from .schema import SCHEMA_VERSION
 from .sources import Snapshot, SourceFile, resolve_paths, take_snapshot
 from .storage import create_index, finish, new_writer, next_generation, open_index
@@ -279,7 +279,7 @@ def _read(batch: _Batch, reader: ContentReader, src: SourceFile) -> FileBytes | 
     """The file's bytes; None when it vanished since the snapshot or cannot be read (recorded)."""
     try:
         return reader.read(src)
-    except UnstableFile as exc:
+    except (UnstableFile, UnreadableFile) as exc:
         batch.unreadable(src, str(exc))
     except OSError as exc:
         batch.unreadable(src, f"{exc.__class__.__name__}: {exc.strerror or exc}")

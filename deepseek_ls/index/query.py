@@ -26,6 +26,10 @@ from typing import Any, Iterable
 import pathspec
 import tantivy
 
+from deepseek_ls.policy import safe_files
+from deepseek_ls.policy.errors import PolicyViolation
+from deepseek_ls.policy.secret_files import HEAD_BYTES, secret_kind
+
 from . import schema as f
 from .languages import language_for
 from .tokenize import index_text, query_words, split_identifier
@@ -313,16 +317,22 @@ def line_hits(
 
 
 def file_bytes(root: Path, path: str) -> bytes:
-    """The workspace file's bytes for line hits (b"" when it is gone or unreadable)."""
+    """The workspace file's bytes for line hits: b"" when it is gone or unreadable, when
+    a link now stands on its path (never followed: it could lead to a secret outside the
+    workspace), when it is hard-linked or not a regular file, or when it now reads as a
+    credential file (changed since it was indexed). Line hits go to the model."""
     try:
-        fd = os.open(os.path.join(root, path), os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
+        data = safe_files.read_bytes_no_links(_real_root(str(root)), path)
+    except (OSError, PolicyViolation):
         return b""
-    try:
-        with os.fdopen(fd, "rb", closefd=True) as fh:
-            return fh.read()
-    except OSError:
+    if secret_kind(data[:HEAD_BYTES].decode("utf-8", "replace")) is not None:
         return b""
+    return data
+
+
+@functools.lru_cache(maxsize=16)
+def _real_root(root: str) -> str:
+    return os.path.realpath(root)
 
 
 def paths_by_id(paths: Iterable[str]) -> dict[int, str] | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import select
+import stat
 import subprocess
 import time
 from dataclasses import dataclass
@@ -36,6 +37,10 @@ class FileBytes:
 
 class UnstableFile(OSError):
     """The file kept changing while we read it."""
+
+
+class UnreadableFile(OSError):
+    """A file the index must not read (hard-linked, or no longer a regular file)."""
 
 
 def disk_stat(path: Path | str) -> tuple[int, int] | None:
@@ -88,6 +93,11 @@ class ContentReader:
                 return None
             try:
                 st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+                    # As for the agent's tools (policy.safe_files): a hard link can share
+                    # its inode with a file outside the workspace.
+                    kind = "not a regular file" if not stat.S_ISREG(st.st_mode) else f"{st.st_nlink} hard links"
+                    raise UnreadableFile(f"{rel} is not read: {kind}")
                 before = (st.st_mtime_ns, st.st_size)
                 chunks = [os.read(fd, st.st_size + 1)]
                 while chunks[-1]:  # grew since the stat: read to the end, the stat check decides

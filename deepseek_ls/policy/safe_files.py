@@ -105,6 +105,23 @@ def open_read(root: Path, rel: str) -> int:
     return fd
 
 
+def read_bytes_no_links(real_root: str, rel: str) -> bytes:
+    """The bytes of `rel` under `real_root` (already resolved), for a path that passes
+    through no link (the code index's: its walk never follows one): each component is
+    opened with `O_NOFOLLOW`, so a link met now (one swapped in since) is refused, not
+    followed; the file is `check_opened`. Without `open_read`'s resolving of the path, a
+    tenth of its cost: line hits read every file a query shows."""
+    *dirs, name = rel.split("/")
+    dfd = _open_dir(real_root, dirs)  # type: ignore[arg-type]
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dfd)
+    finally:
+        os.close(dfd)
+    with os.fdopen(fd, "rb") as fh:
+        check_opened(rel, os.fstat(fd))
+        return fh.read()
+
+
 def read_bytes(root: Path, rel: str, *, max_bytes: int | None = None) -> bytes:
     """The bytes of workspace file `rel` (at most `max_bytes` + 1, so a caller can tell it was cut)."""
     fd = open_read(root, rel)
