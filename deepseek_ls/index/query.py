@@ -321,6 +321,9 @@ def file_bytes(root: Path, path: str) -> bytes:
     a link now stands on its path (never followed: it could lead to a secret outside the
     workspace), when it is hard-linked or not a regular file, or when it now reads as a
     credential file (changed since it was indexed). Line hits go to the model."""
+    parts = path.split("/")
+    if "" in parts or ".." in parts or "." in parts:
+        return b""  # never from our walk: an index the repository shipped (`../../.ssh/id_rsa`)
     try:
         data = safe_files.read_bytes_no_links(_real_root(str(root)), path)
     except (OSError, PolicyViolation):

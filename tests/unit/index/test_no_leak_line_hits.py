@@ -95,3 +95,25 @@ def test_no_leak_the_build_does_not_index_a_hard_linked_file(make_index, tmp_pat
     assert index.query(CANARY).hits == []
     assert [(s.path, s.reason) for s in report.skipped] == [("notes.py", "unreadable")]
     assert "hard links" in (report.skipped[0].detail or "")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param("../secret.txt", id="parent"),
+        pytest.param("ws/../../secret.txt", id="inner-parent"),
+        pytest.param("/secret.txt", id="absolute"),
+        pytest.param("./../secret.txt", id="dot-then-parent"),
+    ],
+)
+def test_no_leak_a_path_no_walk_makes_is_never_read(tmp_path, path):
+    # Paths come from the index; one that climbs out can only come from an index
+    # directory the repository shipped (`.deepseek/index` committed with crafted documents).
+    from deepseek_ls.index.query import file_bytes
+
+    (tmp_path / "secret.txt").write_text(f"token = '{CANARY}'\n")
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "ok.py").write_text("x = 1\n")
+    assert file_bytes(root, "ok.py") == b"x = 1\n"
+    assert file_bytes(root, path) == b""
