@@ -50,6 +50,14 @@ _PRUNE = {".git", ".deepseek", "node_modules", ".venv", "venv", "__pycache__", "
 # A workspace walk stops here; what was found so far is still masked.
 MAX_WALK_ENTRIES = 200_000
 _PROBE_TIMEOUT = 10.0
+# Where container and VM daemons keep their Unix sockets. A read-only bind does not stop a
+# connect() to a socket, nor does --unshare-net (it is a path, not a network address), and a
+# docker socket is root on the machine: these directories are hidden inside the sandbox.
+DAEMON_SOCKET_DIRS_IN_HOME = (
+    ".docker/run", ".docker/desktop", ".colima", ".lima", ".rd", ".orbstack", ".local/share/containers",
+    ".local/share/docker", ".config/colima",
+)
+DAEMON_SOCKET_DIRS = ("/var/snap/lxd/common/lxd", "/var/lib/lxd", "/var/run/docker", "/var/lib/docker")
 _WARNED: set[str] = set()
 
 
@@ -209,6 +217,17 @@ class Sandbox:
                 candidate = home / body
                 if candidate.exists() and candidate not in masks:
                     masks.append(candidate)
+        for rel in DAEMON_SOCKET_DIRS_IN_HOME:
+            candidate = home / rel
+            if candidate.is_dir() and candidate not in masks:
+                masks.append(candidate)
+        # /var/run is usually /run (a fresh tmpfs here); where it is a directory of its own it holds
+        # docker.sock and friends.
+        var_run = Path("/var/run")
+        for candidate in (*(Path(p) for p in DAEMON_SOCKET_DIRS),
+                          *([var_run] if var_run.is_dir() and not var_run.is_symlink() else [])):
+            if candidate.is_dir():
+                masks.append(candidate)
         # The workspace itself stays visible even when it lives under a masked directory.
         return [m for m in masks if not _contains(m, self.root)]
 
