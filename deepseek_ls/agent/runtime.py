@@ -18,6 +18,7 @@ from deepseek_ls.agent.verify import Verifier
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config
 from deepseek_ls.llm.budget import budget_message, over_budget
+from deepseek_ls.llm.capacity import CALL_WATCHER, CapacityLLM, Queued
 from deepseek_ls.policy.redact import redact_obj
 from deepseek_ls.router import Router, RouterDecision
 from deepseek_ls.ui_port import UIPort
@@ -100,7 +101,12 @@ class SessionRuntime:
 
         token = f"deepseek-{sid}-{role}"
         label = "max-think" if decision.profile == "max_think" else "fast"
-        self.ui.progress(token, f"{role}: asking {decision.model} ({label})")
+        watcher = _ProgressWatcher(self.ui, token, role, f"{decision.model} ({label})")
+        if isinstance(self.llm, CapacityLLM):
+            watched = CALL_WATCHER.set(watcher)  # the model manager says "queued" or "asking"
+        else:
+            watched = None
+            watcher.started(decision.model)
         extra: dict[str, Any] = {k: v for k, v in (("model", model), ("stream", stream)) if v is not None}
 
         async def call(msgs: list[dict[str, Any]]):
@@ -121,6 +127,8 @@ class SessionRuntime:
         except AnswerIncomplete as exc:
             raise AgentFailure(str(exc)) from exc
         finally:
+            if watched is not None:
+                CALL_WATCHER.reset(watched)
             self.ui.progress(token, f"{role}: done", done=True)
         self.router.record_usage(
             decision.profile, completion.usage.total_tokens, (completion.total_ms or 0.0) / 1000.0
@@ -194,6 +202,26 @@ class SessionRuntime:
         session.emit("UserQuestionAnswered@v1", {"answer": answer, "cancelled": False})
         session.machine.to(resume_state, "the user answered")
         return answer
+
+
+class _ProgressWatcher:
+    """One call's progress: "queued for MODEL: why" while the model manager holds it back,
+    "asking MODEL (fast|max-think)" once it goes to the server (said again only after a wait)."""
+
+    def __init__(self, ui: UIPort, token: str, role: str, asking: str) -> None:
+        self.ui, self.token, self.role, self.asking = ui, token, role, asking
+        self.last = ""
+
+    def _say(self, message: str) -> None:
+        if message != self.last:
+            self.last = message
+            self.ui.progress(self.token, message)
+
+    def queued(self, wait: Queued) -> None:
+        self._say(f"{self.role}: queued for {wait.model}: {wait.describe()}")
+
+    def started(self, model: str) -> None:
+        self._say(f"{self.role}: asking {self.asking}")
 
 
 def build_runtime(session: Session, world: World, cfg: Config, llm: Any, ui: UIPort) -> SessionRuntime:

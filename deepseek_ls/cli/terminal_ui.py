@@ -154,7 +154,10 @@ class TerminalUI:
             return
         pct = f" {percentage}%" if percentage is not None else ""
         if token in self._activities:
-            self._activities[token].message = f"{message}{pct}"
+            activity = self._activities[token]
+            if not self.tty and percentage is None and activity.message != message:
+                self._say(f"… {message}")  # a new state of the same work ("queued" -> "asking")
+            activity.message = f"{message}{pct}"
         else:
             self._activities[token] = _Activity(f"{message}{pct}")
             if self.tty:

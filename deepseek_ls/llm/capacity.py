@@ -10,18 +10,61 @@ itself takes one of `agent_loop.max_lanes` lane slots. A 429 seen by any call
 (the client tells its retry listeners) pauses *every* new call until the
 server's Retry-After has passed: one session or lane hitting the limit slows
 all of them down.
+
+A call that has to wait says so: the caller sets `CALL_WATCHER` (a contextvar,
+so each session's task has its own) and the manager tells it `queued(Queued)`
+each time the call starts to wait (for a slot, or for a 429 pause and until
+when), then `started(model)` once the call holds its slot. The agent's runtime
+turns these into progress ("queued ...", then "asking ...").
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 from deepseek_ls.config_models import Config
 from deepseek_ls.llm.client import LLMClient
+
+
+@dataclass(frozen=True)
+class Queued:
+    """Why a model call waits before it starts.
+
+    `reason` is "max_inflight" (every slot of `model` is taken: `inflight` calls run,
+    `limit` allowed) or "rate_limit" (a 429 paused every call: `until` is the wall-clock
+    time, seconds since the epoch, the pause ends, `seconds` from now)."""
+
+    model: str
+    reason: Literal["max_inflight", "rate_limit"]
+    inflight: int = 0
+    limit: int | None = None
+    until: float | None = None
+    seconds: float = 0.0
+
+    def describe(self) -> str:
+        """One line for a person: what the call waits for."""
+        if self.reason == "rate_limit":
+            until = time.strftime("%H:%M:%S", time.localtime(self.until or time.time()))
+            return f"rate limited (429): every call paused until {until} ({self.seconds:.0f}s)"
+        return f"{self.inflight} call(s) in flight, max_inflight {self.limit}"
+
+
+class CallWatcher(Protocol):
+    def queued(self, wait: Queued) -> None:
+        """The call waits (told again if it must wait once more, e.g. a 429 came meanwhile)."""
+
+    def started(self, model: str) -> None:
+        """The call holds its slot and goes to the server now."""
+
+
+# The watcher of the model call being made in this task (None: nobody is told).
+CALL_WATCHER: contextvars.ContextVar[CallWatcher | None] = contextvars.ContextVar("call_watcher", default=None)
 
 
 class ModelManager:
@@ -63,18 +106,26 @@ class ModelManager:
 
     @contextlib.asynccontextmanager
     async def model_slot(self, model: str) -> AsyncIterator[None]:
-        """Hold one of `model`'s in-flight slots for a call (after any shared 429 backoff)."""
-        await self._wait_backoff()
+        """Hold one of `model`'s in-flight slots for a call (after any shared 429 backoff).
+
+        The task's `CALL_WATCHER` is told each wait (`queued`) and the start (`started`)."""
+        watcher = CALL_WATCHER.get()
+        await self._wait_backoff(model, watcher)
         sem = self._model_semaphore(model)
         if sem is not None:
+            if sem.locked() and watcher is not None:
+                watcher.queued(Queued(model, "max_inflight", inflight=self.inflight.get(model, 0),
+                                      limit=self.limit(model)))
             await sem.acquire()
         try:
             # A 429 may have come while this call waited for its slot: it waits that out too.
-            await self._wait_backoff()
+            await self._wait_backoff(model, watcher)
         except BaseException:
             if sem is not None:
                 sem.release()
             raise
+        if watcher is not None:
+            watcher.started(model)
         self.inflight[model] = self.inflight.get(model, 0) + 1
         self.peak_inflight[model] = max(self.peak_inflight.get(model, 0), self.inflight[model])
         try:
@@ -115,8 +166,10 @@ class ModelManager:
     def paused_for(self) -> float:
         return max(0.0, self._paused_until - self._clock())
 
-    async def _wait_backoff(self) -> None:
+    async def _wait_backoff(self, model: str, watcher: CallWatcher | None) -> None:
         while (delay := self.paused_for) > 0:
+            if watcher is not None:
+                watcher.queued(Queued(model, "rate_limit", until=time.time() + delay, seconds=delay))
             self.paused_seconds += delay
             await asyncio.sleep(delay)
 

@@ -46,6 +46,10 @@ class FakeDeepSeekProcess:
     def add(self, *replies: dict[str, Any]) -> None:
         httpx.post(f"{self.base_url}/_fake/replies", json=list(replies)).raise_for_status()
 
+    def release(self, name: str) -> None:
+        """Answer the requests held by replies with `fault.hold == name` (now and from now on)."""
+        httpx.post(f"{self.base_url}/_fake/release", json={"name": name}).raise_for_status()
+
     def requests(self) -> list[dict[str, Any]]:
         return httpx.get(f"{self.base_url}/_fake/requests").json()
 

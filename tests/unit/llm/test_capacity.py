@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from deepseek_ls.config_models import Config, ModelEntry
-from deepseek_ls.llm.capacity import CapacityLLM, ModelManager
+from deepseek_ls.llm.capacity import CALL_WATCHER, CapacityLLM, ModelManager, Queued
 from deepseek_ls.llm.errors import RateLimitError, ServerError
 
 
@@ -126,6 +127,70 @@ async def test_a_429_that_comes_while_a_call_waits_for_its_slot_is_waited_out_to
 
     await asyncio.gather(first(), second(), clock())
     assert order == ["first", "pause over", "second, paused_for=0.0"]
+
+
+class Watcher:
+    """Records what the manager tells one call (the agent's runtime shows it as progress)."""
+
+    def __init__(self) -> None:
+        self.seen: list[Queued | str] = []
+
+    def queued(self, wait: Queued) -> None:
+        self.seen.append(wait)
+
+    def started(self, model: str) -> None:
+        self.seen.append(f"started {model}")
+
+
+async def watched(manager: ModelManager, watcher: Watcher, hold: asyncio.Event | None = None) -> None:
+    CALL_WATCHER.set(watcher)  # this task's context only
+    async with manager.model_slot("tiny"):
+        if hold is not None:
+            await hold.wait()
+
+
+async def test_a_call_waiting_for_a_slot_is_told_queued_then_started():
+    manager = ModelManager(config(max_inflight=1))
+    first, second, release = Watcher(), Watcher(), asyncio.Event()
+    running = asyncio.ensure_future(watched(manager, first, release))
+    while not manager.inflight.get("tiny"):
+        await asyncio.sleep(0)
+    waiting = asyncio.ensure_future(watched(manager, second))
+    while not second.seen:
+        await asyncio.sleep(0)
+    assert second.seen == [Queued("tiny", "max_inflight", inflight=1, limit=1)]
+    assert second.seen[0].describe() == "1 call(s) in flight, max_inflight 1"
+    release.set()
+    await asyncio.gather(running, waiting)
+    assert first.seen == ["started tiny"]  # a free slot: no queued state at all
+    assert second.seen[1:] == ["started tiny"]
+
+
+async def test_a_call_held_by_a_429_pause_is_told_until_when():
+    now = [0.0]
+    manager = ModelManager(config(), clock=lambda: now[0])
+    manager.note_retry(RateLimitError("slow down"), 7.0)
+    watcher = Watcher()
+    before = time.time()
+    call = asyncio.ensure_future(watched(manager, watcher))
+    while not watcher.seen:
+        await asyncio.sleep(0)
+    (wait,) = watcher.seen
+    assert (wait.reason, wait.seconds) == ("rate_limit", 7.0)
+    assert before + 7.0 <= wait.until <= time.time() + 7.0
+    assert "429" in wait.describe() and time.strftime("%H:%M:%S", time.localtime(wait.until)) in wait.describe()
+    now[0] += 7.0  # the pause is over: the call starts
+    await call
+    assert watcher.seen[1:] == ["started tiny"]
+
+
+async def test_no_watcher_is_told_about_another_tasks_call():
+    manager = ModelManager(config())
+    watcher = Watcher()
+    await asyncio.ensure_future(watched(manager, watcher))  # its own task, as each session's call
+    async with manager.model_slot("tiny"):  # this task set no watcher
+        pass
+    assert watcher.seen == ["started tiny"]
 
 
 async def test_detach_stops_telling_the_manager():
