@@ -35,6 +35,18 @@ def test_not_a_terminal_gets_plain_start_and_end_lines_with_tokens():
     assert "\r" not in err.getvalue() and "abc" not in err.getvalue()  # no --stream: text not shown
 
 
+def test_not_a_terminal_gets_a_line_for_each_new_state_of_a_call():
+    err = io.StringIO()
+    ui = TerminalUI(err=err, tty=False)
+    ui.progress("t", "ask: queued for m: 1 call(s) in flight, max_inflight 1")
+    ui.progress("t", "ask: queued for m: 1 call(s) in flight, max_inflight 1")  # the same state: said once
+    ui.progress("t", "ask: asking m (fast)")
+    ui.progress("t", "ask: done", done=True)
+    lines = err.getvalue().splitlines()
+    assert lines[:2] == ["… ask: queued for m: 1 call(s) in flight, max_inflight 1", "… ask: asking m (fast)"]
+    assert lines[2].startswith("ask: done (") and len(lines) == 3
+
+
 async def test_a_terminal_gets_one_rewritten_line_while_the_call_runs(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(terminal_ui, "TTY_EVERY", 0.01)
     err = io.StringIO()
