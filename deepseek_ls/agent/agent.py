@@ -30,7 +30,7 @@ from deepseek_ls.agent.runtime import (
     mode_config,
 )
 from deepseek_ls.agent.hetun.driver import MissionNotApproved, require_approved
-from deepseek_ls.agent.hetun.undo import mission_chain, undo_since
+from deepseek_ls.agent.hetun.undo import MissionUndo, mission_chain, undo_since
 from deepseek_ls.agent.session import Session, deferred_appends
 from deepseek_ls.agent.state import StateChange, StateListener
 from deepseek_ls.agent.world import World
@@ -376,10 +376,11 @@ class Agent:
             await ops.decide_mission(rt, decision, text, approvals)
         return self.session_view(rt.session_id)
 
-    async def undo_mission(self, session_id: str) -> list[str]:
+    async def undo_mission(self, session_id: str) -> MissionUndo:
         """Undo a Hetun mission in one action: every apply since its checkpoint, newest first, each taken
         out three-way so later edits stay (`restorer`: the editor's buffers; else the disk). Refused
-        (nothing changed) when another session applied something since or a later edit overlaps."""
+        (nothing changed) when another session applied something since or a later edit overlaps.
+        Returns the files restored and those kept as they are (changed after the checkpoint)."""
         import asyncio as _asyncio
 
         rt = self._runtime(session_id)
@@ -396,7 +397,7 @@ class Agent:
             restored, via, kept = outcome.restored, "workspace/applyEdit", outcome.kept
         rt.session.emit("MissionUndone@v1", {"mission_id": checkpoint.get("mission_id", ""), "checkpoint_id": mark,
                                              "files": restored, "via": via, "kept": kept, "external": True})
-        return restored
+        return MissionUndo(rt.session_id, list(restored), list(kept), via)
 
     async def run_plan(self, plan: Plan, *, prompt: str, on_session: Callable[[str], None] | None = None,
                        approvals: Approvals | None = None) -> dict[str, Any]:

@@ -229,9 +229,7 @@ def _undo_mission(ctx: CliContext, args: argparse.Namespace, session_id: str) ->
         agent = _agent(ctx, args)
         try:
             sid = agent.store.resolve(session_id)
-            restored = await agent.undo_mission(sid)
-            undone = agent._runtime(sid).session.hetun.get("undone") or {}
-            return {"session_id": sid, "restored": restored, "kept": undone.get("kept", [])}
+            return (await agent.undo_mission(sid)).to_json()
         finally:
             await agent.aclose()
             await agent.llm.aclose()

@@ -175,19 +175,17 @@ async def undo_mission(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     from deepseek_ls.lsp.sessions import refresh_session
 
     a = params.parse_args(params.SessionArgs, args)
-    restored = await _agent(ls).undo_mission(a.session_id)
+    undone = await _agent(ls).undo_mission(a.session_id)
     ls.pending_verification.pop(a.session_id, None)  # a save no longer resumes the undone mission
-    changed(ls, restored)
-    view = refresh_session(ls, a.session_id)
-    undone = (view.get("hetun") or {}).get("undone") or {}
-    kept = list(undone.get("kept") or [])
-    message = f"deepseek-ls: mission undone in {', '.join(restored) or 'no file'}"
-    if undone.get("via", "").startswith("workspace/applyEdit"):
+    changed(ls, undone.restored)
+    refresh_session(ls, a.session_id)
+    message = f"deepseek-ls: mission undone in {', '.join(undone.restored) or 'no file'}"
+    if undone.via.startswith("workspace/applyEdit"):
         message += " (in the editor: save to write it)"
-    if kept:
-        message += f"; left as they are (changed after the mission's checkpoint, not by it): {', '.join(kept)}"
+    if undone.kept:
+        message += f"; left as they are (changed after the mission's checkpoint, not by it): {', '.join(undone.kept)}"
     ls.show_message(message)
-    return {"session_id": a.session_id, "restored": restored, "kept": kept}
+    return {"session_id": a.session_id, "restored": undone.restored, "kept": undone.kept}
 
 
 def register(server: DeepSeekServer) -> None:

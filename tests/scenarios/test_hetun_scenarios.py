@@ -74,8 +74,9 @@ async def test_hetun_research_mission_approve_applies_and_verifies(make_agent, f
     assert ks.index("MissionDecided@v1") < ks.index("MissionCheckpoint@v1")
 
     # One action undoes the whole mission.
-    restored = await agent.undo_mission(view["session_id"])
-    assert restored == ["app.py"] and "a - b" in (workspace / "app.py").read_text()
+    undone = await agent.undo_mission(view["session_id"])
+    assert (undone.restored, undone.kept, undone.via) == (["app.py"], [], "disk")
+    assert "a - b" in (workspace / "app.py").read_text()
 
 
 async def test_hetun_task_level_approval_holds_with_approval_mode_auto(make_agent, fake_deepseek, workspace):

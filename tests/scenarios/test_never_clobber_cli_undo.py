@@ -67,7 +67,7 @@ def test_never_clobber_cli_mission_undo_keeps_edits_made_after_the_mission(works
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert result["restored"] == ["app.py"] and result["kept"] == ["util.py"]
+    assert result == {"session_id": sid, "restored": ["app.py"], "kept": ["util.py"], "via": "disk"}
     # The mission's change is gone, the person's edit of another line stays.
     assert (workspace / "app.py").read_text() == APP.replace('return "Hello " + name', GREET_EDIT)
     assert (workspace / "util.py").read_text() == edits["util.py"]  # in the mission's checkpoint, not clobbered

@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass, field
 from typing import Any
+
+
+@dataclass(frozen=True)
+class MissionUndo:
+    """What `Agent.undo_mission` did: the files it restored, the files it left as they are because
+    they were changed after the mission's checkpoint (not by the mission), and how ("disk", or
+    "workspace/applyEdit" onto the editor's buffers, which the person saves)."""
+
+    session_id: str
+    restored: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    via: str = "disk"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 def mission_chain(patches: Any, mark: str, session_id: str) -> list[str]:
