@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from deepseek_ls.agent.lanes import worktree as wt
+from deepseek_ls.testkit import canary
 
 EVIL = "@EVIL@"  # replaced by the canary script's path
 DENY = [".env", ".env.*"]
@@ -100,10 +101,7 @@ def _hostile_workspace(tmp_path: Path, attack: Attack) -> tuple[Path, Path, dict
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "init")
     marker = tmp_path / "outside" / "ran"
-    marker.parent.mkdir()
-    evil = tmp_path / "evil.sh"
-    evil.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {marker}\nexec cat\n")
-    evil.chmod(0o755)
+    evil = canary.plant(tmp_path / "evil.sh", marker)
     exec_dir = tmp_path / "exec-path"  # a `git` that tells, then does the real work
     exec_dir.mkdir()
     real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True).stdout.strip()
@@ -114,11 +112,7 @@ def _hostile_workspace(tmp_path: Path, attack: Attack) -> tuple[Path, Path, dict
         return text.replace(EVIL, str(evil)).replace("@WS@", str(root)).replace("@EXEC@", str(exec_dir))
 
     if attack.hooks_in:
-        hooks = root / attack.hooks_in
-        hooks.mkdir(parents=True, exist_ok=True)
-        for hook in HOOKS:
-            (hooks / hook).write_text(f"#!/bin/sh\necho {hook} >> {marker}\n")
-            (hooks / hook).chmod(0o755)
+        canary.plant_hooks(root / attack.hooks_in, HOOKS, marker)
     for rel, content in attack.extra:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(fill(content))
@@ -177,7 +171,7 @@ def test_no_unapproved_exec_lane_git(tmp_path: Path, monkeypatch: pytest.MonkeyP
         diff = _run_a_lane(root)
     except Exception as exc:  # noqa: BLE001 - the canary is checked first: a program that ran, then broke git
         error = exc
-    ran = marker.read_text() if marker.exists() else ""
+    ran = canary.ran(marker)
     assert ran == "", f"the repository's setting ran a program during a lane: {ran}"
     if error is not None:
         raise error

@@ -24,6 +24,7 @@ from deepseek_ls.index.reader import ContentReader
 from deepseek_ls.index.sources import resolve_paths, take_snapshot
 from deepseek_ls.policy.git_safety import UnsafeRepository, locate
 from deepseek_ls.store.sink import ListSink
+from deepseek_ls.testkit import canary
 from deepseek_ls.tools.host import ToolHost
 from deepseek_ls.tools.overlay import DocumentOverlay
 
@@ -87,15 +88,9 @@ def _hostile_repo(tmp_path: Path, case: Case) -> tuple[Path, Path]:
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "init")
     marker = tmp_path / "outside" / "ran"
-    marker.parent.mkdir()
-    evil = tmp_path / "evil.sh"
-    evil.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {marker}\nexec cat\n")
-    evil.chmod(0o755)
-    hooks = root / "hooks-evil"
-    hooks.mkdir()
-    for hook in ("post-index-change", "pre-auto-gc", "post-checkout", "reference-transaction", "fsmonitor-watchman"):
-        (hooks / hook).write_text(f"#!/bin/sh\necho {hook} >> {marker}\n")
-        (hooks / hook).chmod(0o755)
+    evil = canary.plant(tmp_path / "evil.sh", marker)
+    canary.plant_hooks(root / "hooks-evil", ("post-index-change", "pre-auto-gc", "post-checkout",
+                                              "reference-transaction", "fsmonitor-watchman"), marker)
     for rel, content in case.extra:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(content.replace(EVIL, str(evil)))
@@ -248,12 +243,8 @@ RUNNERS = [
 
 def _hostile_repo_in_workspace(tmp_path: Path, case: Case) -> tuple[Path, Path]:
     root, _ = _hostile_repo(tmp_path, case)
-    canary_dir = root / ".canary"
-    canary_dir.mkdir()
-    marker = canary_dir / "ran"
-    evil = canary_dir / "evil.sh"
-    evil.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {marker}\nexec cat\n")
-    evil.chmod(0o755)
+    marker = root / ".canary" / "ran"
+    evil = canary.plant(root / ".canary" / "evil.sh", marker)
     (root / ".git" / "info").mkdir(exist_ok=True)
     with open(root / ".git" / "info" / "exclude", "a") as fh:
         fh.write(".canary/\n")
