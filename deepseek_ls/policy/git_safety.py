@@ -253,7 +253,9 @@ class SafeGit:
     cwd: Path  # the workspace (git's paths are relative to it)
 
     def argv(self, *args: str) -> list[str]:
-        return ["git", *self.overrides, *args]
+        """`git`, the overrides, then `args` — a diff-family subcommand with `--no-ext-diff` /
+        `--no-textconv` (`_no_external_programs`), so a plain `run("diff")` prints git's own diff."""
+        return ["git", *self.overrides, *_no_external_programs(list(args))]
 
     def run(self, *args: str, check: bool = True, timeout: float = GIT_TIMEOUT_SECONDS) -> subprocess.CompletedProcess[bytes]:
         """Run git to completion, bounded by `timeout` (raises `GitError` when it takes longer or,
@@ -308,6 +310,10 @@ def harden_command(argv: list[str], cwd: Path, env: Mapping[str, str]) -> tuple[
 # Subcommands that run an external diff / textconv driver unless told not to, and the options that
 # tell them. The `-c` overrides already empty those settings — but git then tries to run an empty
 # program and stops ("cannot run"); with these options it gives its own diff, as with no driver.
+# No setting does both: git runs whatever `diff.external` / `GIT_EXTERNAL_DIFF` holds, the empty
+# string included, and `-c diff.external` without a value is an error. So the emptied settings stay
+# (fail closed for whatever misses the options) and every git we start — `SafeGit.argv` and
+# `harden_command` alike — gets the options.
 # A subcommand of a subcommand (`stash show`, `stash list -p`, `reflog show -p`) gets them after
 # both words. Each entry is checked against the real git (tests/unit/policy/test_git_safety_patches.py).
 _BOTH = ("--no-ext-diff", "--no-textconv")
