@@ -39,6 +39,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from deepseek_ls.patch import seal
 from deepseek_ls.patch.merge import merge_three_way
 
 
@@ -68,16 +69,21 @@ class CheckpointStore:
             dest = target / "files" / rel
             if rel in given:
                 text = given[rel]
+                entry = {"path": rel, "existed": text is not None, "source": "buffer"}
                 if text is not None:
                     dest.parent.mkdir(parents=True, exist_ok=True)
-                    dest.write_bytes(text.encode("utf-8", "surrogatepass"))
-                entries.append({"path": rel, "existed": text is not None, "source": "buffer"})
+                    data = text.encode("utf-8", "surrogatepass")
+                    dest.write_bytes(data)
+                    entry["sha256"] = seal.digest(data)
+                entries.append(entry)
                 continue
             existed = src.is_file()
+            entry = {"path": rel, "existed": existed}
             if existed:
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dest)
-            entries.append({"path": rel, "existed": existed})
+                entry["sha256"] = seal.digest(dest.read_bytes())
+            entries.append(entry)
         manifest = {
             "checkpoint_id": checkpoint_id,
             "created": time.time(),
@@ -113,10 +119,16 @@ class CheckpointStore:
         return sorted(p.name for p in self.dir.iterdir() if p.is_dir())
 
     def _manifest(self, name: str) -> dict | None:  # noqa: D401 - name is the checkpoint id
+        """The checkpoint's manifest; None when it is unreadable or not ours: without a seal made
+        with this user's key (one a repository shipped in `.deepseek/`, from another machine, or
+        altered), or sealed under another name (`seal.py`)."""
         try:
-            return json.loads((self.dir / name / "manifest.json").read_text(encoding="utf-8"))
+            manifest = json.loads((self.dir / name / "manifest.json").read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
             return None
+        if not seal.is_sealed(manifest) or manifest.get("checkpoint_id") != name:
+            return None
+        return manifest
 
     def list(self) -> list[dict]:
         """Manifests, oldest first."""
@@ -131,6 +143,7 @@ class CheckpointStore:
         if manifest is None:
             return
         after = {}
+        hashes = {}
         given = texts or {}
         for rel in files:
             dest = target / "after" / rel
@@ -139,14 +152,18 @@ class CheckpointStore:
                 after[rel] = text is not None
                 if text is not None:
                     dest.parent.mkdir(parents=True, exist_ok=True)
-                    dest.write_bytes(text.encode("utf-8", "surrogatepass"))
+                    data = text.encode("utf-8", "surrogatepass")
+                    dest.write_bytes(data)
+                    hashes[rel] = seal.digest(data)
                 continue
             src = self.root / rel
             after[rel] = src.is_file()
             if after[rel]:
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dest)
+                hashes[rel] = seal.digest(dest.read_bytes())
         manifest["after"] = after
+        manifest["after_sha256"] = hashes
         _write_json(target / "manifest.json", manifest)
 
     def restore_latest(self) -> tuple[str, list[str], dict] | None:
@@ -249,11 +266,15 @@ class CheckpointStore:
                     original[rel] = state[rel] = read_now(rel)
                 now = state[rel]
                 try:
-                    before = _text(_read(self.dir / cid / "files" / rel)) if entry["existed"] else None
                     wrote = manifest.get("after", {}).get(rel)
-                    after = _text(_read(self.dir / cid / "after" / rel)) if wrote else None
+                    before = _stored(self.dir / cid / "files" / rel, entry.get("sha256")) if entry["existed"] else None
+                    after = (_stored(self.dir / cid / "after" / rel, manifest.get("after_sha256", {}).get(rel))
+                             if wrote else None)
                 except (UnicodeDecodeError, AttributeError):
                     refused.append(f"{rel}: its checkpoint is not UTF-8 text, so it cannot be restored in the editor")
+                    continue
+                except _Altered:
+                    refused.append(f"{rel}: its checkpoint was changed after it was taken (.deepseek/checkpoints/{cid})")
                     continue
                 if wrote is None:  # a mark made before the writes: the applies after it restore their own
                     if rel not in restored and now != before and rel not in kept:
@@ -354,7 +375,20 @@ def _text(data: bytes) -> str:
     return data.decode("utf-8")
 
 
+class _Altered(Exception):
+    """A stored file no longer has the hash its sealed manifest recorded."""
+
+
+def _stored(path: Path, sha256: object) -> str:
+    """A file the checkpoint stored, as text, only if it still has its recorded hash."""
+    data = _read(path)
+    if data is None or not isinstance(sha256, str) or seal.digest(data) != sha256:
+        raise _Altered(str(path))
+    return _text(data)
+
+
 def _write_json(path: Path, data: dict) -> None:
+    """Write a manifest, sealed (`seal.py`): only sealed manifests are read back."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+    tmp.write_text(json.dumps(seal.sealed(data), indent=2, ensure_ascii=False), encoding="utf-8")
     os.replace(tmp, path)

@@ -118,7 +118,9 @@ async def test_never_clobber_mission_checkpoint_holds_the_dirty_buffer(
 
 
 def cli(root: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "DEEPSEEK_API_KEY": "test-key", "XDG_CONFIG_HOME": str(root / ".xdg")}
+    # The same user as the editor's server (conftest `server_env`): checkpoints are sealed with
+    # the user's key, and another user's are not undone.
+    env = {**os.environ, "DEEPSEEK_API_KEY": "test-key", "XDG_CONFIG_HOME": str(root.parent / "xdg-config")}
     return subprocess.run([sys.executable, "-m", "deepseek_ls", "--workspace", str(root), *args],
                           cwd=root, capture_output=True, text=True, timeout=120, env=env)
 

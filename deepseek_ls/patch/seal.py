@@ -1,0 +1,100 @@
+"""Seals on the state deepseek-ls keeps in a workspace and later acts on.
+
+A repository can ship a `.deepseek/` directory (its `config.toml` is meant to be
+shared), and with it anything else under that name: a checkpoint there is what
+`apply --undo` (and undo in the editor) writes back into the person's files. So
+each checkpoint manifest is sealed with an HMAC under a key kept beside the user
+config (`state.key`, mode 0600), never in a workspace; the manifest carries the
+sha256 of every file the checkpoint stored. A checkpoint whose seal does not
+verify (planted by a repository, copied from another machine or user, altered,
+or made before seals) is not ours and is ignored; a stored file that no longer
+has its recorded hash refuses the undo.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import threading
+import time
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+KEY_FILE = "state.key"
+_KEY_BYTES = 32
+_keys: dict[Path, bytes] = {}
+_lock = threading.Lock()
+
+
+def key_path() -> Path:
+    from deepseek_ls.config_layers import user_config_path
+
+    return user_config_path().parent / KEY_FILE
+
+
+def _key() -> bytes:
+    path = key_path()
+    with _lock:
+        if path not in _keys:
+            _keys[path] = _load_or_create(path)
+        return _keys[path]
+
+
+def _load_or_create(path: Path) -> bytes:
+    for _ in range(50):
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            data = None
+        except OSError as exc:
+            return _process_key(path, exc)
+        if data is not None:
+            if len(data) >= _KEY_BYTES:
+                return data
+            time.sleep(0.01)  # another process is writing it
+            continue
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            return _process_key(path, exc)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_bytes(_KEY_BYTES))
+    return _process_key(path, OSError(f"{path} stays shorter than {_KEY_BYTES} bytes"))
+
+
+def _process_key(path: Path, exc: OSError) -> bytes:
+    # Checkpoints made now can be undone by this process only; better than trusting all.
+    log.warning("cannot keep the state key at %s (%s): checkpoints are sealed for this process only", path, exc)
+    return secrets.token_bytes(_KEY_BYTES)
+
+
+def _canonical(record: dict) -> bytes:
+    body = {k: v for k, v in record.items() if k != "seal"}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def sealed(record: dict) -> dict:
+    """`record` with its seal (any previous one replaced)."""
+    out = {k: v for k, v in record.items() if k != "seal"}
+    out["seal"] = hmac.new(_key(), _canonical(out), hashlib.sha256).hexdigest()
+    return out
+
+
+def is_sealed(record: object) -> bool:
+    """Whether `record` carries a seal made with this user's key over exactly its content."""
+    if not isinstance(record, dict) or not isinstance(record.get("seal"), str):
+        return False
+    expected = hmac.new(_key(), _canonical(record), hashlib.sha256).hexdigest()
+    return hmac.compare_digest(record["seal"], expected)
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
