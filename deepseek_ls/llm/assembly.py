@@ -3,7 +3,8 @@
 Chunks are the parsed `data:` objects of the SSE stream. Text deltas are
 appended; reasoning comes as `reasoning_content` (DeepSeek) or `reasoning`
 (Ollama, vLLM). Tool-call deltas are merged by `index` (any numbers, or none:
-a delta without an index continues the last call unless it brings a new id);
+a delta without an index continues the last call unless it brings a new id; a
+new id under an index already in use begins a new call);
 the first delta of a call carries its id and function name, later ones argument
 fragments — a server that repeats the name in every chunk (llama.cpp) does not
 get it glued. `usage` may come in any chunk (the last one that has it wins), be
@@ -56,7 +57,8 @@ class StreamAssembler:
         self.reasoning_field = reasoning_field
         self._content: list[str] = []
         self._reasoning: list[str] | None = None
-        self._calls: dict[int, ToolCall] = {}
+        self._calls: list[ToolCall] = []  # in the order they began
+        self._slot: dict[int, int] = {}  # the server's `index` -> the call it now continues
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
         self.model = ""
@@ -93,13 +95,20 @@ class StreamAssembler:
 
     def _merge_call(self, delta: dict[str, Any]) -> None:
         index = delta.get("index")
+        call_id = str(delta["id"]) if delta.get("id") and isinstance(delta["id"], (str, int)) else None
         if not isinstance(index, int) or isinstance(index, bool):
-            last = max(self._calls) if self._calls else None
-            new_call = last is None or (delta.get("id") and delta["id"] != self._calls[last].id)
-            index = (last + 1 if last is not None else 0) if new_call else last
-        call = self._calls.setdefault(index, ToolCall())
-        if delta.get("id") and isinstance(delta["id"], (str, int)):
-            call.id = str(delta["id"])
+            last = self._calls[-1] if self._calls else None
+            call = last if last is not None and (call_id is None or call_id == last.id) else self._begin()
+        else:
+            # A new id under an index already in use is a new call (servers that send index 0 for
+            # every parallel call): glued on, two calls would become one with unparsable arguments.
+            slot = self._slot.get(index)
+            call = self._calls[slot] if slot is not None else None
+            if call is None or (call_id is not None and call.id and call_id != call.id):
+                call = self._begin()
+                self._slot[index] = len(self._calls) - 1
+        if call_id is not None:
+            call.id = call_id
         function = _expect(delta.get("function"), dict, "a tool call's function") or {}
         name = _expect(function.get("name"), str, "a tool name")
         if name:
@@ -109,12 +118,16 @@ class StreamAssembler:
                 call.function.name += name  # a genuine fragment
         call.function.arguments += _arguments(function.get("arguments"))
 
+    def _begin(self) -> ToolCall:
+        self._calls.append(ToolCall())
+        return self._calls[-1]
+
     @property
     def has_data(self) -> bool:
         return self.chunks > 0
 
     def result(self) -> Completion:
-        calls = [self._calls[i] for i in sorted(self._calls)]
+        calls = [call.model_copy(deep=True) for call in self._calls]
         for number, call in enumerate(calls):  # a tool result must name its call: give id-less calls one
             if not call.id:
                 call.id = f"call_{number}"

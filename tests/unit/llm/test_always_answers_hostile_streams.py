@@ -33,7 +33,7 @@ def text(t: str) -> str:
 
 def call(index, *, id=None, name=None, arguments="") -> str:
     function = {"arguments": arguments} if name is None else {"name": name, "arguments": arguments}
-    part = {"index": index, "function": function}
+    part = {"function": function} if index is None else {"index": index, "function": function}
     if id is not None:
         part.update(id=id, type="function")
     return delta({"tool_calls": [part]})
@@ -107,6 +107,17 @@ async def test_always_answers_whatever_the_usage_says(fake_deepseek, client, fie
                   call(0, arguments='e9.txt"}'), TOOL_FINISH, DONE],
                  lambda calls: json.loads(calls[0].function.arguments) == {"path": "caf\u00e9.txt"},
                  id="arguments-split-inside-a-unicode-escape"),
+    pytest.param([call(0, id="a", name="fs_read", arguments='{"path": '), call(0, arguments='"x.py"}'),
+                  call(0, id="b", name="fs_read", arguments='{"path": '), call(0, arguments='"y.py"}'), TOOL_FINISH, DONE],
+                 lambda calls: [(c.id, json.loads(c.function.arguments)["path"]) for c in calls]
+                 == [("a", "x.py"), ("b", "y.py")], id="every-call-under-index-0"),
+    pytest.param([call(0, id="a", name="fs_read", arguments='{"path": "x.py"}'),
+                  call(0, id="a", name="fs_read", arguments=""), TOOL_FINISH, DONE],
+                 lambda calls: len(calls) == 1 and json.loads(calls[0].function.arguments) == {"path": "x.py"},
+                 id="same-id-repeated"),
+    pytest.param([call(None, name="fs_read", arguments='{"path": "x.py"}'),
+                  call(None, id="b", name="fs_read", arguments='{"path": "y.py"}'), TOOL_FINISH, DONE],
+                 lambda calls: [c.id for c in calls] == ["call_0", "b"], id="no-index-first-without-id"),
     pytest.param([call(0, id=7, name="fs_read", arguments="{}"), TOOL_FINISH, DONE],
                  lambda calls: calls[0].id == "7", id="numeric-id-becomes-text"),
     pytest.param([text("I will read it."), call(0, id="a", name="fs_read", arguments="{}"), TOOL_FINISH, DONE],
