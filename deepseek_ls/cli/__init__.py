@@ -121,6 +121,9 @@ def _configure_logging(verbosity: int) -> None:
     logging.basicConfig(
         level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
+    # httpcore's DEBUG trace prints raw response headers, where a server may echo the API key
+    # (a redirect's Location, a proxy's headers): never below INFO, whatever -v asks.
+    logging.getLogger("httpcore").setLevel(max(level, logging.INFO))
 
 
 def main(argv: list[str] | None = None) -> int:
