@@ -18,6 +18,7 @@ from typing import Any
 from deepseek_ls.config_models import LLMConfig, ModelEntry
 from deepseek_ls.llm.errors import AuthError, BadRequestError
 from deepseek_ls.llm.models import LEGACY_THINKING, lookup, request_params, thinking_for
+from deepseek_ls.policy.redact import register_secret
 
 __all__ = ["BASE_URL_ENV", "LEGACY_THINKING", "ResolvedProfile", "request_params", "resolve_profile"]
 
@@ -78,6 +79,7 @@ def resolve_profile(
             entry_name, entry = fast_name, fast_entry
     key_env = profile.api_key_env or entry.api_key_env or config.api_key_env
     api_key = env.get(key_env, "").strip()
+    register_secret(api_key)  # never passed to a command, redacted wherever it shows up
     if not api_key and entry.api_key_required:
         where = "DeepSeek API key" if entry.provider == "deepseek" else f"API key for {base_url}"
         raise AuthError(f"{key_env} is not set: export {key_env}=<your {where}> and retry")

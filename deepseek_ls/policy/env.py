@@ -28,6 +28,10 @@ def is_secret_variable(name: str, value: str) -> bool:
         return False
     if _SECRET_NAME.search(name):
         return True
+    from deepseek_ls.policy.redact import is_known_secret
+
+    if is_known_secret(value.strip()):
+        return True  # the API key we read, under whatever name the config gave its variable
     if _URL_CREDENTIALS.search(value):
         return True
     from deepseek_ls.policy.redact import redact_text

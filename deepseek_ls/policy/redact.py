@@ -204,6 +204,23 @@ def _mask(rule: str) -> str:
     return f"[REDACTED:{rule}]"
 
 
+# Secret values this process holds (the LLM API key it read): whatever their shape, they are
+# redacted wherever they appear, and no variable holding one is passed to a command.
+_KNOWN: set[str] = set()
+_MIN_KNOWN = 12  # real keys are longer; a short value ("test-key") would mask ordinary words
+
+
+def register_secret(value: str) -> None:
+    """Remember `value` (a credential this process uses, e.g. the API key of a model endpoint) so
+    that `redact_text` replaces it even when no rule knows its shape (a local server's key)."""
+    if value and len(value) >= _MIN_KNOWN:
+        _KNOWN.add(value)
+
+
+def is_known_secret(value: str) -> bool:
+    return value in _KNOWN
+
+
 def redact_text(text: Any) -> Any:
     """`text` with every detected secret replaced by `[REDACTED:<rule>]`.
 
@@ -213,6 +230,9 @@ def redact_text(text: Any) -> Any:
         return redact_obj(text)
     if not text:
         return text
+    for known in _KNOWN:
+        if known in text:
+            text = text.replace(known, _mask("api-key"))
     lowered = text.lower()
     present = {n for n in _ALL_NEEDLES if n in lowered}
     for rule in RULES:
