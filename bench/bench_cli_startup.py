@@ -15,7 +15,8 @@ prints ours / baseline / ratio (medians) and our p95.
   `.deepseek/config.toml` (one setting kept, one that loosens policy dropped with a
   warning; also without pydantic), `(cold, models table)` with a `[models.NAME]` registry
   entry (left to the full pydantic validation, like every non-plain value: the slowest case);
-- `sessions` is listed for reference (not an issue-17 goal).
+- `sessions` (an empty workspace) is listed for reference (not an issue-17 goal): it loads the full
+  config (pydantic) for its price book, but neither the LLM client nor the event models.
 
 Target (issue 17): `--help` and `config show` <= 3x the baseline.
 """

@@ -27,12 +27,17 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from pydantic import ValidationError
 
-from deepseek_ls.store.events import Event, UnknownEventKind, validate_payload
 from deepseek_ls.store.writer import writer
+
+if TYPE_CHECKING:
+    from deepseek_ls.store.events import Event
+
+# The event models (store/events.py: pydantic, every kind) load on the first append or read(): listing
+# sessions (projections from raw lines) never needs them (`deepseek-ls sessions` start-up).
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +132,8 @@ class EventLog:
 
     def _write_batch(self, items: list[tuple[str, tuple[str, dict[str, Any]]]]) -> list[Event]:
         """Writer thread: append `items` with one write and one fdatasync, under the lock."""
+        from deepseek_ls.store.events import Event  # loaded by _prepare already
+
         with self._locked():
             self._check_tail()
             seq_no = self._last_seq
@@ -162,6 +169,8 @@ class EventLog:
         self.append(kind, payload)
 
     def _prepare(self, kind: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+        from deepseek_ls.store.events import UnknownEventKind, validate_payload
+
         try:
             clean = validate_payload(kind, dict(payload))
         except UnknownEventKind as error:
@@ -193,6 +202,8 @@ class EventLog:
         with self._locked():
             self._check_tail()
             data = os.pread(self._fd, self._size, 0) if self._size else b""
+        from deepseek_ls.store.events import Event
+
         return [
             Event.model_validate(parse_line(line, self.path, n))
             for n, line in enumerate(data.splitlines(), start=1)
