@@ -87,11 +87,16 @@ def _cancel_with_request(ls: DeepSeekServer) -> None:
 def command(server: DeepSeekServer, name: str, handler: Handler) -> None:
     """Register `handler(ls, args_dict)` as `workspace/executeCommand` `name`."""
 
-    # `Any`: pygls passes the argument as sent; `parse_args` says what is wrong with it.
-    async def execute(ls: DeepSeekServer, args: Any = None) -> Any:
+    from deepseek_ls.lsp.params import the_argument
+
+    def one_object(ls: DeepSeekServer, arguments: tuple[Any, ...]) -> Any:
+        return handler(ls, the_argument(arguments))
+
+    # `*arguments`: pygls passes them as sent; `the_argument` and `parse_args` say what is wrong.
+    async def execute(ls: DeepSeekServer, *arguments: Any) -> Any:
         _cancel_with_request(ls)
         try:
-            return await run_guarded(ls, name, handler, args)
+            return await run_guarded(ls, name, one_object, arguments)
         except asyncio.CancelledError:
             # pygls runs commands inside its executeCommand generator, which only
             # answers the client when the handler ends with an Exception.

@@ -8,7 +8,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from deepseek_ls.lsp import names
+from deepseek_ls.lsp import names, params
 from deepseek_ls.lsp.server import DeepSeekServer
 
 APPROVE = "Approve"
@@ -25,7 +25,7 @@ async def mcp_status_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     """Servers, where each was defined, state and tools. `{"start": true}` starts the approved ones first."""
     services = _services(ls)
     manager = services.mcp
-    start = isinstance(args, dict) and bool(args.get("start"))
+    start = params.parse_args(params.McpStatusArgs, args).start
     if start:
         await manager.list_tools()
     from deepseek_ls.tools.mcp.provider import tool_name

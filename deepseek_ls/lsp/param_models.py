@@ -13,11 +13,10 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from deepseek_ls.lsp.params import ArgsError
 from deepseek_ls.lsp.transport import uri_problem
 
-
-class ArgsError(ValueError):
-    """Arguments that do not match the command's shape."""
+__all__ = ["ArgsError", "parse_args"]
 
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
@@ -43,7 +42,8 @@ Uri = Annotated[str, AfterValidator(_check_uri)]
 
 class _Args(BaseModel):
     # Clients may send more than we need (e.g. a whole lens payload): ignore extras.
-    model_config = ConfigDict(extra="ignore")
+    # Strict: `"always": "yes"` or `"line": "3"` is an error, never coerced into a decision.
+    model_config = ConfigDict(extra="ignore", strict=True)
 
 
 class Position(_Args):
@@ -129,6 +129,10 @@ class ExplainArgs(_Args):
     decision_id: Id | None = None
     step_id: Id | None = None
     patch_id: Id | None = None
+
+
+class McpStatusArgs(_Args):
+    start: bool = False
 
 
 class UriArgs(_Args):
