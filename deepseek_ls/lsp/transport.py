@@ -22,6 +22,7 @@ not do defensively is done here, before a message reaches it:
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import os
@@ -33,6 +34,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
+import attrs
 import cattrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -447,6 +449,13 @@ class ClientAnswerError(JsonRpcException):
     """The client's answer to one of our requests did not decode."""
 
 
+@functools.lru_cache(maxsize=256)
+def is_notification_method(method: str) -> bool:
+    """True for an LSP notification method (`exit`, `textDocument/didOpen`, `$/cancelRequest`, ...)."""
+    message_type = types.METHOD_TO_TYPES.get(method, (None,))[0]
+    return message_type is not None and attrs.has(message_type) and "id" not in attrs.fields_dict(message_type)
+
+
 def _valid_id(value: Any) -> bool:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
@@ -573,10 +582,31 @@ class HardenedProtocol(LanguageServerProtocol):
             raise _Reject(INVALID_PARAMS, f'invalid params: expected an object or an array, got {_json_type(data["params"])}')
         if "params" not in data:
             data = {**data, "params": None}  # pygls' generic message types require the field
-        if has_id:
+        if has_id and is_notification_method(method):
+            self._notification_with_id(data)
+        elif has_id:
             self._request(data)
         else:
             self._notification(data)
+
+    def _notification_with_id(self, data: dict[str, Any]) -> None:
+        """An LSP notification sent with an id (`didOpen`, `exit`, ...): JSON-RPC makes it
+        a request, so it is answered (`null`), and it is handled as the notification the
+        editor meant. pygls would run it as a notification and never answer (or, for
+        `exit`, end the process from inside its handler)."""
+        msg_id, method = data["id"], data["method"]
+        if msg_id in self._inflight:
+            raise _Reject(INVALID_REQUEST, f"invalid request: id {cap(repr(msg_id), 60)} is already in use by a request in progress")
+        if method != types.EXIT:
+            if not self.initialized:
+                raise _Reject(SERVER_NOT_INITIALIZED, "the server is not initialized: send initialize first")
+            if self.shutdown_requested:
+                raise _Reject(INVALID_REQUEST, "invalid request: the server is shutting down (shutdown was received)")
+        log.warning("transport: the notification %s came with id %s; answered null and handled as a notification",
+                    cap(method, 80), cap(repr(msg_id), 60))
+        self._inflight.add(msg_id)
+        self._send_response(msg_id, None)  # before `exit` ends the process
+        self._notification({key: value for key, value in data.items() if key != "id"})
 
     def _request(self, data: dict[str, Any]) -> None:
         msg_id, method = data["id"], data["method"]
