@@ -14,15 +14,16 @@ disk changes when the person saves; verification waits for that (`World.unsaved`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any
 
 from lsprotocol import types
 
-from deepseek_ls.lsp.edits import FileEdit, changed, file_edit, patch_store
+from deepseek_ls.lsp.edits import FileEdit, buffer_problem, changed, file_edit, patch_store
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.transport import ClientRequestFailed
-from deepseek_ls.lsp.uris import open_document
+from deepseek_ls.lsp.uris import open_document, relpath_to_uri
 from deepseek_ls.tools.overlay import read_disk_text
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,17 @@ def combine(edits: list[types.WorkspaceEdit]) -> types.WorkspaceEdit:
 
 
 async def apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | None = None) -> Any:
-    """Apply the patch's pending hunks (or `hunk_ids`) in the editor, all files or none."""
+    """Apply the patch's pending hunks (or `hunk_ids`) in the editor, all files or none; one
+    apply per file at a time (`buffer_sync`), as an accepted hunk is."""
+    patch = patch_store(ls).get(patch_id)
+    files = sorted({patch.hunk(h).file for h in hunk_ids} if hunk_ids else {h.file for h in patch.pending_hunks()})
+    async with contextlib.AsyncExitStack() as stack:
+        for file in files:  # in one order: two applies never wait for each other's files
+            await stack.enter_async_context(ls.buffer_sync.lock(file))
+        return await _apply_patch(ls, patch_id, hunk_ids)
+
+
+async def _apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | None) -> Any:
     from deepseek_ls.patch import ApplyResult, FileOutcome
 
     patch = patch_store(ls).get(patch_id)
@@ -53,6 +64,10 @@ async def apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | N
         groups.setdefault(hunk.file, []).append(hunk.hunk_id)
     if not groups:
         return ApplyResult(ok=True, patch_id=patch_id, message="no pending hunks to apply")
+    problems = [f"{file}: {problem}" for file in groups
+                if (problem := await buffer_problem(ls, relpath_to_uri(ls.root, file))) is not None]
+    if problems:
+        return ApplyResult(ok=False, patch_id=patch_id, message="nothing was applied:\n" + "\n".join(problems))
     prepared = [file_edit(ls, patch, ids, file) for file, ids in groups.items()]
     outcomes = [FileOutcome(file=p.file, ok=p.edit is not None, kind=patch.changes[p.file].kind,
                             hunk_ids=groups[p.file], conflict=p.refusal or None, merged=p.merged) for p in prepared]
@@ -72,6 +87,8 @@ async def apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | N
         reason = response.failure_reason or "the editor refused the edit"
         return ApplyResult(ok=False, patch_id=patch_id, files=outcomes,
                            message=f"the editor did not apply the edit of {', '.join(groups)} ({reason})")
+    for p in prepared:
+        ls.buffer_sync.applied(p.uri, p.new_text)
     checkpoint_id = await asyncio.to_thread(_checkpoint, ls, patch_id, ids, prepared)
     patch_store(ls).mark_applied(patch_id, ids, via="workspace/applyEdit", checkpoint_id=checkpoint_id)
     await caught_up(ls, prepared)

@@ -136,18 +136,41 @@ def file_edit(ls: DeepSeekServer, patch: Any, hunk_ids: list[str], file: str) ->
                     old_text=old_text, source=target.source)
 
 
-async def accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str], file: str) -> dict[str, Any]:
-    """Apply `hunk_ids` (all in `file`) through the editor; the result says whether."""
-    store = patch_store(ls)
-    prepared = file_edit(ls, store.get(patch_id), hunk_ids, file)
-    uri, version = prepared.uri, prepared.version
+async def buffer_problem(ls: DeepSeekServer, uri: str) -> str | None:
+    """Why no edit of `uri` may be computed now (`buffer_sync`: out of sync, or the editor
+    has not sent back the previous apply), waiting a little for the latter; None: go ahead."""
+    from deepseek_ls.lsp.buffer_sync import CATCH_UP_SECONDS
+    from deepseek_ls.lsp.transport import scaled
 
-    def refused(message: str) -> dict[str, Any]:  # nothing applied, nothing recorded
+    return await ls.buffer_sync.ready(uri, lambda: current_text(ls, uri)[0], scaled(CATCH_UP_SECONDS))
+
+
+async def accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str], file: str) -> dict[str, Any]:
+    """Apply `hunk_ids` (all in `file`) through the editor; the result says whether. One
+    apply per file at a time (never two edits computed against the same text)."""
+    async with ls.buffer_sync.lock(file):
+        return await _accept_in_file(ls, patch_id, hunk_ids, file)
+
+
+async def _accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str], file: str) -> dict[str, Any]:
+    store = patch_store(ls)
+    patch = store.get(patch_id)
+    for hunk_id in hunk_ids:  # settled meanwhile (e.g. a second click while the first edit was out)
+        if (status := patch.hunk(hunk_id).status) != "pending":
+            raise ValueError(f"hunk {hunk_id} is already {status}")
+    uri = relpath_to_uri(ls.root, file)
+
+    def refused(message: str, version: int | None) -> dict[str, Any]:  # nothing applied, nothing recorded
         ls.show_message(message, types.MessageType.Warning)
         return {"applied": False, "uri": uri, "version": version, "message": message, "hunk_ids": hunk_ids}
 
+    if (problem := await buffer_problem(ls, uri)) is not None:
+        return refused(f"deepseek-ls: not applied to {file} — {problem}", current_text(ls, uri)[1])
+    prepared = file_edit(ls, patch, hunk_ids, file)
+    uri, version = prepared.uri, prepared.version
+
     if prepared.edit is None:
-        return refused(f"deepseek-ls: not applied — {prepared.refusal}")
+        return refused(f"deepseek-ls: not applied — {prepared.refusal}", version)
     try:
         response = await ls.workspace_apply_edit_async(
             types.ApplyWorkspaceEditParams(edit=prepared.edit, label=f"deepseek: accept {len(hunk_ids)} hunk(s) in {file}")
@@ -155,14 +178,15 @@ async def accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str],
     except ClientRequestFailed as error:  # no answer in time, an error, or an answer we cannot read
         return refused(
             f"deepseek-ls: not applied — the editor gave no usable answer to the edit of {file} ({error.reason}). "
-            "Nothing was recorded; check the buffer, then accept again to retry."
+            "Nothing was recorded; check the buffer, then accept again to retry.", version
         )
     if not response.applied:
         reason = response.failure_reason or "the editor refused the edit"
         return refused(
             f"deepseek-ls: the editor did not apply the hunk to {file} ({reason}). Nothing was recorded; "
-            "accept again to retry against the current buffer."
+            "accept again to retry against the current buffer.", version
         )
+    ls.buffer_sync.applied(uri, prepared.new_text)
     store.mark_applied(patch_id, hunk_ids, via="workspace/applyEdit")
     log.info("applied %s of %s to %s (version %s, 3-way=%s)", hunk_ids, patch_id, file, version, prepared.merged)
     changed(ls, [file])

@@ -19,6 +19,7 @@ from pygls.exceptions import JsonRpcRequestCancelled
 from pygls.lsp.server import LanguageServer
 
 from deepseek_ls import __version__
+from deepseek_ls.lsp.buffer_sync import BufferSync
 from deepseek_ls.lsp.questions import QuestionBroker
 from deepseek_ls.lsp.tasks import BackgroundTasks
 from deepseek_ls.lsp.transport import HardenedProtocol, Limits, cap, serve_stdio, serve_tcp, strict_converter
@@ -72,6 +73,8 @@ class DeepSeekServer(LanguageServer):
         # Clarifying questions of the agent waiting for `deepseek.answer`.
         self.questions = QuestionBroker()
         self.tasks = BackgroundTasks()
+        # Whether the server's copy of each buffer is the editor's; applies to a file one at a time.
+        self.buffer_sync = BufferSync()
         self.failed_features: dict[str, str] = {}
         # Messages for the person produced before the client could show them.
         self.pending_messages: list[str] = []

@@ -15,12 +15,18 @@ overridden here, once, at `initialize`:
 
 The negotiation itself (`general.positionEncodings`, client's first choice
 among utf-8/utf-16/utf-32, else utf-16) is pygls's and is kept.
+
+Every change is checked before pygls applies it (`buffer_sync`): a change to a
+document never opened (pygls would raise), a range outside the buffer, or a
+sync notification the transport dropped leaves the server unable to know the
+buffer, which refuses applies to it until the editor sends the whole text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -68,10 +74,56 @@ class LspTextDocument(TextDocument):
         return tuple(lsp_lines(self.source))
 
 
+def range_problem(lines: Sequence[str], change_range: types.Range) -> str | None:
+    """Why a change's range cannot be a range of the buffer `lines` (None: it can). A
+    column past the end of a line is that line's end (LSP); a line past the end is not."""
+    start, end = change_range.start, change_range.end
+    for name, pos in (("start", start), ("end", end)):
+        if pos.line > len(lines) or (pos.line == len(lines) and pos.character > 0):
+            return f"a change whose range {name} (line {pos.line}) is past the end of the buffer ({len(lines)} lines)"
+    if (end.line, end.character) < (start.line, start.character):
+        return "a change whose range ends before it starts"
+    return None
+
+
+def check_changes(ls: Any, workspace: Any) -> None:
+    """Check every `didChange` content change before pygls applies it (module docstring)."""
+    sync = ls.buffer_sync
+    apply_change = workspace.update_text_document
+
+    def update(text_doc: types.VersionedTextDocumentIdentifier, change: Any) -> None:
+        doc = workspace.text_documents.get(unquote(text_doc.uri))
+        if doc is None:
+            sync.broken(text_doc.uri, "a change to a document the editor never opened")
+            return
+        if isinstance(change, types.TextDocumentContentChangeWholeDocument):
+            apply_change(text_doc, change)
+            sync.heard(text_doc.uri, whole_text=True)
+            return
+        problem = range_problem(doc.lines, change.range)
+        if problem is not None:
+            sync.broken(text_doc.uri, problem)
+        apply_change(text_doc, change)
+
+    workspace.update_text_document = update
+
+
+def dropped(ls: Any, method: str, data: dict[str, Any]) -> None:
+    """A sync notification the transport could not read: the buffer it was about is unknown."""
+    if method not in (types.TEXT_DOCUMENT_DID_CHANGE, types.TEXT_DOCUMENT_DID_OPEN):
+        return
+    params = data.get("params")
+    document = params.get("textDocument") if isinstance(params, dict) else None
+    uri = document.get("uri") if isinstance(document, dict) else None
+    if isinstance(uri, str) and uri:
+        what = "a change" if method == types.TEXT_DOCUMENT_DID_CHANGE else "an open"
+        ls.buffer_sync.broken(uri, f"{what} the server could not read")
+
+
 def install(ls: LanguageServer) -> None:
     """Use `EncodingCodec` and `LspTextDocument` for every document of this
-    connection. Called in `initialize` (after pygls negotiated the encoding,
-    before any document is opened)."""
+    connection, and check every change. Called in `initialize` (after pygls
+    negotiated the encoding, before any document is opened)."""
     workspace = ls.workspace
     codec = EncodingCodec(encoding=negotiated(ls))
     sync_kind = workspace._sync_kind  # noqa: SLF001 - pygls 2.x has no public hook for the document class
@@ -83,3 +135,6 @@ def install(ls: LanguageServer) -> None:
 
     workspace._position_codec = codec  # noqa: SLF001
     workspace._create_text_document = create  # type: ignore[method-assign]  # noqa: SLF001
+    if getattr(ls, "buffer_sync", None) is not None:
+        check_changes(ls, workspace)
+        ls.protocol.on_dropped = lambda method, data: dropped(ls, method, data)

@@ -502,6 +502,8 @@ class HardenedProtocol(LanguageServerProtocol):
         self.shutdown_requested = False
         self.exit_code: int | None = None
         self.on_exit: Callable[[int], None] | None = None
+        # Told of every notification dropped because its params did not decode (document sync).
+        self.on_dropped: Callable[[str, dict[str, Any]], None] | None = None
         self._inflight: set[int | str] = set()  # client requests not yet answered
         # Counters (tests and the log).
         self.stats = {"messages": 0, "rejected": 0, "answered": 0}
@@ -643,6 +645,8 @@ class HardenedProtocol(LanguageServerProtocol):
             message = self._structure(data)
         except _Reject as rejected:
             log.warning("transport: dropped the notification %s: %s", cap(method, 80), rejected)
+            if self.on_dropped is not None:
+                self.on_dropped(method, data)
             return
         super().handle_message(message)
 
@@ -779,7 +783,11 @@ TIMEOUT_ENV = "DEEPSEEK_LS_CLIENT_TIMEOUT_SCALE"
 def timeout_for(method: str) -> float:
     """How long we wait for the client's answer to `method` (scaled by
     `DEEPSEEK_LS_CLIENT_TIMEOUT_SCALE`, for tests and slow machines)."""
-    base = TIMEOUTS.get(method, DEFAULT_TIMEOUT)
+    return scaled(TIMEOUTS.get(method, DEFAULT_TIMEOUT))
+
+
+def scaled(base: float) -> float:
+    """A wait for the editor, `base` seconds times `DEEPSEEK_LS_CLIENT_TIMEOUT_SCALE`."""
     raw = os.environ.get(TIMEOUT_ENV, "").strip()
     try:
         scale = float(raw) if raw else 1.0
