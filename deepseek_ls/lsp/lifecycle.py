@@ -143,6 +143,18 @@ async def shutdown(ls: DeepSeekServer, params: None) -> None:
         except Exception:  # noqa: BLE001 - shutting down regardless
             log.exception("closing services failed")
     detach_client_logs()
+    _cancel_pending_requests(ls)
+
+
+def _cancel_pending_requests(ls: DeepSeekServer) -> None:
+    """Cancel what is in flight (the editor's commands, our requests to it) before pygls does:
+    its shutdown cancels them while iterating over the same table, which a command's
+    cancellation changes (`RuntimeError: dictionary changed size during iteration`)."""
+    protocol = ls.protocol
+    current, this_task = protocol.msg_id, asyncio.current_task()  # the shutdown request and this handler
+    for msg_id, future in list(protocol._request_futures.items()):  # noqa: SLF001 - pygls 2.x bookkeeping
+        if msg_id != current and future is not this_task and not future.done():
+            future.cancel()
 
 
 def register(server: DeepSeekServer) -> None:
