@@ -456,6 +456,14 @@ def is_notification_method(method: str) -> bool:
     return message_type is not None and attrs.has(message_type) and "id" not in attrs.fields_dict(message_type)
 
 
+def _void_result(response_type: Any) -> bool:
+    """True when `response_type` (a response message) has a `null` result (e.g. workDoneProgress/create)."""
+    if response_type is None or not attrs.has(response_type):
+        return False
+    field = attrs.fields_dict(response_type).get("result")
+    return field is not None and field.type in (None, type(None), "None")
+
+
 def _valid_id(value: Any) -> bool:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
@@ -614,6 +622,9 @@ class HardenedProtocol(LanguageServerProtocol):
         msg_id, method = data["id"], data["method"]
         if msg_id in self._inflight:
             raise _Reject(INVALID_REQUEST, f"invalid request: id {cap(repr(msg_id), 60)} is already in use by a request in progress")
+        if msg_id in self._request_futures:
+            # pygls keeps both directions' requests in one table: this one would take the place of ours.
+            raise _Reject(INVALID_REQUEST, f"invalid request: id {cap(repr(msg_id), 60)} is the id of a request the server sent and still waits for")
         if method == types.INITIALIZE:
             if self.initialized:
                 raise _Reject(INVALID_REQUEST, "invalid request: the server is already initialized")
@@ -641,6 +652,13 @@ class HardenedProtocol(LanguageServerProtocol):
             log.info("transport: dropped the notification %s (%s)", cap(method, 80),
                      "before initialize" if not self.initialized else "after shutdown")
             return
+        if method == types.CANCEL_REQUEST:
+            params = data.get("params")
+            target = params.get("id") if isinstance(params, dict) else None
+            if _valid_id(target) and target not in self._inflight:
+                # Unknown, already answered, or one of the server's own requests (pygls would cancel ours).
+                log.info("transport: $/cancelRequest of %s, which is not a request in progress; ignored", cap(repr(target), 60))
+                return
         try:
             message = self._structure(data)
         except _Reject as rejected:
@@ -683,6 +701,8 @@ class HardenedProtocol(LanguageServerProtocol):
         problem = None
         if "result" in data and "error" in data:
             problem = 'it has both "result" and "error"'
+        elif "result" in data and data["result"] is not None and _void_result(self._result_types.get(msg_id)):
+            problem = f"expected null, got {_json_type(data['result'])}"  # cattrs would take anything for None
         else:
             try:
                 message = self.structure_message(data)
