@@ -146,7 +146,7 @@ local function check_trust()
     health.info("workspace trust: shown once deepseek-ls runs")
     return
   end
-  local params = { command = require("deepseek.protocol").cmd.trust_status, arguments = { {} } }
+  local params = { command = require("deepseek.protocol").cmd.trust_status, arguments = { require("deepseek.client").empty_object() } }
   local res
   if vim.fn.has("nvim-0.11") == 1 then
     res = client:request_sync("workspace/executeCommand", params, 10000)
