@@ -174,11 +174,8 @@ _PHRASE = re.compile(r'"([^"]*)"(?:~\d+)?')
 
 
 def _phrase_as_words(match: re.Match[str]) -> str:
-    words = _WORDS_OF_PHRASE.findall(match.group(1))
+    words = query_words(match.group(1))
     return "(" + " ".join("+" + word for word in words) + ")" if words else " "
-
-
-_WORDS_OF_PHRASE = re.compile(r"\w+")
 
 
 def _parse(index: tantivy.Index, text: str, fields: list[str], boosts: dict[str, float]):

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import os
 import select
-import stat
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..policy import git_safety
+from ..policy import git_safety, safe_files
+from ..policy.errors import PolicyViolation
 from .sources import SourceFile
 
 _STABLE_READ_ATTEMPTS = 5
@@ -93,11 +93,10 @@ class ContentReader:
                 return None
             try:
                 st = os.fstat(fd)
-                if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
-                    # As for the agent's tools (policy.safe_files): a hard link can share
-                    # its inode with a file outside the workspace.
-                    kind = "not a regular file" if not stat.S_ISREG(st.st_mode) else f"{st.st_nlink} hard links"
-                    raise UnreadableFile(f"{rel} is not read: {kind}")
+                try:
+                    safe_files.check_opened(rel, st)  # as for the agent's tools: regular, one link
+                except PolicyViolation as exc:
+                    raise UnreadableFile(f"{rel} is not read: {exc.reason}") from None
                 before = (st.st_mtime_ns, st.st_size)
                 chunks = [os.read(fd, st.st_size + 1)]
                 while chunks[-1]:  # grew since the stat: read to the end, the stat check decides

@@ -68,21 +68,13 @@ class CheckpointStore:
             src = self.root / rel
             dest = target / "files" / rel
             if rel in given:
-                text = given[rel]
-                entry = {"path": rel, "existed": text is not None, "source": "buffer"}
-                if text is not None:
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    data = text.encode("utf-8", "surrogatepass")
-                    dest.write_bytes(data)
-                    entry["sha256"] = seal.digest(data)
-                entries.append(entry)
-                continue
-            existed = src.is_file()
-            entry = {"path": rel, "existed": existed}
-            if existed:
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(src, dest)
-                entry["sha256"] = seal.digest(dest.read_bytes())
+                digest = _store(dest, given[rel])
+                entry = {"path": rel, "existed": digest is not None, "source": "buffer"}
+            else:
+                digest = _store(dest, src)
+                entry = {"path": rel, "existed": digest is not None}
+            if digest is not None:
+                entry["sha256"] = digest
             entries.append(entry)
         manifest = {
             "checkpoint_id": checkpoint_id,
@@ -146,22 +138,10 @@ class CheckpointStore:
         hashes = {}
         given = texts or {}
         for rel in files:
-            dest = target / "after" / rel
-            if rel in given:
-                text = given[rel]
-                after[rel] = text is not None
-                if text is not None:
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    data = text.encode("utf-8", "surrogatepass")
-                    dest.write_bytes(data)
-                    hashes[rel] = seal.digest(data)
-                continue
-            src = self.root / rel
-            after[rel] = src.is_file()
-            if after[rel]:
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(src, dest)
-                hashes[rel] = seal.digest(dest.read_bytes())
+            digest = _store(target / "after" / rel, given[rel] if rel in given else self.root / rel)
+            after[rel] = digest is not None
+            if digest is not None:
+                hashes[rel] = digest
         manifest["after"] = after
         manifest["after_sha256"] = hashes
         _write_json(target / "manifest.json", manifest)
@@ -369,6 +349,25 @@ def _read(path: Path) -> bytes | None:
         return path.read_bytes() if path.is_file() else None
     except OSError:
         return None
+
+
+def _store(dest: Path, source: str | Path | None) -> str | None:
+    """Keep a file's content in a checkpoint: a buffer's text, or a workspace file (read once,
+    its permissions kept for a re-creation); its sha256 for the sealed manifest, None when there
+    is nothing (no buffer text, or no such file)."""
+    if isinstance(source, Path):
+        if not source.is_file():
+            return None
+        data = source.read_bytes()
+    elif source is None:
+        return None
+    else:
+        data = source.encode("utf-8", "surrogatepass")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_bytes(data)
+    if isinstance(source, Path):
+        shutil.copystat(source, dest)
+    return seal.digest(data)
 
 
 def _text(data: bytes) -> str:
