@@ -76,8 +76,15 @@ def analyse(path: str, data: bytes, *, max_file_bytes: int, keep_text: bool = Fa
 
 
 def _compound(name: str) -> bool:
-    """Whether a name has sub-words (`parse_config`, `parseConfig`; not `parse`, `MAX`)."""
-    return "_" in name.strip("_") or not (name.islower() or name.isupper())
+    """Whether a name has sub-words (`parse_config`, `parseConfig`; not `parse`, `MAX`,
+    `Parser`), without the sub-word regex: a build asks it of every definition."""
+    core = name.strip("_")
+    if not core or core.isdigit():
+        return False
+    if "_" in core or not core.isalpha():
+        return True  # an inner `_`, or letters and digits (`utf8`, `BASE64`)
+    capitalised = core[:1].isupper() and core[1:].islower()
+    return not (core.islower() or core.isupper() or capitalised)
 
 
 def analyse_batch(

@@ -63,3 +63,15 @@ def test_an_underscore_alone_is_no_term():
 def test_sub_words_of_several_names_in_one_call():
     assert sub_words("parse_config HTTPServer") == "parse config HTTP Server"
     assert sub_words("") == ""
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["parse_config", "parseConfig", "HTTPServer", "Parser", "parse", "MAX", "MAX_SIZE", "Foo2", "utf8",
+     "BASE64", "__init__", "_private", "_", "x", "aB", "7522", "café_au_lait", "naïveCase"],
+)
+def test_the_symbols_field_splits_the_names_split_identifier_splits(name):
+    # `analyse._compound` decides without the regex which definition names get sub-words.
+    from deepseek_ls.index.analyse import _compound
+
+    assert _compound(name) == bool(split_identifier(name))
