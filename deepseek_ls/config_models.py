@@ -194,6 +194,12 @@ class LLMConfig(_Section):
     stream: bool = True
     connect_timeout_seconds: float = Field(default=10.0, gt=0)
     idle_timeout_seconds: float = Field(default=120.0, gt=0)
+    # How long one attempt waits for its first data event after sending the request (keep-alive
+    # comments do not count). Unset: idle_timeout_seconds. A model entry's own value wins.
+    first_token_timeout_seconds: float | None = Field(default=None, gt=0)
+    # Wall clock for all the attempts of one call until an answer starts to stream: no retry (or
+    # wait before one) goes past it, and the last attempt's first-token wait is cut to what is left.
+    retry_budget_seconds: float = Field(default=180.0, gt=0)
     max_retries: int = Field(default=4, ge=0, le=10)
     retry_base_seconds: float = Field(default=0.5, ge=0)
     retry_max_seconds: float = Field(default=30.0, ge=0)

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -240,20 +241,26 @@ class LLMClient:
                 self._build, resolved, messages, stream=stream, tools=tools, tool_choice=tool_choice)
             trace.fit = fit.as_dict() if fit else None
             total = entry.total_timeout_seconds if entry else None
-            first_wait = (entry.first_token_timeout_seconds if entry else None) or self.config.idle_timeout_seconds
+            first_wait = ((entry.first_token_timeout_seconds if entry else None)
+                          or self.config.first_token_timeout_seconds or self.config.idle_timeout_seconds)
             dropped_once = refit_once = False
+            tries = 0  # attempts of the current retry loop
+            budget_end = time.monotonic() + self.config.retry_budget_seconds
             try:
                 async with asyncio.timeout(total):
                     while True:
                         try:
-                            async for attempt in retrying(self.config, role=role, on_retry=lambda e, w: self._retried(trace, e, w)):
+                            async for attempt in retrying(self.config, role=role, deadline=budget_end,
+                                                          on_retry=lambda e, w: self._retried(trace, e, w)):
                                 with attempt:
                                     trace.attempts += 1
+                                    tries = attempt.retry_state.attempt_number
                                     reader = StreamReader(
                                         base_url=resolved.base_url,
                                         idle_timeout=self.config.idle_timeout_seconds,
                                         first_token_timeout=first_wait,
                                         first_token_explicit=bool(entry and entry.first_token_timeout_seconds),
+                                        first_token_setting=_first_token_setting(self.config, resolved),
                                         on_delta=on_delta,
                                         on_first_delta=trace.mark_first_delta,
                                         reasoning_field=entry.reasoning_field if entry else "reasoning_content",
@@ -262,7 +269,8 @@ class LLMClient:
                                         max_tokens=_max_tokens(trace.body),
                                     )
                                     trace.chunks = reader.chunks
-                                    completion = await self._attempt(resolved, trace.body, role, reader, first_wait)
+                                    completion = await self._attempt(resolved, trace.body, role, reader, first_wait,
+                                                                     budget_end - time.monotonic())
                             break
                         except ContextLengthError as exc:
                             refitted = None if refit_once else await self._refit(resolved, messages, trace, stream,
@@ -282,6 +290,10 @@ class LLMClient:
                                        f"sending requests without it from now on (server said: {exc.detail})")
                             trace.body = {k: v for k, v in trace.body.items() if k != name}
                             trace.dropped_params.append(name)
+                        except LLMError as exc:
+                            if exc.retryable and (tries <= self.config.max_retries or time.monotonic() >= budget_end):
+                                raise self._out_of_budget(exc, trace.attempts) from exc
+                            raise
             except TimeoutError:
                 raise _total_timeout(resolved.base_url, total, reader) from None
         except LLMError as exc:
@@ -298,6 +310,20 @@ class LLMClient:
         completion = trace.finish(completion)
         self.sink.emit("LLMCall@v1", trace.payload(completion=completion))
         return completion
+
+    def _out_of_budget(self, exc: LLMError, attempts: int) -> LLMError:
+        """The last retryable error once the retry budget stopped the retries: a stall or a dropped
+        connection becomes a `CallTimeoutError` saying so; other kinds keep their type."""
+        budget = self.config.retry_budget_seconds
+        note = (f"gave up after {attempts} attempt{'s' if attempts != 1 else ''} within the retry budget of "
+                f"{budget:g}s (llm.retry_budget_seconds)")
+        if exc.kind in ("network", "timeout"):
+            error: LLMError = CallTimeoutError(f"{exc.user_message}; {note}", detail=exc.detail)
+        else:
+            error = exc
+            error.user_message = f"{exc.user_message}; {note}"
+            error.args = (error.user_message,)
+        return error
 
     def _retried(self, trace: CallTrace, error: BaseException | None, wait: float) -> None:
         trace.note_retry(error, wait)
@@ -333,17 +359,19 @@ class LLMClient:
             self.token_scale[key] = min(ratio * 1.05, _MAX_SCALE)
 
     async def _attempt(
-        self, resolved: ResolvedProfile, body: dict[str, Any], role: str, reader: StreamReader, first_wait: float
+        self, resolved: ResolvedProfile, body: dict[str, Any], role: str, reader: StreamReader, first_wait: float,
+        budget_left: float,
     ) -> Completion:
         """One HTTP exchange; its error never carries the API key, whatever the server echoed (masked here,
         before the retry loop logs it or the call records it)."""
         try:
-            return await self._exchange(resolved, body, role, reader, first_wait)
+            return await self._exchange(resolved, body, role, reader, first_wait, budget_left)
         except LLMError as exc:
             raise without_secret(exc, resolved.api_key) from exc.__cause__
 
     async def _exchange(
-        self, resolved: ResolvedProfile, body: dict[str, Any], role: str, reader: StreamReader, first_wait: float
+        self, resolved: ResolvedProfile, body: dict[str, Any], role: str, reader: StreamReader, first_wait: float,
+        budget_left: float,
     ) -> Completion:
         headers = {
             ROLE_HEADER: role,
@@ -355,19 +383,22 @@ class LLMClient:
         entry = resolved.entry
         # Servers that only answer after the prompt is processed (llama.cpp on a CPU) send no headers
         # before the first token: httpx may wait that long too; our own deadlines do the rest.
-        explicit_first = bool(entry and entry.first_token_timeout_seconds)
         timeout = httpx.Timeout(
             connect=self.config.connect_timeout_seconds,
-            read=max(self.config.idle_timeout_seconds,
-                     first_wait + self.config.connect_timeout_seconds + 1.0 if explicit_first else 0.0),
+            read=max(self.config.idle_timeout_seconds, first_wait + self.config.connect_timeout_seconds + 1.0),
             write=self.config.idle_timeout_seconds,
             pool=self.config.connect_timeout_seconds,
         )
         try:
-            # Connecting is bounded by httpx's connect timeout; the first-token wait starts on top of it.
-            async with asyncio.timeout(first_wait + self.config.connect_timeout_seconds) as deadline:
+            # Connecting is bounded by httpx's connect timeout; the first-token wait starts once the request
+            # is sent (`reader.on_trace`). Never past the retry budget: the first token must come within it
+            # (data then moves the deadline, so a long answer that streams is not cut).
+            async with asyncio.timeout(min(first_wait + self.config.connect_timeout_seconds,
+                                           max(budget_left, 0.0))) as deadline:
                 reader.deadline = deadline
-                async with self._client().stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
+                reader.latest = asyncio.get_running_loop().time() + max(budget_left, 0.0)
+                async with self._client().stream("POST", url, json=body, headers=headers, timeout=timeout,
+                                                 extensions={"trace": reader.on_trace}) as response:
                     if response.status_code != 200:
                         text = (await read_capped(response, ERROR_BODY_BYTES)).decode("utf-8", "replace")
                         raise error_from_status(
@@ -382,6 +413,15 @@ class LLMClient:
             raise reader.timed_out() from None
         except httpx.HTTPError as exc:  # connect errors, timeouts before any data
             raise error_from_transport(exc, resolved.base_url) from exc
+
+
+def _first_token_setting(config: LLMConfig, resolved: ResolvedProfile) -> str:
+    """The setting the first-token wait of a call comes from (named in its timeout error)."""
+    if resolved.entry is not None and resolved.entry.first_token_timeout_seconds:
+        return f"models.{resolved.entry_name}.first_token_timeout_seconds"
+    if config.first_token_timeout_seconds:
+        return "llm.first_token_timeout_seconds"
+    return "llm.idle_timeout_seconds"
 
 
 def _max_tokens(body: Mapping[str, Any]) -> int | None:

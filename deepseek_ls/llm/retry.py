@@ -3,6 +3,9 @@
 Only `LLMError`s marked `retryable` are retried (connect errors and timeouts
 before any data, 429, 500/502/503/504). A server's `Retry-After` /
 `retry-after-ms` replaces the computed wait, capped at `retry_max_seconds`.
+No attempt starts (and no wait is begun) that would pass the call's retry
+budget (`retry_budget_seconds`): a server that stalls before its first token
+costs at most that, not `max_retries + 1` first-token timeouts.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from email.utils import parsedate_to_datetime
 from typing import Callable, Mapping
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity.stop import stop_base
 
 from deepseek_ls.config_models import LLMConfig
 from deepseek_ls.llm.errors import LLMError
@@ -70,12 +74,24 @@ class _Wait:
         return self._backoff(state)
 
 
+class _StopPast(stop_base):
+    """Stop when the next attempt would start at or after `deadline` (`time.monotonic()`)."""
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        return time.monotonic() + retry_state.upcoming_sleep >= self.deadline
+
+
 def retrying(
-    config: LLMConfig, *, role: str, on_retry: Callable[[BaseException | None, float], None] | None = None
+    config: LLMConfig, *, role: str, on_retry: Callable[[BaseException | None, float], None] | None = None,
+    deadline: float | None = None,
 ) -> AsyncRetrying:
     """The retry loop for one call: ``async for attempt in retrying(...): with attempt: ...``.
 
     `on_retry(error, wait_seconds)` is told about each failed attempt that will be retried.
+    `deadline` (`time.monotonic()`): the end of the call's retry budget; no retry starts at or after it.
     """
 
     def before_sleep(state: RetryCallState) -> None:
@@ -89,7 +105,7 @@ def retrying(
         )
 
     return AsyncRetrying(
-        stop=stop_after_attempt(config.max_retries + 1),
+        stop=stop_after_attempt(config.max_retries + 1) | _StopPast(deadline if deadline is not None else math.inf),
         wait=_Wait(config),
         retry=retry_if_exception(_is_retryable),
         before_sleep=before_sleep,

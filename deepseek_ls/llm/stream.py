@@ -1,9 +1,11 @@
 """Read one HTTP answer (SSE stream or JSON body) into a `Completion`.
 
 The deadlines are ours, not httpx's. The client arms one deadline before it
-sends the request: the first-token timeout (the model entry's, for CPU servers
-that think for minutes before the first token; else the idle timeout). Each
-data event moves it to now + idle timeout. `: keep-alive` comments are not
+sends the request (connect timeout + first-token timeout); once the request is
+sent (httpcore's trace hook) it is moved to now + the first-token timeout (the
+model entry's, for CPU servers that think for minutes before the first token;
+else `llm.first_token_timeout_seconds`; else the idle timeout), never past the
+end of the call's retry budget. Each data event moves it to now + idle timeout. `: keep-alive` comments are not
 events (httpx-sse skips them), so a server that sends nothing but keep-alives
 still times out. A failure after data has flowed is an `InterruptedResponse`
 carrying what arrived; before that it is a retryable error, except a
@@ -88,12 +90,14 @@ class StreamReader:
 
     def __init__(self, *, base_url: str, idle_timeout: float, on_delta: DeltaCallback | None,
                  on_first_delta: Callable[[], None], first_token_timeout: float | None = None,
-                 first_token_explicit: bool = False, reasoning_field: str = "reasoning_content",
+                 first_token_explicit: bool = False, first_token_setting: str = "llm.idle_timeout_seconds",
+                 reasoning_field: str = "reasoning_content",
                  window: int | None = None, prompt_tokens: int | None = None, max_tokens: int | None = None) -> None:
         self._base_url = base_url
         self._idle = idle_timeout
         self._first = first_token_timeout or idle_timeout
         self._first_explicit = first_token_explicit
+        self._first_setting = first_token_setting
         self._on_delta = on_delta
         self._on_first_delta = on_first_delta
         self._window = window
@@ -103,7 +107,15 @@ class StreamReader:
         self.assembler = StreamAssembler(reasoning_field=reasoning_field)
         self.chunks: list[Any] = []
         self.deadline: asyncio.Timeout | None = None  # armed by the client before the request is sent
+        self.latest: float | None = None  # loop time the first token must come by (the call's retry budget)
         self._data_seen = False
+
+    async def on_trace(self, name: str, info: dict[str, Any]) -> None:
+        """httpcore's trace hook: once the request is sent, the first-token wait starts (so connecting and
+        sending never eat into it, and a slow connect is bounded by httpx's connect timeout)."""
+        if name.endswith("send_request_body.complete") and not self._data_seen and self.deadline is not None:
+            when = asyncio.get_running_loop().time() + self._first
+            self.deadline.reschedule(when if self.latest is None else min(when, self.latest))
 
     def _moved(self) -> None:
         """Data arrived: the next deadline is one idle timeout away."""
@@ -121,7 +133,9 @@ class StreamReader:
             return CallTimeoutError(
                 f"{self._base_url}: {reason}{size} (first-token timeout); a CPU server may need longer "
                 "(models.NAME.first_token_timeout_seconds) or a shorter prompt", detail=reason)
-        return NetworkError(f"{self._base_url}: {reason} (idle timeout)", detail=reason)
+        which = "idle timeout" if self._first_setting == "llm.idle_timeout_seconds" else "first-token timeout"
+        return NetworkError(f"{self._base_url}: timed out: no data within {self._first:g}s of the request ({which}, "
+                            f"{self._first_setting}; keep-alive comments do not count)", detail=reason)
 
     async def read(self, response: httpx.Response) -> Completion:
         if "text/event-stream" not in response.headers.get("content-type", ""):
