@@ -176,8 +176,14 @@ class StreamReader:
             if not assembler.has_data and not self.chunks:
                 raise self._empty_stream()
             if assembler.finish_reason is None:
-                raise self._failure(assembler, "the stream ended without [DONE]")
+                raise self._failure(assembler, "the stream ended without [DONE] and without a finish_reason")
             # Finished (a finish_reason came) but no [DONE]: some servers end the stream that way.
+        elif assembler.finish_reason is None:
+            # `[DONE]` only ends the stream; the model says it is done with a finish_reason. Without one
+            # (a proxy or server that cut the answer and still closed the stream politely) the answer
+            # may stop mid-word or mid-diff: never taken for a whole one.
+            raise self._failure(assembler, "the stream ended with [DONE] but without a finish_reason, so the "
+                                           "answer may be cut short")
         return assembler.result()
 
     def whole(self) -> Completion | None:

@@ -37,6 +37,7 @@ def stage_call(arguments: str) -> str:
     return data({"choices": [{"index": 0, "delta": {"tool_calls": [part]}, "finish_reason": None}]})
 
 
+DONE = "data: [DONE]\n\n"
 CUT = ADD_FIX.index("+    return a") + 9  # mid-word: "+    retu"
 STAGE_ARGS = json.dumps({"diff": ADD_FIX.strip("`").removeprefix("diff\n")})
 
@@ -66,6 +67,13 @@ def assert_untouched(agent, workspace, sid) -> None:
                  "malformed", id="garbled-chunk-mid-diff"),
     pytest.param({"raw_events": pieces(ADD_FIX[:CUT]), "flood": text("+    x = 1\n" * 90)}, "MiB",
                  id="answer-that-never-ends"),
+    # `[DONE]` without a finish_reason: the stream was closed politely, the answer may still be cut.
+    pytest.param({"raw_events": [*pieces(ADD_FIX[:CUT]), DONE]}, "without a finish_reason",
+                 id="done-without-finish-mid-diff"),
+    pytest.param({"raw_events": [*pieces(ADD_FIX), DONE]}, "without a finish_reason",
+                 id="done-without-finish-after-a-whole-looking-diff"),
+    pytest.param({"raw_events": [text("Staging the fix."), stage_call(STAGE_ARGS), DONE]}, "without a finish_reason",
+                 id="done-without-finish-after-a-whole-looking-tool-call"),
 ])
 async def test_never_clobber_on_an_answer_that_breaks_mid_way(make_agent, fake_deepseek, workspace, fault, words):
     fake_deepseek.add({"match": {"role": "planner"}, "content": PLAN})

@@ -143,18 +143,43 @@ async def test_always_answers_a_multibyte_tool_argument_split_across_tcp_writes(
 
 # -- answers that are not whole: a typed error, never a partial answer taken for a whole one ------
 
+NO_FINISH = delta({}, None)  # a closing chunk that names no finish_reason
+
+
 @pytest.mark.parametrize("events, partial", [
     pytest.param([text("hel"), text("lo wo")], "hello wo", id="no-done-no-finish-mid-word"),
     pytest.param([text("ok"), call(0, id="a", name="patch_stage", arguments='{"diff": "--- a/x\\n+++ b')], "ok",
                  id="no-done-mid-tool-call-arguments"),
+    # `[DONE]` ends the stream, it does not say the model finished: only a finish_reason does.
+    pytest.param([text("hel"), text("lo wo"), DONE], "hello wo", id="done-without-finish-mid-word"),
+    pytest.param([text("ok"), call(0, id="a", name="patch_stage", arguments='{"diff": "--- a/x\\n+++ b'), DONE],
+                 "ok", id="done-without-finish-mid-tool-call-arguments"),
+    pytest.param([text("hel"), text("lo"), NO_FINISH, USAGE, DONE], "hello", id="done-with-null-finish-and-usage"),
+    pytest.param([text("hel"), text("lo"), ": keep-alive\n\n", DONE, DONE], "hello", id="done-twice-without-finish"),
+    pytest.param([delta({"role": "assistant"}), USAGE, DONE], "", id="role-and-usage-then-done"),
 ])
 async def test_always_answers_a_stream_that_ends_too_early_with_an_interruption(fake_deepseek, client, events, partial):
     fake_deepseek.add({"fault": {"raw_events": events}})
+    seen = []
     with pytest.raises(InterruptedResponse) as caught:
-        await ask(client)
+        await ask(client, on_delta=seen.append)
     assert caught.value.partial.content == partial
-    assert "ended without" in caught.value.user_message
+    assert caught.value.partial.finish_reason is None  # never dressed up as a finished answer
+    assert "without a finish_reason" in caught.value.user_message
     assert caught.value.attempts == 1  # data reached the caller: never sent again silently
+    assert "".join(d.text for d in seen) == partial
+
+
+@pytest.mark.parametrize("events", [
+    pytest.param([DONE], id="only-done"),
+    pytest.param([": keep-alive\n\n", DONE], id="keepalive-then-done"),
+])
+async def test_always_answers_done_without_anything_said_by_retrying(fake_deepseek, client, events):
+    # No chunk at all: like a stream cut before any data, sent again (then answered).
+    fake_deepseek.add({"fault": {"raw_events": events}})
+    fake_deepseek.add({"content": "second try"})
+    completion = await ask(client)
+    assert (completion.content, completion.finish_reason, completion.retries) == ("second try", "stop", 1)
 
 
 @pytest.mark.parametrize("garbled", [
