@@ -7,22 +7,31 @@ recorded — while the copy is known to be wrong or behind:
 - *out of sync*: the editor sent a change the server could not apply exactly: a
   `didChange` for a document it never opened, one whose params did not decode (dropped
   by the transport), one whose range lies past the end of the buffer or ends before it
-  starts, or a `didOpen` that did not decode. A `didOpen`, or a `didChange` with the
-  whole text, says what the buffer holds again.
+  starts, or a `didOpen` that did not decode. Also a document version that does not
+  increase (LSP: each change's version is higher than the last): a `didChange` whose
+  version is not above every version seen since the document was opened, or a `didOpen`
+  of a document already open with a version not above them. Then versions no longer name
+  one text (changes may have arrived out of order, and a versioned edit would match a
+  buffer it was not made for). A `didOpen` of a closed document, or a `didOpen` /
+  whole-text `didChange` with a version above every one seen, says what the buffer holds
+  again. The server's copy still takes every change it is sent (nothing is dropped).
 - *behind*: the editor answered `applied: true` to our edit and has not sent the buffer
   back yet (`didChange` / `didOpen` / `didClose`). The next apply to that file waits for
   it (event-driven, bounded), else refuses: an edit computed against the text before the
   last one would land on the wrong lines of a client that applies unversioned edits.
 
-Applies to one file are serialised (`lock`): two quick clicks on Accept send one edit,
-then see the hunk is already accepted.
+Applies, rejects and undos of one file are serialised (`lock`, `locks`): two quick clicks
+on Accept send one edit, then see the hunk is already accepted; a Reject sent while the
+Accept's edit is out waits for the editor's answer, then finds the hunk accepted (or, if
+the editor refused the edit, rejects it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 from urllib.parse import unquote
 
@@ -42,6 +51,7 @@ class BufferSync:
     def __init__(self) -> None:
         self.out_of_sync: dict[str, str] = {}  # uri -> why the server cannot know the buffer
         self.behind: dict[str, str | None] = {}  # uri -> the text our applied edit gives
+        self.versions: dict[str, int] = {}  # uri of an open document -> the highest version the editor gave it
         self._locks: dict[str, asyncio.Lock] = {}
         self._heard: asyncio.Event | None = None
 
@@ -64,6 +74,39 @@ class BufferSync:
         if self._heard is not None:
             self._heard.set()
 
+    def version_problem(self, uri: str, version: int) -> str | None:
+        """Why a `didChange` of `uri` at `version` breaks the sync (None: the version goes up,
+        or the document is not open, which is a problem of its own). Checked against the
+        versions of the notifications before it: every change of one notification has its version."""
+        last = self.versions.get(_key(uri))
+        if last is None or version > last:
+            return None
+        return f"the editor sent a change with version {version} after version {last}; versions must increase"
+
+    def changed(self, uri: str, version: int) -> None:
+        """A `didChange` of `uri` at `version` was taken (after `version_problem`)."""
+        key = _key(uri)
+        if key in self.versions:
+            self.versions[key] = max(self.versions[key], version)
+        self.heard(uri)
+
+    def opened(self, uri: str, version: int) -> None:
+        """A `didOpen` of `uri` at `version` was taken: in sync, unless the document was open
+        already with a version not below it."""
+        key = _key(uri)
+        last = self.versions.get(key)
+        if last is not None and version <= last:
+            self.broken(uri, f"the editor opened it again with version {version} while it was open at version {last}")
+            self.heard(uri)
+            return
+        self.versions[key] = version
+        self.heard(uri, whole_text=True)
+
+    def closed(self, uri: str) -> None:
+        """A `didClose` of `uri`: the disk is its text again, and its versions start over."""
+        self.versions.pop(_key(uri), None)
+        self.heard(uri, whole_text=True)
+
     def applied(self, uri: str, new_text: str | None) -> None:
         """The editor said it applied our edit of `uri`, giving `new_text`."""
         self.behind[_key(uri)] = new_text
@@ -71,10 +114,20 @@ class BufferSync:
     # Before an apply ------------------------------------------------------------------------
 
     def lock(self, file: str) -> asyncio.Lock:
+        """The lock of one workspace file (relative path): held while an edit of it is
+        computed, sent and recorded, or its hunks are rejected."""
         lock = self._locks.get(file)
         if lock is None:
             lock = self._locks[file] = asyncio.Lock()
         return lock
+
+    @contextlib.asynccontextmanager
+    async def locks(self, files: Iterable[str]) -> AsyncIterator[None]:
+        """Hold the locks of `files`, taken in one order (two holders never wait for each other)."""
+        async with contextlib.AsyncExitStack() as stack:
+            for file in sorted(set(files)):
+                await stack.enter_async_context(self.lock(file))
+            yield
 
     async def ready(self, uri: str, current: Callable[[], Any], timeout: float) -> str | None:
         """None when an edit of `uri` may be computed now, else why not (for the person).

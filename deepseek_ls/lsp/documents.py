@@ -53,20 +53,20 @@ def _sync_overlay(ls: DeepSeekServer, uri: str) -> None:
 
 
 def did_open(ls: DeepSeekServer, params: types.DidOpenTextDocumentParams) -> None:
-    ls.buffer_sync.heard(params.text_document.uri, whole_text=True)
+    ls.buffer_sync.opened(params.text_document.uri, params.text_document.version)
     _sync_overlay(ls, params.text_document.uri)
     _changed(ls, params.text_document.uri)
 
 
 def did_change(ls: DeepSeekServer, params: types.DidChangeTextDocumentParams) -> None:
     # pygls has already applied the changes to its copy of the buffer (checked by text_sync).
-    ls.buffer_sync.heard(params.text_document.uri)
+    ls.buffer_sync.changed(params.text_document.uri, params.text_document.version)
     _sync_overlay(ls, params.text_document.uri)
     _changed(ls, params.text_document.uri)
 
 
 def did_close(ls: DeepSeekServer, params: types.DidCloseTextDocumentParams) -> None:
-    ls.buffer_sync.heard(params.text_document.uri, whole_text=True)  # the disk is the text again
+    ls.buffer_sync.closed(params.text_document.uri)  # the disk is the text again
     overlay = ls.services.overlay if ls.services is not None else None
     rel = _relpath(ls, params.text_document.uri)
     if overlay is not None and rel is not None:

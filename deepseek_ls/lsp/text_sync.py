@@ -17,9 +17,10 @@ The negotiation itself (`general.positionEncodings`, client's first choice
 among utf-8/utf-16/utf-32, else utf-16) is pygls's and is kept.
 
 Every change is checked before pygls applies it (`buffer_sync`): a change to a
-document never opened (pygls would raise), a range outside the buffer, or a
-sync notification the transport dropped leaves the server unable to know the
-buffer, which refuses applies to it until the editor sends the whole text.
+document never opened (pygls would raise), a range outside the buffer, a version
+that does not increase, or a sync notification the transport dropped leaves the
+server unable to know the buffer, which refuses applies to it until the editor
+sends the whole text.
 """
 
 from __future__ import annotations
@@ -96,9 +97,13 @@ def check_changes(ls: Any, workspace: Any) -> None:
         if doc is None:
             sync.broken(text_doc.uri, "a change to a document the editor never opened")
             return
+        version_problem = sync.version_problem(text_doc.uri, text_doc.version)
+        if version_problem is not None:
+            sync.broken(text_doc.uri, version_problem)  # taken all the same: the text is never dropped
         if isinstance(change, types.TextDocumentContentChangeWholeDocument):
             apply_change(text_doc, change)
-            sync.heard(text_doc.uri, whole_text=True)
+            if version_problem is None:
+                sync.heard(text_doc.uri, whole_text=True)
             return
         problem = range_problem(doc.lines, change.range)
         if problem is not None:
