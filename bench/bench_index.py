@@ -131,7 +131,7 @@ def build_steps(root: Path) -> None:
     from deepseek_ls.index.languages import language_for
     from deepseek_ls.index.symbols import extract_symbols
     from deepseek_ls.index.storage import create_index
-    from deepseek_ls.policy.secret_files import secret_kind
+    from deepseek_ls.policy.secret_files import engine, secret_kind_of_bytes
     from deepseek_ls.index.sources import take_snapshot
 
     def cpu(fn) -> float:
@@ -149,7 +149,7 @@ def build_steps(root: Path) -> None:
         "read": read,
         "hash": cpu(lambda: [sha256_hex(d) for _, d in datas]),
         "decode": cpu(lambda: [decode(d) for _, d in datas]),
-        "secret check": cpu(lambda: [secret_kind(t) for t in texts]),
+        f"secret check ({engine()})": cpu(lambda: [secret_kind_of_bytes(d) for _, d in datas]),
         "symbols": cpu(lambda: [extract_symbols(language_for(p), t) for (p, _), t in zip(datas, texts)]),
         "whole analysis": cpu(lambda: [analyse(p, d, max_file_bytes=10**7) for p, d in datas]),
     }

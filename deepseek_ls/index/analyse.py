@@ -14,7 +14,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from deepseek_ls.policy.secret_files import secret_kind
+from deepseek_ls.policy.secret_files import secret_kind_of_bytes
 
 from .languages import language_for, looks_binary
 from .symbols import extract_symbols
@@ -60,9 +60,9 @@ def analyse(path: str, data: bytes, *, max_file_bytes: int, keep_text: bool = Fa
         return Skipped(path, "too_large", digest)
     if looks_binary(data):
         return Skipped(path, "binary", digest)
-    text = decode(data)
-    if secret_kind(text) is not None:  # a credential file with no telling name: never indexed
+    if secret_kind_of_bytes(data) is not None:  # a credential file with no telling name: never indexed
         return Skipped(path, "secret", digest)
+    text = decode(data)
     lang = language_for(path)
     symbols = extract_symbols(lang, text)
     names = [symbol.name for symbol in symbols]
@@ -70,9 +70,12 @@ def analyse(path: str, data: bytes, *, max_file_bytes: int, keep_text: bool = Fa
         path, digest, len(data), lang,
         path_words=" ".join([path, *split_identifier(path.replace("/", "_").replace(".", "_"))]),
         symbol_words=" ".join(names) + " " + sub_words(" ".join(filter(_compound, names))),
-        symbol_table=json.dumps(symbols, separators=(",", ":")).encode(),
+        symbol_table=_TABLE_JSON(symbols).encode(),
         text=text if keep_text else None,
     )
+
+
+_TABLE_JSON = json.JSONEncoder(separators=(",", ":")).encode  # one encoder for every file
 
 
 def _compound(name: str) -> bool:

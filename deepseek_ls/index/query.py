@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-import pathspec
 import tantivy
 
+from deepseek_ls.globs import gitignore_spec
 from deepseek_ls.policy import safe_files
 from deepseek_ls.policy.errors import PolicyViolation
-from deepseek_ls.policy.secret_files import HEAD_BYTES, secret_kind
+from deepseek_ls.policy.secret_files import secret_kind_of_bytes
 
 from . import schema as f
 from .languages import language_for
@@ -325,7 +325,7 @@ def file_bytes(root: Path, path: str) -> bytes:
         data = safe_files.read_bytes_no_links(_real_root(str(root)), path)
     except (OSError, PolicyViolation):
         return b""
-    if secret_kind(data[:HEAD_BYTES].decode("utf-8", "replace")) is not None:
+    if secret_kind_of_bytes(data) is not None:
         return b""
     return data
 
@@ -405,5 +405,5 @@ def symbol_table(doc: tantivy.Document) -> list[list[Any]]:
 
 def glob_filter(patterns: str, paths: list[str]) -> list[str]:
     """Paths matching a gitignore-style glob (`*.py`, `src/**/test_*.py`, `docs/`)."""
-    spec = pathspec.GitIgnoreSpec.from_lines([p for p in re.split(r"[,\s]+", patterns) if p])
+    spec = gitignore_spec([p for p in re.split(r"[,\s]+", patterns) if p])
     return [p for p in paths if spec.match_file(p)]

@@ -22,6 +22,7 @@ from typing import Sequence
 
 import pathspec
 
+from ..globs import gitignore_spec
 from ..policy import git_safety
 from ..workspace import STATE_DIR_NAME
 
@@ -144,7 +145,7 @@ class _Rules:
 
 @functools.lru_cache(maxsize=16)
 def _exclude_rules(patterns: tuple[str, ...]) -> _Rules:
-    return _Rules(pathspec.GitIgnoreSpec.from_lines(list(patterns)))
+    return _Rules(gitignore_spec(list(patterns)))
 
 
 def exclude_spec(patterns: Sequence[str]) -> _Rules | None:
@@ -232,7 +233,7 @@ def _load_spec(directory: Path) -> _Rules | None:
     if rules is None:
         if len(_gitignores) >= 4096:
             _gitignores.clear()
-        rules = _gitignores[key] = _Rules(pathspec.GitIgnoreSpec.from_lines(text.splitlines()))
+        rules = _gitignores[key] = _Rules(gitignore_spec(text.splitlines()))
     return rules
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import pathspec
 
+from deepseek_ls.globs import gitignore_spec
 from deepseek_ls.config_models import EXEC_CONFIG_FILES, AgentLoopConfig, PolicyConfig
 from deepseek_ls.patch.model import PatchError
 
@@ -46,7 +47,7 @@ class SafetyGate:
 
     @cached_property
     def _exec_spec(self) -> pathspec.GitIgnoreSpec:
-        return pathspec.GitIgnoreSpec.from_lines([p.lower() for p in self.exec_config_files])
+        return gitignore_spec([p.lower() for p in self.exec_config_files])
 
     def exec_config_paths(self, paths: list[str]) -> list[str]:
         """The paths among `paths` that execute or configure execution (case-insensitive)."""

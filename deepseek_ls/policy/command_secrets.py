@@ -26,7 +26,7 @@ from pathlib import Path
 from deepseek_ls.policy import safe_files
 from deepseek_ls.policy.errors import PolicyViolation
 from deepseek_ls.policy.paths import PathPolicy
-from deepseek_ls.policy.secret_files import HEAD_BYTES, secret_kind
+from deepseek_ls.policy.secret_files import HEAD_BYTES, secret_kind_of_bytes
 
 _GIT_CONTENT_COMMANDS = {"diff", "log", "show", "grep", "whatchanged"}
 
@@ -121,7 +121,7 @@ def _check_candidate(line: str, arg: str, value: str, cwd_rel: str, paths: PathP
                 raise PolicyViolation(line, exc.rule, f"argument {arg!r}: {exc.reason}") from None
             except OSError:
                 return
-            kind = secret_kind(head.decode("utf-8", "replace"))
+            kind = secret_kind_of_bytes(head)
             if kind is not None:
                 raise PolicyViolation(line, "secret_content", f"argument {arg!r} names a file that looks like {kind}")
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from deepseek_ls.policy import safe_files
 from deepseek_ls.policy.errors import PolicyViolation
 from deepseek_ls.policy.git_safety import SafeGit
-from deepseek_ls.policy.secret_files import HEAD_BYTES, secret_kind
+from deepseek_ls.policy.secret_files import HEAD_BYTES, secret_kind_of_bytes
 
 _SECTION = re.compile(r"^diff --(?:git|cc|combined) ")
 _COMMIT = re.compile(r"^commit [0-9a-f]{40,64}\b")  # git log's default header: a section ends there
@@ -185,7 +185,7 @@ def blob_kinds(safe: SafeGit, blobs: Iterable[tuple[str, str]]) -> dict[str, str
                 rest -= len(chunk)
             proc.stdout.read(1)  # the newline after the content
             if header[1] == "blob" and len(head) == min(size, HEAD_BYTES):
-                result[blob] = secret_kind(head.decode("utf-8", "replace"))
+                result[blob] = secret_kind_of_bytes(head)
     except (OSError, ValueError):
         missing = set()
     finally:
@@ -196,7 +196,7 @@ def blob_kinds(safe: SafeGit, blobs: Iterable[tuple[str, str]]) -> dict[str, str
         if blob in missing and result[blob] == "unknown":
             data = _worktree_blob(safe, path, blob)
             if data is not None:
-                result[blob] = secret_kind(data[:HEAD_BYTES].decode("utf-8", "replace"))
+                result[blob] = secret_kind_of_bytes(data)
     return result
 
 

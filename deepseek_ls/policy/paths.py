@@ -14,8 +14,7 @@ import unicodedata
 from typing import Callable
 from pathlib import Path
 
-import pathspec
-
+from deepseek_ls.globs import gitignore_spec
 from deepseek_ls.policy.errors import PolicyViolation
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -111,7 +110,7 @@ def _compile_deny(patterns: list[str]) -> Callable[[str], bool]:
     """One regex for the whole deny-list (pathspec tries pattern by pattern, which
     dominates `fs.list` on large trees). With negated patterns ("!x") the order
     matters, so those lists keep pathspec's own matching."""
-    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+    spec = gitignore_spec(patterns)
     parts = []
     for pattern in spec.patterns:
         if pattern.include is None:  # blank line or comment

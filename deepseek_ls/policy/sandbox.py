@@ -35,9 +35,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-import pathspec
 import platformdirs
 
+from deepseek_ls.globs import gitignore_spec
 from deepseek_ls.config_models import SandboxConfig
 from deepseek_ls.policy.env import safe_exec_path
 
@@ -322,7 +322,7 @@ def _contains(outer: Path, inner: Path) -> bool:
 def _matcher(patterns: list[str]) -> Callable[[str], bool]:
     """One regex for the whole deny-list (pathspec would try every pattern per path, which
     dominated the walk); lists with negations ("!x") keep pathspec's ordered matching."""
-    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+    spec = gitignore_spec(patterns)
     parts = []
     for pattern in spec.patterns:
         if pattern.include is None:

@@ -12,53 +12,154 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Callable
+from typing import Iterable, NamedTuple
 
+from deepseek_ls import multiscan
 from deepseek_ls.policy import safe_files
 from deepseek_ls.policy.errors import PolicyViolation
 
 HEAD_BYTES = 64_000
 
-def _contains(*needles: str) -> Callable[[str], bool]:
-    return lambda head: any(needle in head for needle in needles)
+
+# The one code point outside ASCII that `str.lower()` turns into an ASCII letter (a test
+# checks all of Unicode): configparser, which reads ~/.aws/credentials, lowers option names.
+_LOWERS_TO_ASCII = {"k": "\u212a"}  # KELVIN SIGN
 
 
-# (kind, gate, pattern) - each pattern is specific to a credential *file*, not to
-# code that merely mentions the format. The gate is a plain substring test the pattern
-# cannot match without (true for few files): the index checks every file it reads, so
-# the regexes must not scan ordinary code.
-_SHAPES: list[tuple[str, Callable[[str], bool], re.Pattern[str]]] = [
-    ("private key", _contains("PRIVATE KEY"),
-     re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----\s*(?:\\n|\n)\s*[A-Za-z0-9+/=]{16}")),
-    ("private key", _contains("PuTTY-User-Key-File-"),
-     re.compile(r"^PuTTY-User-Key-File-\d+:", re.M)),
-    ("gcloud credentials", _contains('"type"'),
-     re.compile(r"\"type\"\s*:\s*\"(?:service_account|authorized_user|external_account|impersonated_service_account)\"")),
-    (
-        "kubeconfig", _contains("kind:"),
+def _lowered_as(word: str) -> str:
+    """A pattern for every spelling of `word` that `str.lower()` turns into it."""
+    return "".join(f"[{c.upper()}{c}{_LOWERS_TO_ASCII.get(c, '')}]" if c.isalpha() else re.escape(c) for c in word)
+
+
+class _Shape(NamedTuple):
+    kind: str
+    needles: tuple[str, ...]  # ASCII: the pattern cannot match without one of them (few files hold one)
+    pattern: re.Pattern[str]
+    caseless: bool = False  # needles match in any ASCII letter case (bytes.lower(), Hyperscan's caseless)
+    at_start: bool = False  # a needle must open the head
+    # A match, if any, can start at the start of a line that holds a needle: the pattern
+    # is tried only there (a search tries every position of the head).
+    on_needle_line: bool = False
+
+
+# Each pattern is specific to a credential *file*, not to code that merely mentions
+# the format. The index checks every file it reads, so the patterns run only on heads
+# that pass their shape's gate (a needle), and the gates of all shapes are one scan of
+# the head when Hyperscan is installed (`_GATES`).
+_SHAPES: tuple[_Shape, ...] = (
+    _Shape("private key", ("PRIVATE KEY",),
+           re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----\s*(?:\\n|\n)\s*[A-Za-z0-9+/=]{16}")),
+    _Shape("private key", ("PuTTY-User-Key-File-",), re.compile(r"^PuTTY-User-Key-File-\d+:", re.M)),
+    _Shape("gcloud credentials", ('"type"',),
+           re.compile(r"\"type\"\s*:\s*\"(?:service_account|authorized_user|external_account|impersonated_service_account)\"")),
+    _Shape(
+        "kubeconfig", ("kind:",),
         re.compile(r"(?ms)^kind:\s*[\"']?Config[\"']?\s*$.*^\s*(?:users|contexts|clusters):"
                    r"|^\s*(?:users|contexts|clusters):.*^kind:\s*[\"']?Config[\"']?\s*$"),
     ),
-    ("docker credentials", _contains('"auths"'),
-     re.compile(r"\"auths\"\s*:\s*\{[^}]*\"auth\"\s*:\s*\"[A-Za-z0-9+/=]{8,}\"", re.S)),
-    ("netrc", _contains("password"),
-     re.compile(r"(?m)^\s*(?:machine\s+\S+|default)\b[^\n]*(?:\n[^\n]*){0,3}?\bpassword\s+\S+")),
-    ("aws credentials", lambda head: "aws_secret_access_key" in head.lower(),
-     re.compile(r"(?im)^\s*aws_secret_access_key\s*=\s*\S{16,}")),
-    ("npm credentials", _contains("_auth", "_password"),
-     re.compile(r"(?m)^\s*(?://\S+/:)?_(?:authToken|auth|password)\s*=\s*\S{8,}")),
-    ("git credentials", lambda head: head.startswith("http"),  # the pattern is anchored at the start
-     re.compile(r"(?m)\Ahttps?://[^:/\s@]+:[^@\s]{6,}@\S+\s*$")),
-]
+    _Shape("docker credentials", ('"auths"',),
+           re.compile(r"\"auths\"\s*:\s*\{[^}]*\"auth\"\s*:\s*\"[A-Za-z0-9+/=]{8,}\"", re.S)),
+    _Shape("netrc", ("password",),
+           re.compile(r"(?m)^\s*(?:machine\s+\S+|default)\b[^\n]*(?:\n[^\n]*){0,3}?\bpassword\s+\S+")),
+    # The name as configparser reads it (any letter case); the gate stops before the `k`,
+    # so it holds in bytes as in text. Not re.I: that also folds `ſ` into `s`.
+    _Shape("aws credentials", ("aws_secret_access_",),
+           re.compile(rf"(?m)^\s*{_lowered_as('aws_secret_access_key')}\s*=\s*\S{{16,}}"), caseless=True),
+    _Shape("npm credentials", ("_auth", "_password"),
+           re.compile(r"(?m)^\s*(?://\S+/:)?_(?:authToken|auth|password)\s*=\s*\S{8,}"), on_needle_line=True),
+    _Shape("git credentials", ("http",),  # the pattern is anchored at the start
+           re.compile(r"(?m)\Ahttps?://[^:/\s@]+:[^@\s]{6,}@\S+\s*$"), at_start=True),
+)
+
+
+def _text_gate(shape: _Shape, head: str, lowered: list[str]) -> bool:
+    if shape.at_start:
+        return head.startswith(shape.needles)
+    if shape.caseless:
+        if not lowered:
+            lowered.append(head.lower())
+        head = lowered[0]
+    return any(needle in head for needle in shape.needles)
+
+
+def _bytes_gate(shape: _Shape, head: bytes, lowered: list[bytes]) -> bool:
+    needles = [needle.encode() for needle in shape.needles]
+    if shape.at_start:
+        return head.startswith(tuple(needles))
+    if shape.caseless:
+        if not lowered:
+            lowered.append(head.lower())  # ASCII letters only, as the pattern's re.A
+        head = lowered[0]
+    return any(needle in head for needle in needles)
+
+
+def _gate_patterns() -> list[tuple[bytes, int, int]]:
+    """Every needle of every shape (its index as the id) for one Hyperscan pass; a
+    `startswith` gate needs no scan."""
+    return [
+        (re.escape(needle).encode(), index, multiscan.SINGLEMATCH | (multiscan.CASELESS if shape.caseless else 0))
+        for index, shape in enumerate(_SHAPES) if not shape.at_start
+        for needle in shape.needles
+    ]
+
+
+_GATES = multiscan.Lazy(_gate_patterns, what="secret-file gates")
+
+
+def _note_gate(index: int, _start: int, _to: int, _flags: int, hits: set[int]) -> None:
+    hits.add(index)
+
+
+def engine() -> str:
+    """Which engine gates byte heads: `hyperscan` (one pass for every needle), or
+    `python` (a substring pass per needle)."""
+    return "hyperscan" if _GATES.get() is not None else "python"
+
+
+def _confirm(head: str, shapes: Iterable[_Shape]) -> str | None:
+    for shape in shapes:
+        if _matches(shape, head):
+            return shape.kind
+    return None
+
+
+def _matches(shape: _Shape, head: str) -> bool:
+    if not shape.on_needle_line:
+        return shape.pattern.search(head) is not None
+    tried: set[int] = set()
+    for needle in shape.needles:
+        at = head.find(needle)
+        while at >= 0:
+            line_start = head.rfind("\n", 0, at) + 1
+            if line_start not in tried:
+                if shape.pattern.match(head, line_start):
+                    return True
+                tried.add(line_start)
+            at = head.find(needle, at + 1)
+    return False
 
 
 def secret_kind(text: str) -> str | None:
     """What kind of credential file `text` is (its head is enough), or None."""
     head = text[:HEAD_BYTES]
-    for kind, gate, pattern in _SHAPES:
-        if gate(head) and pattern.search(head):
-            return kind
-    return None
+    lowered: list[str] = []
+    return _confirm(head, (shape for shape in _SHAPES if _text_gate(shape, head, lowered)))
+
+
+def secret_kind_of_bytes(data: bytes) -> str | None:
+    """`secret_kind` of a file's bytes: its first `HEAD_BYTES` bytes, decoded only when
+    a gate holds (the needles are ASCII, so they are found in the bytes as in the text)."""
+    head = data[:HEAD_BYTES]
+    scanner = _GATES.get()
+    if scanner is not None:
+        hits: set[int] = set()
+        scanner.scan(head, _note_gate, hits)
+        shapes = [shape for index, shape in enumerate(_SHAPES)
+                  if index in hits or (shape.at_start and head.startswith(shape.needles[0].encode()))]
+    else:
+        lowered: list[bytes] = []
+        shapes = [shape for shape in _SHAPES if _bytes_gate(shape, head, lowered)]
+    return _confirm(head.decode("utf-8", "replace"), shapes) if shapes else None
 
 
 def check_not_secret(rel: str, text: str) -> None:
@@ -77,4 +178,4 @@ def file_is_secret(root: Path, rel: str) -> bool:
         return True
     except OSError:
         return False
-    return secret_kind(head.decode("utf-8", "replace")) is not None
+    return secret_kind_of_bytes(head) is not None

@@ -11,6 +11,7 @@ from pathlib import Path
 import pathspec
 from pydantic import BaseModel, Field
 
+from deepseek_ls.globs import gitignore_spec
 from deepseek_ls.patch.hunks import split_lines
 from deepseek_ls.policy import git_safety, safe_files
 from deepseek_ls.policy.errors import PolicyViolation
@@ -117,7 +118,7 @@ def _walk(root: Path) -> list[str]:
         rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/")
         ignore = Path(dirpath) / ".gitignore"
         if ignore.is_file():
-            specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(ignore.read_text(encoding="utf-8", errors="replace").splitlines())
+            specs[rel_dir] = gitignore_spec(ignore.read_text(encoding="utf-8", errors="replace").splitlines())
 
         def ignored(rel: str, is_dir: bool) -> bool:
             for base, spec in specs.items():
@@ -140,7 +141,7 @@ def _walk(root: Path) -> list[str]:
 
 async def fs_list(ctx: ToolContext, args: FsListArgs) -> dict:
     files = await asyncio.to_thread(workspace_files, ctx.root)
-    pattern = pathspec.GitIgnoreSpec.from_lines([args.glob]) if args.glob not in ("", "**", "*") else None
+    pattern = gitignore_spec([args.glob]) if args.glob not in ("", "**", "*") else None
     matched = [f for f in files if (pattern is None or pattern.match_file(f)) and _listable(ctx, f)]
     return {"files": matched[: args.limit], "total": len(matched), "truncated": len(matched) > args.limit}
 

@@ -18,9 +18,9 @@ import shutil
 import sys
 from pathlib import Path
 
-import pathspec
 from pydantic import BaseModel, Field
 
+from deepseek_ls.globs import gitignore_spec
 from deepseek_ls.policy.command_secrets import rg_exclude_args
 from deepseek_ls.policy.env import scrubbed_env
 from deepseek_ls.policy.redact import cut_chars
@@ -126,7 +126,7 @@ def _search_buffers(ctx: ToolContext, args: SearchArgs, open_docs: set[str]) -> 
         rx = re.compile(re.escape(args.query), flags)
     include = None
     if args.globs:
-        include = pathspec.GitIgnoreSpec.from_lines(args.globs)
+        include = gitignore_spec(args.globs)
     out = []
     for path in sorted(open_docs):
         if not ctx.paths.is_allowed(path) or (include is not None and not include.match_file(path)):

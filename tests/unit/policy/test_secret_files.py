@@ -7,11 +7,14 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from deepseek_ls.config_models import PolicyConfig
 from deepseek_ls.policy import PathPolicy, PolicyViolation, safe_files
 from deepseek_ls.policy.command_secrets import guard_command
 from deepseek_ls.policy.env import scrubbed_env
+from deepseek_ls.policy import secret_files
 from deepseek_ls.policy.secret_files import secret_kind
 
 
@@ -98,9 +101,41 @@ SECRET_CONTENT = [
 ]
 
 
+def _python_gates_on_bytes(text: str) -> str | None:
+    with secret_files._GATES.disabled():  # as on a machine without Hyperscan
+        return secret_files.secret_kind_of_bytes(text.encode())
+
+
+def _hyperscan_gates_on_bytes(text: str) -> str | None:
+    if secret_files.engine() != "hyperscan":
+        pytest.skip("Hyperscan is not installed here")
+    return secret_files.secret_kind_of_bytes(text.encode())
+
+
+# Every way a head is checked: a text (tools), and a file's bytes with the gates found by
+# Hyperscan in one pass (the index, line hits, diffs) or by a substring pass per needle.
+ENGINES = [
+    pytest.param(secret_kind, id="text"),
+    pytest.param(_hyperscan_gates_on_bytes, id="bytes-hyperscan"),
+    pytest.param(_python_gates_on_bytes, id="bytes-python"),
+]
+
+
+@pytest.mark.parametrize("detect", ENGINES)
 @pytest.mark.parametrize(("text", "kind"), SECRET_CONTENT)
-def test_credential_files_are_known_by_content(text: str, kind: str) -> None:
-    assert secret_kind(text) == kind
+def test_credential_files_are_known_by_content(detect, text: str, kind: str) -> None:
+    assert detect(text) == kind
+
+
+def test_only_the_kelvin_sign_lowers_into_an_ascii_letter() -> None:
+    # What the aws pattern's letter classes rest on (configparser lowers option names).
+    lowers_to_ascii = {chr(c) for c in range(128, 0x110000) if (low := chr(c).lower()).isascii() and low.isalpha()}
+    assert lowers_to_ascii == {"\u212a"}
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="Hyperscan wheels are for x86_64")
+def test_byte_heads_are_gated_by_hyperscan_where_it_installs() -> None:
+    assert secret_files.engine() == "hyperscan"
 
 
 ORDINARY_CONTENT = [
@@ -113,9 +148,10 @@ ORDINARY_CONTENT = [
 ]
 
 
+@pytest.mark.parametrize("detect", ENGINES)
 @pytest.mark.parametrize("text", ORDINARY_CONTENT)
-def test_ordinary_files_are_not_taken_for_credentials(text: str) -> None:
-    assert secret_kind(text) is None
+def test_ordinary_files_are_not_taken_for_credentials(detect, text: str) -> None:
+    assert detect(text) is None
 
 
 @pytest.fixture
@@ -188,12 +224,41 @@ SECRET_CONTENT_DRESSED = [
     pytest.param("[x]\nAws_Secret_Access_Key=abcdefghijklmnop1234\n", "aws credentials", id="aws-mixed-case"),
     pytest.param("  _password = abcdefgh12\n", "npm credentials", id="npm-password-indented"),
     pytest.param("//r.example/:_auth=abcdefgh12\n", "npm credentials", id="npm-auth"),
+    pytest.param("x = self._auth_token\n" * 3 + "\n  \n  _authToken = abcdefgh12\n", "npm credentials",
+                 id="npm-after-mentions-in-code"),
+    pytest.param("a_password = 1; _auth = x\n//r.example/:_password=abcdefgh12", "npm credentials",
+                 id="npm-last-line-after-a-non-matching-line"),
     pytest.param("https://me:hunter2hunter2@git.example.com\n", "git credentials", id="git-credentials"),
     pytest.param("# café\nmachine h login me password hunter2\n", "netrc", id="netrc-after-non-ascii"),
+    # configparser (boto's reader) lowers option names and strips Unicode spaces:
+    pytest.param("[x]\naws_secret_access_\u212aey = abcdefghijklmnop1234\n", "aws credentials", id="aws-kelvin-sign-k"),
+    pytest.param("[x]\naws_secret_access_key\u00a0=\u2003abcdefghijklmnop1234\n", "aws credentials", id="aws-unicode-spaces"),
+    pytest.param("é" * 30_000 + "\nmachine h login me password hunter2\n", "netrc",
+                 id="netrc-after-60k-bytes-of-two-byte-text"),
     pytest.param("machine h login é\n password hunter2\n", "netrc", id="netrc-non-ascii-login"),
 ]
 
 
+@pytest.mark.parametrize("detect", ENGINES)
 @pytest.mark.parametrize(("text", "kind"), SECRET_CONTENT_DRESSED)
-def test_no_leak_credential_files_known_by_content_however_dressed(text: str, kind: str) -> None:
-    assert secret_kind(text) == kind
+def test_no_leak_credential_files_known_by_content_however_dressed(detect, text: str, kind: str) -> None:
+    assert detect(text) == kind
+
+
+_FRAGMENTS = [
+    "machine h", "default", " login me", " password ", "hunter2", "aws_secret_access_key", "AWS_SECRET_ACCESS_", "\u212aey",
+    " = ", "abcdefghijklmnop1234", "_authToken", "_auth", "_password", "=abcdefgh12", "//r.example/:", '"type"', ": ",
+    '"service_account"', "kind:", " Config", "users:", '"auths"', '{"r": {"auth": "dXNlcjpwYXNz"}}', "-----BEGIN ",
+    "RSA ", "PRIVATE KEY", "-----", "MIIEvQIBADANBgkqhkiG9w0B", "PuTTY-User-Key-File-", "3:", "https://me:hunter2hunter2@h",
+    "http", "\n", "\r\n", "\t", " ", "\u00a0", "é", "\u2028", "\x00", "\ufffd",
+]
+
+
+@given(st.lists(st.sampled_from(_FRAGMENTS), max_size=14))
+@settings(max_examples=400, deadline=None)
+def test_no_leak_every_engine_finds_the_same_credentials(parts: list[str]) -> None:
+    text = "".join(parts)
+    expected = secret_kind(text)
+    assert _python_gates_on_bytes(text) == expected
+    if secret_files.engine() == "hyperscan":
+        assert secret_files.secret_kind_of_bytes(text.encode()) == expected
