@@ -17,7 +17,10 @@ in column 0 (after an optional `export`/`pub`/visibility prefix), which is what
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from bisect import bisect_left
+from typing import Callable, NamedTuple
+
+from deepseek_ls import multiscan
 
 
 class Symbol(NamedTuple):
@@ -36,12 +39,15 @@ class Symbol(NamedTuple):
         return cls(str(name), str(kind), int(line))  # type: ignore[arg-type]
 
 
-# Definitions at the start of a line (the text is scanned with a newline in front,
-# so the first line starts like every other).
-_PY_DEFS = re.compile(
-    r"\n(?:(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)"
+# A definition at a line start (`match` there): `def`/`class`, or an assignment
+# (`X = `, `X: T = `, `X: T`). Lines that can start one are found first with a cheaper
+# regex (a letter or `_` after a newline): trying the alternatives at every newline
+# cost twice as much.
+_LINE_START = re.compile(r"\n[A-Za-z_]")
+_PY_DEF = re.compile(
+    r"(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)"
     r"|class[ \t]+([A-Za-z_]\w*)"
-    r"|([A-Za-z_]\w*)[ \t]*(?::[^=\n]*(?:=(?!=)|$)|=(?!=)))",  # `X = `, `X: T = `, `X: T`
+    r"|([A-Za-z_]\w*)[ \t]*(?::[^=\n]*(?:=(?!=)|$)|=(?!=))",
     re.MULTILINE,
 )
 _PY_KINDS = ("", "function", "class", "const")
@@ -58,23 +64,6 @@ _LINE_TOKEN = re.compile(
 )
 
 
-def _string_end(text: str, start: int) -> int:
-    """Where the triple-quoted string opening at `start` ends (after its closing
-    quotes; an unterminated one runs to the end of the file). `str.find` for the
-    closing quotes (a regex over the body cost twice as much), skipping quotes
-    escaped by an odd run of backslashes."""
-    quotes = text[start : start + 3]
-    at = start + 3
-    while (end := text.find(quotes, at)) != -1:
-        before = end - 1
-        while text[before] == "\\":
-            before -= 1
-        if (end - 1 - before) % 2 == 0:
-            return end + 3
-        at = end + 1
-    return len(text)
-
-
 def _opening_quote(text: str, line_start: int, quotes: int) -> tuple[int, int]:
     """For triple quotes at `quotes` with a `#` or a quote before them on their line:
     (where the string they are part of opens, -1) when they open one, or (-1, where
@@ -89,22 +78,46 @@ def _opening_quote(text: str, line_start: int, quotes: int) -> tuple[int, int]:
     return quotes, -1
 
 
-def _triple_strings(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each triple-quoted string, in order."""
+def _triple_strings(text: str, find: Callable[[str, int], int] | None = None) -> list[tuple[int, int]]:
+    """(start, end) of each triple-quoted string, in order (an unterminated one runs to
+    the end of the file). `str.find` for the quotes (a regex over the bodies cost twice
+    as much); a closing quote escaped by an odd run of backslashes does not close.
+    A build runs this on every Python file: the common case (only indentation before
+    the opening quotes) takes no further look at the line. `find(quotes, at)`: where
+    `text.find` would find them (`_found_in` answers from a scan's positions)."""
     spans: list[tuple[int, int]] = []
-    find = text.find
-    pos, double, single = 0, find('"""'), find("'''")
+    find = find or text.find
+    rfind = text.rfind
+    pos, double, single = 0, find('"""', 0), find("'''", 0)
     while double >= 0 or single >= 0:
         quotes = single if double < 0 or 0 <= single < double else double
-        line_start = max(text.rfind("\n", 0, quotes) + 1, pos)
-        head = text[line_start:quotes]
-        resume = -1
-        if "#" in head or '"' in head or "'" in head:
-            quotes, resume = _opening_quote(text, line_start, quotes)
-        if resume < 0:
-            resume = _string_end(text, quotes)
-            spans.append((quotes, resume))
-        pos = resume
+        line_start = rfind("\n", pos, quotes) + 1 or pos
+        if line_start != quotes and not text[line_start:quotes].isspace():
+            head = text[line_start:quotes]
+            if "#" in head or '"' in head or "'" in head:
+                quotes, resume = _opening_quote(text, line_start, quotes)
+                if resume >= 0:  # inside a comment or a one-line string
+                    pos = resume
+                    if double != -1 and double < pos:
+                        double = find('"""', pos)
+                    if single != -1 and single < pos:
+                        single = find("'''", pos)
+                    continue
+        mark, at = text[quotes : quotes + 3], quotes + 3
+        while True:
+            end = find(mark, at)
+            if end < 0:
+                end = len(text)
+                break
+            before = end - 1
+            while text[before] == "\\":
+                before -= 1
+            if (end - 1 - before) % 2 == 0:
+                end += 3
+                break
+            at = end + 1
+        spans.append((quotes, end))
+        pos = end
         if double != -1 and double < pos:
             double = find('"""', pos)
         if single != -1 and single < pos:
@@ -112,21 +125,62 @@ def _triple_strings(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+# Where a Python definition or a triple-quoted string can start, in one Hyperscan
+# pass (ASCII text only: its byte offsets are its character offsets). Without it:
+# `_LINE_START` and `str.find`, two or three passes, the same results.
+_LINE, _DOUBLE, _SINGLE = 0, 1, 2
+_PY_SCAN = multiscan.Lazy(
+    lambda: [(rb"\n[A-Za-z_]", _LINE, 0), (rb'"""', _DOUBLE, 0), (rb"'''", _SINGLE, 0)], what="Python definitions"
+)
+
+
+def _note(kind: int, _start: int, to: int, _flags: int, found: tuple[list[int], list[int], list[int]]) -> None:
+    found[kind].append(to)
+
+
+def _found_in(doubles: list[int], singles: list[int]) -> Callable[[str, int], int]:
+    """`text.find` for triple quotes, answered from their (sorted) positions."""
+    positions = {'"""': doubles, "'''": singles}
+
+    def find(quotes: str, at: int) -> int:
+        found = positions[quotes]
+        index = bisect_left(found, at)
+        return found[index] if index < len(found) else -1
+
+    return find
+
+
+def _candidates(text: str) -> tuple[list[int], Callable[[str, int], int] | None]:
+    """Starts of the lines that begin with a letter or `_` (where a definition can
+    start), and a finder for triple quotes (None: `text.find`)."""
+    first = [0] if text[:1].isascii() and (text[:1].isalpha() or text[:1] == "_") else []
+    scanner = _PY_SCAN.get() if text.isascii() else None
+    if scanner is None:
+        return first + [match.start() + 1 for match in _LINE_START.finditer(text)], None
+    found: tuple[list[int], list[int], list[int]] = ([], [], [])
+    scanner.scan(text.encode("ascii"), _note, found)
+    lines, doubles, singles = found
+    return first + [to - 1 for to in lines], _found_in([to - 3 for to in doubles], [to - 3 for to in singles])
+
+
 def _python(text: str) -> list[Symbol]:
-    text = "\n" + text
     out: list[Symbol] = []
     spans: list[tuple[int, int]] | None = None
-    inside = 0  # the first string that does not end before the current match
-    line, pos = 0, 0  # newlines in text[:pos]; a definition starts just after the one it matched
-    for match in _PY_DEFS.finditer(text):
-        newline = match.start()
+    inside = 0  # the first string that does not end before the current line
+    line, pos = 1, 0  # line number of text[pos]
+    starts, find = _candidates(text)
+    match_at = _PY_DEF.match
+    for start in starts:
+        match = match_at(text, start)
+        if match is None:
+            continue
         if spans is None:
-            spans = _triple_strings(text)
+            spans = _triple_strings(text, find)
+        newline = start - 1
         while inside < len(spans) and spans[inside][1] <= newline:
             inside += 1
         if inside < len(spans) and spans[inside][0] <= newline:
             continue  # inside a triple-quoted string
-        start = newline + 1
         line += text.count("\n", pos, start)
         pos = start
         group = match.lastindex

@@ -1,13 +1,29 @@
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from deepseek_ls.index import symbols
 from deepseek_ls.index.symbols import Symbol, extract_symbols
+
+
+@pytest.fixture(params=["hyperscan", "python"])
+def engine(request):
+    """Python symbols are found from one Hyperscan pass (ASCII text, where it is installed)
+    or from regexes and `str.find`: each test runs on both, with the same answer."""
+    if request.param == "hyperscan":
+        if symbols._PY_SCAN.get() is None:
+            pytest.skip("Hyperscan is not installed here")
+        yield
+    else:
+        with symbols._PY_SCAN.disabled():
+            yield
 
 
 def names(symbols):
     return [(s.kind, s.name, s.line) for s in symbols]
 
 
-def test_python_top_level_definitions():
+def test_python_top_level_definitions(engine):
     text = (
         "import os\n"
         "MAX_SIZE = 10\n"
@@ -33,7 +49,7 @@ def test_python_top_level_definitions():
     ]
 
 
-def test_python_that_does_not_parse_falls_back_to_column_zero_regex():
+def test_python_that_does_not_parse_falls_back_to_column_zero_regex(engine):
     text = 'print "python 2"\ndef old_style():\n    pass\nclass Legacy:\n    pass\n'
     assert names(extract_symbols("python", text)) == [("function", "old_style", 2), ("class", "Legacy", 4)]
 
@@ -151,16 +167,16 @@ TRIPLE_SINGLE = "'" * 3
         pytest.param('x = 1  # "\ns = """\ndef hidden():\n"""\nF = 6\n', id="quote-in-a-comment-before-triple-quotes"),
     ],
 )
-def test_python_symbols_agree_with_ast(text):
+def test_python_symbols_agree_with_ast(engine, text):
     assert names(extract_symbols("python", text)) == _ast_symbols(text)
 
 
-def test_an_unterminated_triple_quoted_string_hides_the_rest_of_the_file():
+def test_an_unterminated_triple_quoted_string_hides_the_rest_of_the_file(engine):
     text = 'A = 1\ns = """\ndef hidden():\n    pass\n'
     assert names(extract_symbols("python", text)) == [("const", "A", 1)]
 
 
-def test_a_huge_python_file_is_read_in_one_pass_with_the_same_answer():
+def test_a_huge_python_file_is_read_in_one_pass_with_the_same_answer(engine):
     body = "MAX_SIZE = 10\n\n@decorator\ndef outer():\n    pass\n\nclass Thing:\n    def method(self):\n        pass\n"
     big = body + ("# " + "x" * 78 + "\n") * 20_000
     assert names(extract_symbols("python", big)) == names(extract_symbols("python", body)) == [
@@ -168,3 +184,16 @@ def test_a_huge_python_file_is_read_in_one_pass_with_the_same_answer():
         ("function", "outer", 4),
         ("class", "Thing", 7),
     ]
+
+
+_PY_FRAGMENTS = ["\n", "def f():", "class K:", "async def g():", "A = 1", "b = C = 2", "X: int", "    ", "#", "\"", "\'",
+                 '"""', "'''", "\\", "x = ", "print(1)", "é", "\r\n", "MAX_SIZE = 3", "s = r\"\\\\\"", "(", ")"]
+
+
+@given(st.lists(st.sampled_from(_PY_FRAGMENTS), max_size=30))
+@settings(max_examples=500, deadline=None)
+def test_both_engines_find_the_same_python_symbols(parts):
+    text = "".join(parts)
+    with symbols._PY_SCAN.disabled():
+        expected = extract_symbols("python", text)
+    assert extract_symbols("python", text) == expected
