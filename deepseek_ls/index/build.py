@@ -246,8 +246,9 @@ def full_build(
                     elapsed = time.perf_counter() - started
                     progress(BuildProgress(done, total, done / elapsed if elapsed else 0.0, src.path))
             # A file edited after we read it is read again, alone.
+            root = str(snapshot.root)
             for path, stat in disk_reads.items():
-                if disk_stat(snapshot.root / path) != stat:
+                if disk_stat(os.path.join(root, path)) != stat:
                     restarted.append(path)
                     batch.remove(path)
                     content = _read(batch, reader, SourceFile(path))
