@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from deepseek_ls.policy.secret_files import secret_kind_of_bytes
 
@@ -21,10 +22,11 @@ from .symbols import extract_symbols
 from .tokenize import split_identifier, sub_words
 
 
-@dataclass(frozen=True, slots=True)
-class AnalysedFile:
+class AnalysedFile(NamedTuple):
     """What indexing a file needs besides its text (`decode(data)`); small, so
-    workers send it back cheaply while the caller already holds the bytes."""
+    workers send it back cheaply while the caller already holds the bytes. A tuple:
+    a build makes one per file (a frozen dataclass sets each field through
+    `object.__setattr__`)."""
 
     path: str
     sha256: str

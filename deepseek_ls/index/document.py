@@ -18,7 +18,5 @@ def to_document(a: AnalysedFile, text: str) -> tantivy.Document:
     doc.add_text(f.CONTENT, index_text(text))
     doc.add_text(f.SYMBOLS, index_text(a.symbol_words))
     doc.add_bytes(f.SYMBOL_TABLE, a.symbol_table)
-    doc.add_unsigned(f.SIZE, a.size)
     doc.add_unsigned(f.PATH_ID, f.path_id(a.path))
-    doc.add_text(f.SHA256, a.sha256)
     return doc

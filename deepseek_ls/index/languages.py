@@ -55,4 +55,4 @@ def normalize_language(name: str) -> str:
 
 def looks_binary(data: bytes) -> bool:
     """Git's heuristic: a NUL byte in the first 8 KiB means binary."""
-    return b"\x00" in data[:_SNIFF_BYTES]
+    return data.find(b"\x00", 0, _SNIFF_BYTES) >= 0  # a slice would copy the bytes first

@@ -11,7 +11,7 @@ import hashlib
 
 import tantivy
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 CODE_ANALYZER = "code"
 
@@ -22,9 +22,8 @@ LANG = "lang"  # exact
 CONTENT = "content"  # whole identifiers, normalised (tokenize.index_text); not stored: line hits read the file itself
 SYMBOLS = "symbols"  # names of top-level definitions, normalised, and their sub-words
 SYMBOL_TABLE = "symbol_table"  # stored JSON [[name, kind, line], ...] for the repo map
-SIZE = "size"
 PATH_ID = "path_id"  # fast field: a 64-bit hash of the path (`path_id`), read per hit without the doc store
-SHA256 = "sha256"
+# A file's size and sha256 are in the manifest, not in its document (schema 7: nothing read them there).
 
 # Query-time weights: a definition named like the query beats a mention.
 FIELD_BOOSTS: dict[str, float] = {SYMBOLS: 3.0, PATH_TEXT: 2.0, CONTENT: 1.0}
@@ -43,9 +42,7 @@ def build_schema() -> tantivy.Schema:
     sb.add_text_field(CONTENT, stored=False, tokenizer_name=CODE_ANALYZER, index_option="freq")
     sb.add_text_field(SYMBOLS, tokenizer_name=CODE_ANALYZER, index_option="freq")
     sb.add_bytes_field(SYMBOL_TABLE, stored=True, indexed=False)
-    sb.add_unsigned_field(SIZE, stored=True)
     sb.add_unsigned_field(PATH_ID, fast=True)
-    sb.add_text_field(SHA256, stored=True, tokenizer_name="raw")
     return sb.build()
 
 
