@@ -44,6 +44,7 @@ class AcpUI:
         self.rejected_always: set[tuple[str, str]] = set()
         self.shown_patches: set[str] = set()
         self.pending: set[asyncio.Task[Any]] = set()
+        self.progress_said: dict[str, str] = {}  # token -> the last progress line shown
         self.closed = False
         # Model text is the answer in `ask`; while planning and editing it is plan JSON and
         # diffs, shown as the agent's thinking (the plan and the edits arrive as their own updates).
@@ -86,7 +87,13 @@ class AcpUI:
             self.send(update_agent_thought_text(text))
 
     def progress(self, token: str, message: str, percentage: int | None = None, *, done: bool = False) -> None:
-        return None  # the client shows the turn as running; model text and tool calls carry the rest
+        """ACP has no progress notification: what a step is waiting for and which model it asks
+        ("planner: queued for M: why", "executor: asking M (max-think)", "verifying: …") is a
+        thought line, once per change; counters and "done" lines are left to the turn's own updates."""
+        if done or percentage is not None or self.progress_said.get(token) == message:
+            return
+        self.progress_said[token] = message
+        self.send(update_agent_thought_text(f"{message}\n"))
 
     async def ask_user(self, question: str, choices: list[str] | None = None) -> str | None:
         """ACP has no free-text question: choices go through a permission request; otherwise the

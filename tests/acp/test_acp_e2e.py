@@ -65,6 +65,8 @@ async def test_prompt_plans_asks_permission_writes_through_the_client_and_resume
     assert plans[-1].entries[0].status == "completed" and "Fix add" in plans[-1].entries[0].content
     assert "Done: 1/1 step(s) applied and verified" in client.text("agent_message_chunk")
     assert "FIX" not in client.text("agent_message_chunk")  # raw diffs are not the answer
+    thoughts = client.text("agent_thought_chunk")  # which model each step asked, and why it waited if it did
+    assert "planner: asking deepseek" in thoughts and "executor: asking deepseek" in thoughts
 
     # Resume in a new process: session/load replays what happened.
     loaded = RecordingClient()
