@@ -14,7 +14,6 @@ disk changes when the person saves; verification waits for that (`World.unsaved`
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import Any
 
@@ -48,9 +47,7 @@ async def apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | N
     apply per file at a time (`buffer_sync`), as an accepted hunk is."""
     patch = patch_store(ls).get(patch_id)
     files = sorted({patch.hunk(h).file for h in hunk_ids} if hunk_ids else {h.file for h in patch.pending_hunks()})
-    async with contextlib.AsyncExitStack() as stack:
-        for file in files:  # in one order: two applies never wait for each other's files
-            await stack.enter_async_context(ls.buffer_sync.lock(file))
+    async with ls.buffer_sync.locks(files):
         return await _apply_patch(ls, patch_id, hunk_ids)
 
 
@@ -59,6 +56,9 @@ async def _apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | 
 
     patch = patch_store(ls).get(patch_id)
     chosen = [patch.hunk(h) for h in hunk_ids] if hunk_ids else patch.pending_hunks()
+    settled = [f"hunk {h.hunk_id} is already {h.status}" for h in chosen if h.status != "pending"]
+    if settled:  # rejected (or applied) while this apply waited for its files
+        return ApplyResult(ok=False, patch_id=patch_id, message="nothing was applied: " + "; ".join(settled))
     groups: dict[str, list[str]] = {}
     for hunk in chosen:
         groups.setdefault(hunk.file, []).append(hunk.hunk_id)

@@ -145,19 +145,32 @@ async def buffer_problem(ls: DeepSeekServer, uri: str) -> str | None:
     return await ls.buffer_sync.ready(uri, lambda: current_text(ls, uri)[0], scaled(CATCH_UP_SECONDS))
 
 
-async def accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str], file: str) -> dict[str, Any]:
+async def accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str], file: str,
+                         *, skip_settled: bool = False) -> dict[str, Any]:
     """Apply `hunk_ids` (all in `file`) through the editor; the result says whether. One
-    apply per file at a time (never two edits computed against the same text)."""
+    apply or reject per file at a time (never two edits computed against the same text, never
+    a reject answered while the editor may still apply the hunk). A hunk settled meanwhile (a
+    second click, a Reject that came first) is an error, or with `skip_settled` (bulk accepts)
+    left out and named in the result's `skipped`."""
     async with ls.buffer_sync.lock(file):
-        return await _accept_in_file(ls, patch_id, hunk_ids, file)
+        patch = patch_store(ls).get(patch_id)
+        settled = {h: status for h in hunk_ids if (status := patch.hunk(h).status) != "pending"}
+        if settled and not skip_settled:
+            hunk_id, status = next(iter(settled.items()))
+            raise ValueError(f"hunk {hunk_id} is already {status}")
+        chosen = [h for h in hunk_ids if h not in settled]
+        if not chosen:
+            return {"applied": False, "uri": relpath_to_uri(ls.root, file), "hunk_ids": [], "skipped": list(settled),
+                    "message": f"nothing to apply in {file}: its hunks were settled meanwhile"}
+        result = await _accept_in_file(ls, patch_id, chosen, file)
+        if settled:
+            result["skipped"] = list(settled)
+        return result
 
 
 async def _accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str], file: str) -> dict[str, Any]:
     store = patch_store(ls)
     patch = store.get(patch_id)
-    for hunk_id in hunk_ids:  # settled meanwhile (e.g. a second click while the first edit was out)
-        if (status := patch.hunk(hunk_id).status) != "pending":
-            raise ValueError(f"hunk {hunk_id} is already {status}")
     uri = relpath_to_uri(ls.root, file)
 
     def refused(message: str, version: int | None) -> dict[str, Any]:  # nothing applied, nothing recorded
@@ -269,9 +282,13 @@ async def accept_hunk(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 async def reject_hunk(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     a = params.parse_args(params.HunkArgs, args)
     store = patch_store(ls)
-    hunk = store.get(a.patch_id).hunk(a.hunk_id)
-    store.reject(a.patch_id, [a.hunk_id], reason="rejected in the editor")
-    changed(ls, [hunk.file])
+    file = store.get(a.patch_id).hunk(a.hunk_id).file
+    async with ls.buffer_sync.lock(file):  # an Accept's edit still out: its answer decides first
+        status = store.get(a.patch_id).hunk(a.hunk_id).status
+        if status != "pending":
+            raise ValueError(f"hunk {a.hunk_id} is already {status}")
+        store.reject(a.patch_id, [a.hunk_id], reason="rejected in the editor")
+    changed(ls, [file])
     await _after_settled(ls, a.patch_id)
     return {"rejected": True, "hunk_ids": [a.hunk_id]}
 
@@ -292,16 +309,18 @@ async def accept_file(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
         raise ValueError(f"patch {a.patch_id} has no pending hunks in {file}")
     if not await confirm_gated(ls, patch, hunk_ids, [file]):
         return {"applied": False, "uri": a.uri, "message": "approval denied", "hunk_ids": hunk_ids}
-    return await accept_in_file(ls, a.patch_id, hunk_ids, file)
+    return await accept_in_file(ls, a.patch_id, hunk_ids, file, skip_settled=True)
 
 
 async def reject_file(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     a = params.parse_args(params.FileArgs, args)
     file = _file_of(ls, a.uri)
     store = patch_store(ls)
-    hunk_ids = _group_pending(store.get(a.patch_id), file).get(file, [])
+    async with ls.buffer_sync.lock(file):  # the hunks still pending once an Accept's edit is answered
+        hunk_ids = _group_pending(store.get(a.patch_id), file).get(file, [])
+        if hunk_ids:
+            store.reject(a.patch_id, hunk_ids, reason="rejected in the editor")
     if hunk_ids:
-        store.reject(a.patch_id, hunk_ids, reason="rejected in the editor")
         changed(ls, [file])
         await _after_settled(ls, a.patch_id)
     return {"rejected": True, "hunk_ids": hunk_ids}
@@ -317,11 +336,14 @@ async def accept_all(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
             failed.append({"patch_id": patch.patch_id, "message": "approval denied"})
             continue
         for file, hunk_ids in groups.items():
-            result = await accept_in_file(ls, patch.patch_id, hunk_ids, file)
+            result = await accept_in_file(ls, patch.patch_id, hunk_ids, file, skip_settled=True)
             if result["applied"]:
-                applied.extend(hunk_ids)
-            else:
-                failed.append({"file": file, "hunk_ids": hunk_ids, "message": result.get("message")})
+                applied.extend(result["hunk_ids"])
+            elif result["hunk_ids"]:
+                failed.append({"file": file, "hunk_ids": result["hunk_ids"], "message": result.get("message")})
+            if result.get("skipped"):
+                failed.append({"file": file, "hunk_ids": result["skipped"],
+                               "message": "settled meanwhile (rejected or accepted by another command)"})
     return {"applied": applied, "failed": failed}
 
 
@@ -330,12 +352,14 @@ async def reject_all(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     store = patch_store(ls)
     rejected: list[str] = []
     files: list[str] = []
-    for patch in _patches_in_scope(ls, a.patch_id):
-        ids = [h.hunk_id for h in patch.pending_hunks()]
-        if ids:
-            store.reject(patch.patch_id, ids, reason="rejected in the editor")
-            rejected.extend(ids)
-            files.extend(h.file for h in patch.pending_hunks())
+    scope = [h.file for patch in _patches_in_scope(ls, a.patch_id) for h in patch.pending_hunks()]
+    async with ls.buffer_sync.locks(scope):  # Accepts whose edits are out are answered first
+        for patch in _patches_in_scope(ls, a.patch_id):
+            pending = [h for h in patch.pending_hunks() if h.file in scope]
+            if pending:
+                store.reject(patch.patch_id, [h.hunk_id for h in pending], reason="rejected in the editor")
+                rejected.extend(h.hunk_id for h in pending)
+                files.extend(h.file for h in pending)
     if rejected:
         changed(ls, files)
         for patch in _patches_in_scope(ls, a.patch_id):
