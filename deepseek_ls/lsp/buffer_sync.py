@@ -129,10 +129,10 @@ class BufferSync:
                 await stack.enter_async_context(self.lock(file))
             yield
 
-    async def ready(self, uri: str, current: Callable[[], Any], timeout: float) -> str | None:
-        """None when an edit of `uri` may be computed now, else why not (for the person).
-        `current()` is the server's copy (buffer, else disk): one that already shows the
-        previous apply's text is not behind."""
+    async def ready(self, uri: str, current: Callable[[], Any], timeout: float, then: str = "accept again") -> str | None:
+        """None when an edit of `uri` may be computed now, else why not (for the person, who
+        should `then` retry). `current()` is the server's copy (buffer, else disk): one that
+        already shows the previous apply's text is not behind."""
         key = _key(uri)
         deadline = asyncio.get_running_loop().time() + timeout
         while key in self.behind:
@@ -142,7 +142,7 @@ class BufferSync:
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0:
                 return ("the editor has not sent the buffer back since it applied the previous edit, so the "
-                        "server cannot tell what it holds now. Nothing was sent; save or reopen the file, then accept again.")
+                        f"server cannot tell what it holds now. Nothing was sent; save or reopen the file, then {then}.")
             self._heard = self._heard or asyncio.Event()
             self._heard.clear()
             try:
@@ -152,5 +152,5 @@ class BufferSync:
         reason = self.out_of_sync.get(key)
         if reason is not None:
             return (f"the editor's buffer is out of sync with the server ({reason}). Nothing was sent; "
-                    "reopen the file (or make the editor send its whole text), then accept again.")
+                    f"reopen the file (or make the editor send its whole text), then {then}.")
         return None

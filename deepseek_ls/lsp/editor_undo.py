@@ -6,7 +6,9 @@ under an open buffer.
 text from the buffer as it is now (`PatchStore.plan_undo`: each apply taken out three-way, so what
 was typed since stays; an overlap refuses the whole undo naming the files, nothing changed), sends
 the open buffers' edits as one versioned `WorkspaceEdit`, and writes a file the editor does not have
-open on the disk only while the disk still holds the text the undo was computed from. Nothing is
+open on the disk only while the disk still holds the text the undo was computed from. Like an accept,
+it goes through `buffer_sync`: it waits for applies and rejects of its files, and is refused while
+any of them is out of sync (the server's copy is not what the person sees). Nothing is
 recorded as undone unless the editor applied its part; a refusal puts back what was written.
 """
 
@@ -19,7 +21,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from deepseek_ls.lsp.edits import FileEdit, patch_store
+from deepseek_ls.lsp.edits import FileEdit, buffer_problem, patch_store
 from deepseek_ls.lsp.editor_apply import caught_up, combine
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.transport import ClientRequestFailed
@@ -92,67 +94,88 @@ async def undo_checkpoints(ls: DeepSeekServer, checkpoint_ids: list[str]) -> Und
     all or nothing. Raises `PatchError` / `UndoNotApplied` with a message naming the files."""
     assert ls.root is not None
     lock = _locks.setdefault(id(ls), asyncio.Lock())
-    async with lock:
-        store = patch_store(ls)
-        buffers = _buffers(ls)
+    store = patch_store(ls)
+    covered = _covered(store, checkpoint_ids)
+    async with lock, ls.buffer_sync.locks(covered):  # after any apply or reject of those files
+        problems = [f"{rel}: {problem}" for rel in covered
+                    if (problem := await buffer_problem(ls, relpath_to_uri(ls.root, rel), then="undo again"))]
+        if problems:  # the text the undo would be computed from is not what the person sees
+            raise UndoNotApplied("undo refused, nothing was changed:\n" + "\n".join(problems))
+        return await _undo(ls, store, checkpoint_ids)
 
-        def read_now(rel: str) -> str | None:
-            return buffers[rel][0] if rel in buffers else _read_disk(ls, rel)
 
-        plan = await asyncio.to_thread(store.plan_undo, checkpoint_ids, read_now)
-        prepared: list[FileEdit] = []
-        disk = []
-        for f in plan.files:
-            if f.path not in buffers:
-                disk.append(f)
-                continue
-            text, version = buffers[f.path]
-            target = FileTarget(file=f.path, source=f.path, kind="delete" if f.target is None else "modify")
-            try:
-                edit = build_edit(ls, target, version, text, f.target or "", removes_file=f.target is None)
-            except UnsupportedEdit as error:
-                raise UndoNotApplied(f"undo refused, nothing was changed: {error}") from None
-            prepared.append(FileEdit(f.path, relpath_to_uri(ls.root, f.path), version, edit, new_text=f.target))
-        written: list[Any] = []
+def _covered(store: Any, checkpoint_ids: list[str]) -> list[str]:
+    """Every file the checkpoints hold (what the undo may change), from their manifests."""
+    files: set[str] = set()
+    for manifest in store.checkpoints.list():
+        if manifest.get("checkpoint_id") in checkpoint_ids:
+            files.update(entry["path"] for entry in manifest.get("files", []))
+            files.update(manifest.get("after", {}) or {})
+    return sorted(files)
 
-        def put_back() -> None:
-            for f in reversed(written):
-                try:
-                    _write_disk(ls, f.path, f.target, f.now)
-                except Exception:  # noqa: BLE001 - changed again meanwhile: theirs, left alone
-                    log.warning("could not put %s back after a refused undo", f.path)
 
+async def _undo(ls: DeepSeekServer, store: Any, checkpoint_ids: list[str]) -> UndoOutcome:
+    buffers = _buffers(ls)
+
+    def read_now(rel: str) -> str | None:
+        return buffers[rel][0] if rel in buffers else _read_disk(ls, rel)
+
+    plan = await asyncio.to_thread(store.plan_undo, checkpoint_ids, read_now)
+    prepared: list[FileEdit] = []
+    disk = []
+    for f in plan.files:
+        if f.path not in buffers:
+            disk.append(f)
+            continue
+        text, version = buffers[f.path]
+        target = FileTarget(file=f.path, source=f.path, kind="delete" if f.target is None else "modify")
         try:
-            for f in disk:
-                await asyncio.to_thread(_write_disk, ls, f.path, f.now, f.target)
-                written.append(f)
-        except (OSError, UnicodeDecodeError) as error:
-            put_back()
+            edit = build_edit(ls, target, version, text, f.target or "", removes_file=f.target is None)
+        except UnsupportedEdit as error:
             raise UndoNotApplied(f"undo refused, nothing was changed: {error}") from None
-        except UndoNotApplied:
-            put_back()
-            raise
-        if prepared:
-            files = ", ".join(p.file for p in prepared)
-            params = types.ApplyWorkspaceEditParams(edit=combine([p.edit for p in prepared if p.edit is not None]),
-                                                    label=f"deepseek: undo {files}")
+        prepared.append(FileEdit(f.path, relpath_to_uri(ls.root, f.path), version, edit, new_text=f.target))
+    written: list[Any] = []
+
+    def put_back() -> None:
+        for f in reversed(written):
             try:
-                response = await ls.workspace_apply_edit_async(params)
-            except ClientRequestFailed as error:
-                put_back()
-                raise UndoNotApplied(f"undo not made: the editor gave no usable answer to the edit of {files} "
-                                     f"({error.reason}); nothing was changed") from None
-            if not response.applied:
-                put_back()
-                reason = response.failure_reason or "the editor refused the edit"
-                raise UndoNotApplied(f"undo not made: the editor did not apply the edit of {files} ({reason}); "
-                                     "nothing was changed")
-        via = "+".join(([("workspace/applyEdit")] if prepared else []) + (["disk"] if disk else [])) or "none"
-        await asyncio.to_thread(store.finish_undo, plan, via)
-        if prepared:
-            await caught_up(ls, prepared)
-        log.info("undid %s: %s in the editor, %s on disk, kept %s", plan.checkpoint_ids,
-                 [p.file for p in prepared], [f.path for f in disk], plan.kept)
-        return UndoOutcome(checkpoint_ids=plan.checkpoint_ids, restored=plan.restored,
-                           changed=[f.path for f in plan.files], merged=[f.path for f in plan.files if f.merged],
-                           kept=plan.kept, in_buffers=[p.file for p in prepared], on_disk=[f.path for f in disk])
+                _write_disk(ls, f.path, f.target, f.now)
+            except Exception:  # noqa: BLE001 - changed again meanwhile: theirs, left alone
+                log.warning("could not put %s back after a refused undo", f.path)
+
+    try:
+        for f in disk:
+            await asyncio.to_thread(_write_disk, ls, f.path, f.now, f.target)
+            written.append(f)
+    except (OSError, UnicodeDecodeError) as error:
+        put_back()
+        raise UndoNotApplied(f"undo refused, nothing was changed: {error}") from None
+    except UndoNotApplied:
+        put_back()
+        raise
+    if prepared:
+        files = ", ".join(p.file for p in prepared)
+        params = types.ApplyWorkspaceEditParams(edit=combine([p.edit for p in prepared if p.edit is not None]),
+                                                label=f"deepseek: undo {files}")
+        try:
+            response = await ls.workspace_apply_edit_async(params)
+        except ClientRequestFailed as error:
+            put_back()
+            raise UndoNotApplied(f"undo not made: the editor gave no usable answer to the edit of {files} "
+                                 f"({error.reason}); nothing was changed") from None
+        if not response.applied:
+            put_back()
+            reason = response.failure_reason or "the editor refused the edit"
+            raise UndoNotApplied(f"undo not made: the editor did not apply the edit of {files} ({reason}); "
+                                 "nothing was changed")
+        for p in prepared:
+            ls.buffer_sync.applied(p.uri, p.new_text)  # the next apply waits for the buffer to come back
+    via = "+".join(([("workspace/applyEdit")] if prepared else []) + (["disk"] if disk else [])) or "none"
+    await asyncio.to_thread(store.finish_undo, plan, via)
+    if prepared:
+        await caught_up(ls, prepared)
+    log.info("undid %s: %s in the editor, %s on disk, kept %s", plan.checkpoint_ids,
+             [p.file for p in prepared], [f.path for f in disk], plan.kept)
+    return UndoOutcome(checkpoint_ids=plan.checkpoint_ids, restored=plan.restored,
+                       changed=[f.path for f in plan.files], merged=[f.path for f in plan.files if f.merged],
+                       kept=plan.kept, in_buffers=[p.file for p in prepared], on_disk=[f.path for f in disk])

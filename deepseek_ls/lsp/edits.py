@@ -136,13 +136,14 @@ def file_edit(ls: DeepSeekServer, patch: Any, hunk_ids: list[str], file: str) ->
                     old_text=old_text, source=target.source)
 
 
-async def buffer_problem(ls: DeepSeekServer, uri: str) -> str | None:
+async def buffer_problem(ls: DeepSeekServer, uri: str, then: str = "accept again") -> str | None:
     """Why no edit of `uri` may be computed now (`buffer_sync`: out of sync, or the editor
-    has not sent back the previous apply), waiting a little for the latter; None: go ahead."""
+    has not sent back the previous apply), waiting a little for the latter; None: go ahead.
+    `then`: what the person does once the buffer is back (in the message)."""
     from deepseek_ls.lsp.buffer_sync import CATCH_UP_SECONDS
     from deepseek_ls.lsp.transport import scaled
 
-    return await ls.buffer_sync.ready(uri, lambda: current_text(ls, uri)[0], scaled(CATCH_UP_SECONDS))
+    return await ls.buffer_sync.ready(uri, lambda: current_text(ls, uri)[0], scaled(CATCH_UP_SECONDS), then)
 
 
 async def accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str], file: str,
