@@ -60,6 +60,7 @@ COMMANDS = [
     AvailableCommand(name="plan", description="make a plan without changing anything"),
     AvailableCommand(name="ask", description="ask a question about the code"),
     AvailableCommand(name="run", description="plan, apply and verify (the agent mode)"),
+    AvailableCommand(name="undo", description="undo the latest applied change (what you typed since stays)"),
 ]
 
 
@@ -195,6 +196,11 @@ class DeepSeekAcpAgent:
     async def _run_turn(self, session: AcpSession, mode: str, text: str, context: str | None) -> None:
         agent, ui = session.agent, session.ui
         ui.content_is_answer = mode == "ask"
+        if mode == "undo":
+            from deepseek_ls.acp.wiring import undo_latest
+
+            ui.send(update_agent_message_text(await asyncio.to_thread(undo_latest, agent) + "\n"))
+            return
         if mode == "agent" and text.strip().lower() in RESUME_WORDS and session.record.ours:
             view = await self._tracked(session, agent.run(session_id=session.record.ours[-1]))
             self._final(session, view)
@@ -374,9 +380,9 @@ def _prompt_text(blocks: list[Any]) -> tuple[str, str | None]:
 
 
 def _command(text: str, mode: str) -> tuple[str, str]:
-    """`/plan …`, `/ask …`, `/run …` choose the mode for this prompt."""
+    """`/plan …`, `/ask …`, `/run …` choose the mode for this prompt; `/undo` undoes the latest apply."""
     stripped = text.lstrip()
-    for name, chosen in (("/plan", "plan"), ("/ask", "ask"), ("/run", "agent")):
+    for name, chosen in (("/plan", "plan"), ("/ask", "ask"), ("/run", "agent"), ("/undo", "undo")):
         if stripped == name or stripped.startswith(name + " "):
             return chosen, stripped[len(name):].strip() or text
     return mode, text

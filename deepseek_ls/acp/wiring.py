@@ -133,3 +133,80 @@ def build_agent(root: Path, loaded: Any, ui: Any, mcp_servers: list[Any], *, con
     if files is not None:
         agent.patches.write_through = files.write
     return agent
+
+
+def undo_latest(agent: Any) -> str:
+    """`/undo`: take back the latest apply that is not undone yet (the workspace's, as `deepseek-ls
+    apply --undo`), three-way against the text as it is now, so what was typed since stays; an
+    overlap refuses it, nothing changed. When the client offers its files, the text is read from and
+    written through it (a file the apply created is removed from the disk); else the disk. Blocking
+    (client calls from a worker thread): run it with `asyncio.to_thread`. Returns what to tell."""
+    from deepseek_ls.patch.model import PatchError
+
+    store, write = agent.patches, agent.patches.write_through
+    latest = store.checkpoints.latest_unrestored()
+    if latest is None:
+        return "Nothing to undo: every applied change is already undone."
+    try:
+        if write is None:
+            plan = store.undo_on_disk([latest])
+            assert plan is not None
+            via = "disk"
+        else:
+            plan = store.plan_undo([latest], lambda rel: _text_now(agent, rel))
+            _write_undo(agent, plan.files, write)
+            via = "fs/write_text_file"
+            store.finish_undo(plan, via)
+    except (PatchError, OSError) as exc:
+        return f"[undo refused] {exc}"
+    merged = [f.path for f in plan.files if f.merged]
+    lines = [f"Undid the latest apply ({', '.join(plan.restored) or 'no file'}) through {via}."]
+    if merged:
+        lines.append(f"Edits made since were kept in {', '.join(merged)}.")
+    if plan.kept:
+        lines.append(f"Left as they are (changed since, nothing of the apply to take out): {', '.join(plan.kept)}.")
+    return "\n".join(lines)
+
+
+def _text_now(agent: Any, rel: str) -> str | None:
+    """The text the person sees: the client's buffer, else the disk (None: no such file)."""
+    from deepseek_ls.policy import safe_files
+
+    doc = agent.overlay.get(rel)
+    if doc is not None:
+        return doc[0]
+    try:
+        return safe_files.read_text(agent.root, rel)
+    except (OSError, ValueError):
+        return None
+
+
+def _write_undo(agent: Any, files: list[Any], write: Any) -> None:
+    """Each file's restored text through the client (a removal on the disk), all or nothing: a
+    write the client refuses puts back what was written and refuses the undo."""
+    from deepseek_ls.patch.model import PatchError
+    from deepseek_ls.policy import safe_files
+
+    written: list[Any] = []
+    try:
+        for f in files:
+            if f.target is None:
+                if _text_now(agent, f.path) != f.now:
+                    raise PatchError(f"{f.path} changed while undoing; nothing was changed")
+                safe_files.unlink(agent.root, f.path)
+            elif not write(f.path, f.target):
+                raise PatchError(f"the client did not write {f.path}; nothing was changed")
+            written.append(f)
+    except (PatchError, OSError):
+        for f in reversed(written):
+            try:
+                if f.now is None:
+                    safe_files.unlink(agent.root, f.path)
+                elif f.target is None:
+                    safe_files.write_bytes(agent.root, f.path, f.now.encode("utf-8", "surrogatepass"))
+                else:
+                    write(f.path, f.now)
+            except OSError:
+                log.warning("could not put %s back after a refused undo", f.path)
+        raise
+

@@ -154,3 +154,60 @@ async def test_always_answers_bad_calls_with_errors(fake_deepseek, workspace, tm
         assert err.value.code == code
         # Still serving afterwards.
         assert (await conn.list_sessions(cwd=str(workspace))).sessions
+
+
+async def _applied_then(client: RecordingClient, workspace: Path, env: dict, between, prompt: str = "/undo") -> str:
+    """Run the fix through the client, let `between()` play the person, then send `prompt`; the answer's text."""
+    async with acp_agent(client, workspace, env) as (conn, _):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=FS)
+        new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        assert (await conn.prompt(session_id=new.session_id, prompt=[text_block("Fix add")])).stop_reason == "end_turn"
+        assert "return a + b" in (workspace / "app.py").read_text()
+        between()
+        before = len(client.updates)
+        answer = await conn.prompt(session_id=new.session_id, prompt=[text_block(prompt)])
+        assert answer.stop_reason == "end_turn"
+    return "".join(u.content.text for u in client.updates[before:]
+                   if getattr(u, "session_update", None) == "agent_message_chunk")
+
+
+async def test_undo_command_takes_the_apply_back_through_the_client(fake_deepseek, workspace, tmp_path):
+    _script(fake_deepseek)
+    client = RecordingClient("allow_once")
+    said = await _applied_then(client, workspace, agent_env(fake_deepseek, tmp_path), lambda: None)
+    assert (workspace / "app.py").read_text() == APP
+    assert [p for p, _ in client.writes] == [str(workspace / "app.py")] * 2, "the undo went through fs/write_text_file"
+    assert "Undid the latest apply (app.py)" in said
+    commands = [u for u in client.updates if getattr(u, "session_update", None) == "available_commands_update"]
+    assert "undo" in {c.name for c in commands[-1].available_commands}
+
+
+async def test_never_clobber_undo_keeps_what_was_typed_since(fake_deepseek, workspace, tmp_path):
+    _script(fake_deepseek)
+    client = RecordingClient("allow_once")
+    app = workspace / "app.py"
+    said = await _applied_then(client, workspace, agent_env(fake_deepseek, tmp_path),
+                               lambda: app.write_text("# typed after the apply\n" + app.read_text()))
+    assert app.read_text() == "# typed after the apply\n" + APP
+    assert "Edits made since were kept in app.py" in said
+
+
+async def test_never_clobber_undo_refuses_over_an_edit_of_the_same_lines(fake_deepseek, workspace, tmp_path):
+    _script(fake_deepseek)
+    client = RecordingClient("allow_once")
+    app = workspace / "app.py"
+    said = await _applied_then(client, workspace, agent_env(fake_deepseek, tmp_path),
+                               lambda: app.write_text(app.read_text().replace("a + b", "a + b  # mine")))
+    assert "a + b  # mine" in app.read_text(), "the person's edit stays"
+    assert "[undo refused]" in said and len(client.writes) == 1
+
+
+async def test_undo_with_nothing_applied_says_so(fake_deepseek, workspace, tmp_path):
+    client = RecordingClient()
+    async with acp_agent(client, workspace, agent_env(fake_deepseek, tmp_path)) as (conn, _):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=FS)
+        new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        answer = await conn.prompt(session_id=new.session_id, prompt=[text_block("/undo")])
+        assert answer.stop_reason == "end_turn"
+    assert "Nothing to undo" in client.text("agent_message_chunk") and client.writes == []
+    assert (workspace / "app.py").read_text() == APP
