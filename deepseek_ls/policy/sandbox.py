@@ -6,7 +6,10 @@ that gives the program:
 - a read-only view of the whole system (`--ro-bind / /`), its own `/dev`,
   `/proc`, `/tmp` and an empty `/run` (no docker, dbus or agent sockets);
 - the workspace writable, except `.git/` and `.deepseek/` (read-only binds over
-  them, so no hook, config or approval setting can be planted);
+  them, so no hook, config or approval setting can be planted); when the workspace
+  is a linked worktree (`git worktree`, a teammate lane), its git directory and the
+  repository's common one are bound read-only too, wherever they are (under `/tmp`
+  they would otherwise be hidden by the sandbox's own `/tmp`);
 - secret locations masked: every file or directory in the workspace and at the
   top of the home directory that matches `policy.deny_paths` is covered by an
   empty file or an empty read-only tmpfs, as is the user's deepseek-ls config;
@@ -39,6 +42,7 @@ import platformdirs
 
 from deepseek_ls.globs import gitignore_spec
 from deepseek_ls.config_models import SandboxConfig
+from deepseek_ls.policy import git_safety
 from deepseek_ls.policy.env import safe_exec_path
 
 log = logging.getLogger(__name__)
@@ -175,6 +179,11 @@ class Sandbox:
         # A `.git` file's git directory, when it lies in the workspace (`gitdir: .hidden-git`).
         for target in self._gitfile_targets([self.root / ".git", *self._nested_git]):
             args += ["--ro-bind", str(target), str(target)]
+        # A linked worktree's git directory outside the workspace (`git worktree add`, a teammate
+        # lane): read-only, and bound by name because it may lie under /tmp, which the sandbox
+        # replaces — git in the workspace would then find no repository at all.
+        for target in _linked_git_dirs(self.root):
+            args += ["--ro-bind", str(target), str(target)]
         # Masks come last: a later bind (the workspace, when it is or contains $HOME) would uncover them.
         for path in [*self._home_masks(), *workspace_masks]:
             args += _mask(path)
@@ -299,6 +308,30 @@ class Sandbox:
             elif is_dir and entry.name not in _PRUNE:
                 subdirs.append((entry.path, rel + "/"))
         return masks, subdirs, len(entries), nested
+
+
+def _linked_git_dirs(root: Path) -> list[Path]:
+    """The git directories outside `root` that git uses for it when `root` is a linked worktree:
+    the repository's common git directory and the worktree's own (`<common>/worktrees/<id>`), as
+    `git_safety.locate` accepts them (the worktree's `gitdir` file points back at `root`). Nothing
+    for a repository git is not run on, or one whose git directory is in the workspace anyway."""
+    try:
+        loc = git_safety.locate(root)
+    except (git_safety.UnsafeRepository, OSError):
+        return []
+    if loc is None or loc.worktree != root or loc.gitdir.is_relative_to(root):
+        return []
+    dirs = [loc.gitdir]
+    commondir = loc.gitdir / "commondir"
+    if commondir.is_file():
+        try:
+            common = (loc.gitdir / commondir.read_text(encoding="utf-8", errors="replace").strip()).resolve()
+        except OSError:
+            common = None
+        if common is not None and common.is_dir() and loc.gitdir.is_relative_to(common):
+            dirs.insert(0, common)  # objects, refs, config; the worktree's own directory is inside it
+    # A bind over a directory holding the workspace would make the workspace read-only.
+    return [d for d in dirs if not root.is_relative_to(d)]
 
 
 def _mask(path: Path) -> list[str]:

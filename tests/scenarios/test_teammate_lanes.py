@@ -76,6 +76,8 @@ async def test_independent_steps_run_at_once_and_merge_like_the_sequential_run(m
     finished = [e for e in log if e.kind == "LaneCompleted@v1"]
     assert [e.payload["step_title"] for e in spawned] == ["Fix add", "Add triple"]  # the third waited
     assert len(started) == 2 and len(finished) == 2
+    # Each lane's `git status` ran in its worktree (a linked worktree of this repository under /tmp).
+    assert [e.payload["verified"] for e in finished] == [True, True]
     # Concurrent: both lanes started before either finished (timestamps of the event log).
     assert max(ts(e) for e in started) < min(ts(e) for e in finished)
     lane_calls = []
