@@ -6,6 +6,7 @@ the UI and counted against the max-think budget the same way.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,18 +119,25 @@ class SessionRuntime:
             self.ui.stream("status", f"{role}: finish_reason={payload['finish_reason']}: {payload['detail']}", session_id=sid)
 
         loop_cfg = self.config.agent_loop
+        # How the call's progress ends: "done" only for an answer; a failed or cancelled call
+        # says so (the error itself reaches the person from the session that stops on it).
+        outcome = "failed"
         try:
             completion = await complete_whole(
                 call, messages, role=role, notice=notice,
                 max_continuations=loop_cfg.max_continuations, resource_retries=loop_cfg.resource_retries,
                 backoff_seconds=self.config.llm.retry_base_seconds,
             )
+            outcome = "done"
         except AnswerIncomplete as exc:
             raise AgentFailure(str(exc)) from exc
+        except asyncio.CancelledError:
+            outcome = "cancelled"
+            raise
         finally:
             if watched is not None:
                 CALL_WATCHER.reset(watched)
-            self.ui.progress(token, f"{role}: done", done=True)
+            self.ui.progress(token, f"{role}: {outcome}", done=True)
         self.router.record_usage(
             decision.profile, completion.usage.total_tokens, (completion.total_ms or 0.0) / 1000.0
         )

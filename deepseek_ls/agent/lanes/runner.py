@@ -164,9 +164,11 @@ class LaneRunner:
             self._failed(rt, lane_id, step, "cancelled", lane_sid, "CancelledError")
             raise
         except Exception as exc:  # noqa: BLE001 - one lane's failure never takes the others down
-            log.warning("lane %s failed: %s", lane_id, exc, exc_info=not isinstance(exc, wt_ops.LaneError))
-            return self._failed(rt, lane_id, step, getattr(exc, "user_message", None) or str(exc) or type(exc).__name__,
-                                lane_sid, type(exc).__name__)
+            said = getattr(exc, "user_message", None)  # a model error says what happened: no traceback
+            log.warning("lane %s failed: %s", lane_id, exc,
+                        exc_info=said is None and not isinstance(exc, wt_ops.LaneError))
+            return self._failed(rt, lane_id, step, said or str(exc) or type(exc).__name__, lane_sid,
+                                type(exc).__name__)
         finally:
             self.active.pop(lane_id, None)
             if tree is not None:
