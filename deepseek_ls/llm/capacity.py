@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ from typing import Any, Literal, Protocol
 
 from deepseek_ls.config_models import Config
 from deepseek_ls.llm.client import LLMClient
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -113,9 +116,9 @@ class ModelManager:
         await self._wait_backoff(model, watcher)
         sem = self._model_semaphore(model)
         if sem is not None:
-            if sem.locked() and watcher is not None:
-                watcher.queued(Queued(model, "max_inflight", inflight=self.inflight.get(model, 0),
-                                      limit=self.limit(model)))
+            if sem.locked():
+                _tell(watcher, "queued", Queued(model, "max_inflight", inflight=self.inflight.get(model, 0),
+                                                limit=self.limit(model)))
             await sem.acquire()
         try:
             # A 429 may have come while this call waited for its slot: it waits that out too.
@@ -124,8 +127,7 @@ class ModelManager:
             if sem is not None:
                 sem.release()
             raise
-        if watcher is not None:
-            watcher.started(model)
+        _tell(watcher, "started", model)
         self.inflight[model] = self.inflight.get(model, 0) + 1
         self.peak_inflight[model] = max(self.peak_inflight.get(model, 0), self.inflight[model])
         try:
@@ -168,8 +170,7 @@ class ModelManager:
 
     async def _wait_backoff(self, model: str, watcher: CallWatcher | None) -> None:
         while (delay := self.paused_for) > 0:
-            if watcher is not None:
-                watcher.queued(Queued(model, "rate_limit", until=time.time() + delay, seconds=delay))
+            _tell(watcher, "queued", Queued(model, "rate_limit", until=time.time() + delay, seconds=delay))
             self.paused_seconds += delay
             await asyncio.sleep(delay)
 
@@ -177,6 +178,17 @@ class ModelManager:
         return {"lanes_running": self.lanes_running, "lanes_queued": self.lanes_queued,
                 "max_lanes": self.max_lanes, "inflight": dict(self.inflight),
                 "rate_limited": self.rate_limited, "paused_for": round(self.paused_for, 3)}
+
+
+def _tell(watcher: CallWatcher | None, what: str, arg: Any) -> None:
+    """Tell the call's watcher; its failure (a progress report that could not go out) is logged and
+    never fails the call nor keeps its slot (every other call of the model would wait for ever)."""
+    if watcher is None:
+        return
+    try:
+        getattr(watcher, what)(arg)
+    except Exception:  # noqa: BLE001 - progress is advisory; the call goes on
+        log.warning("could not report a model call's progress (%s)", what, exc_info=True)
 
 
 class CapacityLLM:

@@ -268,3 +268,34 @@ async def test_the_fallback_call_waits_out_a_429_pause(fake_deepseek, make_clien
     await asyncio.wait_for(asyncio.gather(call, drive()), 30)
     assert call.result().content == "from pro"
     assert llm.manager.paused_seconds >= 0.05
+
+
+class BrokenWatcher:
+    """A progress report that cannot go out (say the editor went away): every call to it raises."""
+
+    def queued(self, wait: Queued) -> None:
+        raise RuntimeError("progress could not be sent")
+
+    def started(self, model: str) -> None:
+        raise RuntimeError("progress could not be sent")
+
+
+async def test_always_answers_when_the_progress_watcher_raises():
+    """Before, `started` raising after the slot was taken left the slot taken: the next call of the
+    model waited for ever. Now the report is logged and the calls go on, one at a time."""
+    manager = ModelManager(config(max_inflight=1))
+    release = asyncio.Event()
+    first = asyncio.ensure_future(watched(manager, BrokenWatcher(), release))  # type: ignore[arg-type]
+    async with asyncio.timeout(10):
+        while not manager.inflight.get("tiny") and not first.done():
+            await asyncio.sleep(0)
+    assert not first.done()  # it holds its slot and runs (before: it failed, keeping the slot)
+    second = asyncio.ensure_future(watched(manager, BrokenWatcher()))  # type: ignore[arg-type]
+    await asyncio.sleep(0.01)
+    assert not second.done()  # queued behind the first (told so, and that report failed too)
+    release.set()
+    await asyncio.wait_for(asyncio.gather(first, second), 10)
+    assert manager.inflight["tiny"] == 0 and manager.peak_inflight["tiny"] == 1
+    async with asyncio.timeout(10):  # the slot is free again
+        async with manager.model_slot("tiny"):
+            pass
