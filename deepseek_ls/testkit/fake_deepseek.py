@@ -15,7 +15,8 @@ killed. Endpoints: ``POST /chat/completions`` (stream and not), ``GET /models``,
 ``POST /beta/completions`` (FIM), each also under ``/v1``; and control endpoints
 for tests in another process: ``POST /_fake/replies`` (append one reply or a
 list), ``POST /_fake/release`` (answer the replies held under a name),
-``GET /_fake/requests``, ``GET /_fake/unused``. The script format is in
+``GET /_fake/requests`` (``?count=N&timeout=S``: once N have arrived),
+``GET /_fake/unused``. The script format is in
 ``docs/testing.md``.
 """
 
@@ -24,7 +25,6 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,7 @@ class FakeDeepSeek:
         self.cache = responses.PromptCache()
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
+        self._recorded = threading.Condition(self._lock)  # notified on each recorded request
         self._stopping = threading.Event()
         self._counter = 0
         # Completion requests received and not yet answered (no response byte sent), per model,
@@ -100,12 +101,11 @@ class FakeDeepSeek:
             return list(self._requests)
 
     def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RecordedRequest]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if len(self.requests) >= count:
-                return self.requests
-            time.sleep(0.005)
-        raise TimeoutError(f"fake DeepSeek got {len(self.requests)} requests, expected {count}")
+        """The requests once there are at least `count` (woken by each arrival, not polled)."""
+        with self._recorded:
+            if not self._recorded.wait_for(lambda: len(self._requests) >= count, timeout):
+                raise TimeoutError(f"fake DeepSeek got {len(self._requests)} requests, expected {count}")
+            return list(self._requests)
 
     def release(self, name: str) -> None:
         """Answer the requests held by replies with `fault.hold == name` (now and from now on)."""
@@ -130,8 +130,9 @@ class FakeDeepSeek:
             self.inflight[model] -= 1
 
     def _record(self, request: RecordedRequest) -> None:
-        with self._lock:
+        with self._recorded:
             self._requests.append(request)
+            self._recorded.notify_all()
 
     def _next_id(self) -> int:
         with self._lock:

@@ -15,6 +15,7 @@ import uuid
 from dataclasses import dataclass, field, fields
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
 
 from deepseek_ls.testkit import responses
 from deepseek_ls.testkit.script import Reply, request_endpoint
@@ -116,6 +117,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _get(self) -> None:
         path = self._path()
         if path == "/_fake/requests":
+            query = parse_qs(urlsplit(self.path).query)
+            if "count" in query:  # a test in another process waits for requests to arrive
+                try:
+                    count, timeout = int(query["count"][0]), float(query.get("timeout", ["10"])[0])
+                    found = self.server_fake.wait_for_requests(count, timeout)
+                except ValueError:
+                    return self._send_json(422, {"error": {"message": "count must be an integer, timeout seconds"}})
+                except TimeoutError as exc:
+                    return self._send_json(408, {"error": {"message": str(exc)}})
+                return self._send_json(200, [r.to_json() for r in found])
             return self._send_json(200, [r.to_json() for r in self.server_fake.requests])
         if path == "/_fake/unused":
             return self._send_json(200, [r.model_dump() for r in self.server_fake.script.unused()])

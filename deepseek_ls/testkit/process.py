@@ -53,6 +53,16 @@ class FakeDeepSeekProcess:
     def requests(self) -> list[dict[str, Any]]:
         return httpx.get(f"{self.base_url}/_fake/requests").json()
 
+    def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[dict[str, Any]]:
+        """The recorded requests once at least `count` have arrived (the server answers when they
+        have); TimeoutError after `timeout` seconds."""
+        answer = httpx.get(f"{self.base_url}/_fake/requests", params={"count": count, "timeout": timeout},
+                           timeout=timeout + 10)
+        if answer.status_code == 408:
+            raise TimeoutError(answer.json()["error"]["message"])
+        answer.raise_for_status()
+        return answer.json()
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
