@@ -19,7 +19,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from deepseek_ls.lsp.edits import FileEdit, buffer_problem, changed, file_edit, patch_store
+from deepseek_ls.lsp.edits import FileEdit, buffer_problem, changed, contradiction, file_edit, patch_store
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.transport import ClientRequestFailed
 from deepseek_ls.lsp.uris import open_document, relpath_to_uri
@@ -87,6 +87,12 @@ async def _apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | 
         reason = response.failure_reason or "the editor refused the edit"
         return ApplyResult(ok=False, patch_id=patch_id, files=outcomes,
                            message=f"the editor did not apply the edit of {', '.join(groups)} ({reason})")
+    if (doubt := contradiction(response)) is not None:
+        for p in prepared:
+            ls.buffer_sync.applied(p.uri, p.new_text)  # it may have: the next apply waits for the buffers
+        return ApplyResult(ok=False, patch_id=patch_id, files=outcomes, message=(
+            f"the editor answered that it applied the edit of {', '.join(groups)} and that it failed ({doubt}); "
+            "nothing was recorded"))
     for p in prepared:
         ls.buffer_sync.applied(p.uri, p.new_text)
     checkpoint_id = await asyncio.to_thread(_checkpoint, ls, patch_id, ids, prepared)

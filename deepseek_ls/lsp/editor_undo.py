@@ -21,7 +21,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from deepseek_ls.lsp.edits import FileEdit, buffer_problem, patch_store
+from deepseek_ls.lsp.edits import FileEdit, buffer_problem, contradiction, patch_store
 from deepseek_ls.lsp.editor_apply import caught_up, combine
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.transport import ClientRequestFailed
@@ -168,6 +168,12 @@ async def _undo(ls: DeepSeekServer, store: Any, checkpoint_ids: list[str]) -> Un
             reason = response.failure_reason or "the editor refused the edit"
             raise UndoNotApplied(f"undo not made: the editor did not apply the edit of {files} ({reason}); "
                                  "nothing was changed")
+        if (doubt := contradiction(response)) is not None:
+            put_back()
+            for p in prepared:
+                ls.buffer_sync.applied(p.uri, p.new_text)  # it may have: the next apply waits for the buffers
+            raise UndoNotApplied(f"undo not recorded: the editor answered that it applied the edit of {files} and "
+                                 f"that it failed ({doubt}); check the buffers, then undo again")
         for p in prepared:
             ls.buffer_sync.applied(p.uri, p.new_text)  # the next apply waits for the buffer to come back
     via = "+".join(([("workspace/applyEdit")] if prepared else []) + (["disk"] if disk else [])) or "none"

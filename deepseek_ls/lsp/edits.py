@@ -22,7 +22,7 @@ from deepseek_ls.lsp import names, params
 from deepseek_ls.lsp.hunk_views import HunkView, HunkViews
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.transport import ClientRequestFailed
-from deepseek_ls.lsp.uris import current_text, open_document, relpath_to_uri, uri_to_relpath
+from deepseek_ls.lsp.uris import aliases, current_text, open_document, relpath_to_uri, uri_to_relpath
 from deepseek_ls.lsp.workspace_edit import FileTarget, UnsupportedEdit
 from deepseek_ls.lsp.workspace_edit import build as build_edit
 from deepseek_ls.workspace import STATE_DIR_NAME
@@ -136,6 +136,15 @@ def file_edit(ls: DeepSeekServer, patch: Any, hunk_ids: list[str], file: str) ->
                     old_text=old_text, source=target.source)
 
 
+def contradiction(response: types.ApplyWorkspaceEditResult) -> str | None:
+    """Why an `applied: true` answer cannot be taken at its word (it also names a failure: a
+    `failureReason`, a `failedChange`), else None. Then nothing is recorded: the buffer may or
+    may not hold the edit, and accepting again merges either way (3-way)."""
+    if not response.applied or not (response.failure_reason or response.failed_change is not None):
+        return None
+    return response.failure_reason or f"change {response.failed_change} failed"
+
+
 async def buffer_problem(ls: DeepSeekServer, uri: str, then: str = "accept again") -> str | None:
     """Why no edit of `uri` may be computed now (`buffer_sync`: out of sync, or the editor
     has not sent back the previous apply), waiting a little for the latter; None: go ahead.
@@ -143,6 +152,13 @@ async def buffer_problem(ls: DeepSeekServer, uri: str, then: str = "accept again
     from deepseek_ls.lsp.buffer_sync import CATCH_UP_SECONDS
     from deepseek_ls.lsp.transport import scaled
 
+    if open_document(ls, uri) is None:  # the edit would be computed from the disk
+        disk = current_text(ls, uri)[0]
+        for alias in aliases(ls, uri):
+            if ls.workspace.text_documents[alias].source != disk or alias in ls.buffer_sync.out_of_sync:
+                return (f"the editor has this file open as {alias[:200]}, a URI that names it differently from "
+                        f"the server's ({uri[:200]}), and that buffer is not what is on disk. Nothing was sent; "
+                        f"open the file under the workspace's path, then {then}.")
     return await ls.buffer_sync.ready(uri, lambda: current_text(ls, uri)[0], scaled(CATCH_UP_SECONDS), then)
 
 
@@ -200,6 +216,12 @@ async def _accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str]
             f"deepseek-ls: the editor did not apply the hunk to {file} ({reason}). Nothing was recorded; "
             "accept again to retry against the current buffer.", version
         )
+    if (doubt := contradiction(response)) is not None:
+        ls.buffer_sync.applied(uri, prepared.new_text)  # it may have: the next apply waits for the buffer
+        return refused(
+            f"deepseek-ls: the editor answered that it applied the edit of {file} and that it failed ({doubt}). "
+            "Nothing was recorded; check the buffer, then accept again (a hunk already there is not added twice).",
+            version)
     ls.buffer_sync.applied(uri, prepared.new_text)
     store.mark_applied(patch_id, hunk_ids, via="workspace/applyEdit")
     log.info("applied %s of %s to %s (version %s, 3-way=%s)", hunk_ids, patch_id, file, version, prepared.merged)

@@ -18,8 +18,9 @@ among utf-8/utf-16/utf-32, else utf-16) is pygls's and is kept.
 
 Every change is checked before pygls applies it (`buffer_sync`): a change to a
 document never opened (pygls would raise), a range outside the buffer, a version
-that does not increase, or a sync notification the transport dropped leaves the
-server unable to know the buffer, which refuses applies to it until the editor
+that does not increase, a change under another URI of an open file (`./`, case,
+a symlink), or a sync notification the transport dropped leaves the server unable
+to know the buffer, which refuses applies to it until the editor
 sends the whole text.
 """
 
@@ -35,6 +36,7 @@ from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
 from deepseek_ls.lsp.positions import ENCODINGS, UTF16, from_units, lsp_lines, negotiated, to_units, units
+from deepseek_ls.lsp.uris import aliases
 
 
 class EncodingCodec(PositionCodec):
@@ -96,6 +98,8 @@ def check_changes(ls: Any, workspace: Any) -> None:
         doc = workspace.text_documents.get(unquote(text_doc.uri))
         if doc is None:
             sync.broken(text_doc.uri, "a change to a document the editor never opened")
+            for alias in aliases(ls, text_doc.uri):  # the editor may mean this buffer, under another name
+                sync.broken(alias, f"a change sent for {text_doc.uri[:200]}, another URI of this file")
             return
         version_problem = sync.version_problem(text_doc.uri, text_doc.version)
         if version_problem is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
@@ -56,3 +57,23 @@ def current_text(ls: DeepSeekServer, uri: str) -> tuple[str, int | None]:
     # No newline translation: CRLF files must round-trip exactly.
     with open(path, encoding="utf-8", errors="replace", newline="") as fh:
         return fh.read(), None
+
+
+def same_file_key(uri: str) -> str:
+    """One key for the URIs that may name one file, however spelled: `.`/`..`/`//` segments,
+    a path through a symlink, letter case (over-merging on a case-sensitive file system: used
+    only to refuse, never to pick a buffer). Percent-encoding is already one name (unquoted)."""
+    path = to_fs_path(unquote(uri)) if uri.startswith("file:") else None
+    if not path:
+        return unquote(uri)
+    return os.path.realpath(path).casefold()
+
+
+def aliases(ls: DeepSeekServer, uri: str) -> list[str]:
+    """The open documents (their keys) naming the file of `uri` under another URI."""
+    own = unquote(uri)
+    documents = [key for key in list(ls.workspace.text_documents) if key != own]
+    if not documents:
+        return []
+    key = same_file_key(uri)
+    return [other for other in documents if same_file_key(other) == key]

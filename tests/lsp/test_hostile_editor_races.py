@@ -183,3 +183,92 @@ def test_never_clobber_when_reject_races_accept(
     assert sorted(race.events("PatchRejected@v1")) == sorted(race.hunks[i] for i in rejected)
     assert race.editor.text(race.uri) == TEXT_WITH[frozenset(accepted)], race.editor.text(race.uri)
     assert (race.root / "app.py").read_text() == ORIGINAL
+
+
+# -- odd answers to the held edit ------------------------------------------------------------
+
+
+def resend_buffer(r: Race) -> None:
+    """The editor sends its whole buffer with a new version (as after a reload)."""
+    r.editor.buffers[r.uri][1] += 1
+    r.editor.send_back_now(r.uri)
+
+
+@pytest.mark.parametrize("answer", [
+    pytest.param({"applied": True, "failureReason": "change 0 could not be applied"}, id="failure-reason"),
+    pytest.param({"applied": True, "failedChange": 0}, id="failed-change"),
+])
+@pytest.mark.parametrize("editor_applied", [True, False], ids=["it-applied", "it-did-not"])
+def test_never_clobber_when_the_editor_answers_applied_and_failed(
+    race: Race, answer: dict[str, Any], editor_applied: bool
+) -> None:
+    """`applied: true` that also names a failure: the server cannot tell what the buffer holds,
+    so it records nothing and says so; accepting again gives the hunk exactly once."""
+    accepting = accept_hunk(race, 0)
+    assert race.editor.wait_held(1)
+    (held,) = race.editor.held
+    race.editor.held.clear()
+    race.editor.hold = False
+    if editor_applied:
+        race.editor._apply(held)  # noqa: SLF001 - applied to the buffer and sent back
+    race.server.send({"jsonrpc": "2.0", "id": held["id"], "result": answer})
+    result = race.server.answer(accepting)["result"]
+    assert result["applied"] is False and "failed" in result["message"], result
+    assert race.status() == ["pending", "pending"] and race.events("PatchApplied@v1") == []
+    if not editor_applied:
+        resend_buffer(race)  # the editor's buffer, unchanged, says so
+    again = race.server.answer(accept_hunk(race, 0))["result"]
+    assert again["applied"] is True, again
+    assert race.editor.text(race.uri) == WITH_A, race.editor.text(race.uri)  # once, in its place
+    assert race.status() == ["accepted", "pending"] and race.events("PatchApplied@v1") == [race.hunks[0]]
+
+
+@pytest.mark.parametrize(("first_answer", "second_answer"), [
+    pytest.param(True, False, id="applied-then-refused"),
+    pytest.param(False, True, id="refused-then-applied"),
+])
+def test_always_answers_when_the_editor_answers_an_edit_twice(race: Race, first_answer: bool, second_answer: bool) -> None:
+    """The first answer counts; the second (to a request no longer waiting) changes nothing."""
+    accepting = accept_hunk(race, 0)
+    assert race.editor.wait_held(1)
+    (held,) = race.editor.held
+    race.editor.held.clear()
+    race.editor.hold = False
+    if first_answer:
+        race.editor._apply(held)  # noqa: SLF001
+    race.server.send({"jsonrpc": "2.0", "id": held["id"], "result": {"applied": first_answer}})
+    race.server.send({"jsonrpc": "2.0", "id": held["id"], "result": {"applied": second_answer}})
+    result = race.server.answer(accepting)["result"]
+    assert result["applied"] is first_answer, result
+    assert "result" in race.server.call("deepseek/status", {})  # still serving after the stray answer
+    assert race.status()[0] == ("accepted" if first_answer else "pending")
+    assert race.events("PatchApplied@v1") == ([race.hunks[0]] if first_answer else [])
+    assert race.editor.text(race.uri) == (WITH_A if first_answer else TYPED)
+    again = race.server.answer(accept_hunk(race, 1))["result"]
+    assert again["applied"] is True, again
+    assert race.editor.text(race.uri) == (WITH_BOTH if first_answer else WITH_B)
+
+
+def test_never_clobber_when_the_file_is_closed_while_the_edit_is_out(race: Race) -> None:
+    """The person closes the buffer (unsaved) while the editor holds the edit, and the editor
+    then says it applied it: recorded as the editor says, the disk never written by the server,
+    and the next accept is computed from what the editor opens again, not from a guess."""
+    accepting = accept_hunk(race, 0)
+    assert race.editor.wait_held(1)
+    (held,) = race.editor.held
+    race.editor.held.clear()
+    race.editor.hold = False
+    race.editor.send_back = False
+    race.editor._apply(held)  # noqa: SLF001 - applied to the closing buffer
+    race.server.notify("textDocument/didClose", {"textDocument": {"uri": race.uri}})
+    race.server.send({"jsonrpc": "2.0", "id": held["id"], "result": {"applied": True}})
+    assert race.server.answer(accepting)["result"]["applied"] is True
+    assert race.status()[0] == "accepted"
+    assert (race.root / "app.py").read_text() == ORIGINAL  # the server never writes the file
+    # The file is opened again from the disk (the unsaved edit is gone with the buffer).
+    race.editor.send_back = True
+    race.editor.buffers[race.uri] = [ORIGINAL, 1]
+    race.server.notify("textDocument/didOpen", {"textDocument": {"uri": race.uri, "languageId": "python", "version": 1, "text": ORIGINAL}})
+    again = race.server.answer(accept_hunk(race, 1))["result"]
+    assert again["applied"] is True, again
+    assert race.editor.text(race.uri) == ORIGINAL.replace("line 20\n", "line 20\ninserted B\n")
