@@ -102,3 +102,26 @@ def test_undo_in_sync_lands_in_the_buffer(world: World) -> None:
     assert undone.get("result", {}).get("unsaved") == ["app.py"], undone
     assert world.editor.text(world.uri) == TYPED
     assert ORIGINAL in TYPED
+
+
+def test_never_clobber_undo_sent_while_an_accept_is_out(world: World) -> None:
+    """`deepseek.undo` (of a CLI apply of hunk B) sent right behind an Accept of hunk A whose
+    edit the editor still holds: the undo waits for the accept and the buffer it gives, then
+    takes only B out — A and the person's typing stay, each line where it belongs."""
+    applied = cli(world.root, "apply", world.patch_id, "--hunk", world.hunks[1], "--yes")
+    assert applied.returncode == 0, applied.stderr
+    with_b = (world.root / "app.py").read_text()
+    assert "inserted B" in with_b and "inserted A" not in with_b
+    world.editor.buffers[world.uri] = [TYPED_LINE + with_b, 2]
+    world.open(TYPED_LINE + with_b, version=2)
+    world.editor.hold = True
+    accepting = world.accept(0)
+    undoing = world.server.request("workspace/executeCommand", {"command": names.CMD_UNDO, "arguments": [{}]})
+    assert world.editor.wait_held(1)
+    world.editor.hold = False  # later edits (the undo's) are applied at once
+    world.editor.release()
+    assert world.server.answer(accepting)["result"]["applied"] is True
+    undone = world.server.answer(undoing)
+    assert undone.get("result", {}).get("unsaved") == ["app.py"], undone
+    assert world.editor.text(world.uri) == TYPED.replace("line 2\n", "line 2\ninserted A\n"), world.editor.text(world.uri)
+    assert [world.status(0), world.status(1)] == ["accepted", "pending"]
