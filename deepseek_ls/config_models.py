@@ -292,6 +292,9 @@ class SandboxConfig(_Section):
     writable_paths: list[str] = Field(default_factory=list)
     # Extra absolute paths hidden inside the sandbox, on top of policy.deny_paths matches.
     masked_paths: list[str] = Field(default_factory=list)
+    # Extra paths under the home directory shown read-only inside the sandbox (the home is otherwise
+    # empty there but for the toolchains on PATH), e.g. a build cache "~/.m2/repository".
+    readable_paths: list[str] = Field(default_factory=list)
 
 
 # gitignore-style patterns, matched case-insensitively (policy.exec_config_files).

@@ -14,6 +14,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from deepseek_ls.policy.env import host_exec_path
 from deepseek_ls.policy.git_safety import base_env
 
 
@@ -26,7 +27,7 @@ class ThreeWay:
 
 
 def git_binary() -> str:
-    git = shutil.which("git")
+    git = shutil.which("git", path=host_exec_path())  # never a file of a workspace
     if git is None:
         raise RuntimeError("git is not installed; it is needed for 3-way merges (git merge-file)")
     return git

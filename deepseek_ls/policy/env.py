@@ -5,13 +5,23 @@ A variable is dropped when its name says it holds a secret (`*PASS*`, `*PWD`,
 `*SESSION*`, `*PRIVATE*`, `*SIGNATURE*`, `*_DSN`, `DATABASE_URL`...), or when its value
 does (a URL with a password, a key the redaction rules recognise). `PWD`/`OLDPWD`
 (directories) are kept. `PATH` keeps only absolute directories.
+
+Programs are found two ways. Our own (git, also when a command runs it; rg; the `bwrap`
+lookup; git for 3-way merges) are looked up on `host_exec_path`: never in a directory inside a
+workspace, whose files the repository chooses (a committed `.venv/bin/git`, or one a sandboxed
+command wrote: the sandbox lets commands write the workspace). A command the policy let run
+(`pytest -q`) may use the virtualenv the person activated inside the workspace, but
+`resolve_program` takes from such a directory only that virtualenv's own interpreter and the
+entry points pip wrote for it (a `#!` line naming its python): an `rg` or `ls` planted there is
+passed over for the system's.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 _SECRET_NAME = re.compile(
     r"PASS|PWD|SECRET|TOKEN|KEY|AUTH|CREDENTIAL|COOKIE|SESSION|PRIVATE|SIGNATURE|CERT|_DSN$|^DSN$|"
@@ -46,6 +56,89 @@ def safe_exec_path(value: str | None) -> str:
     repository. Absolute entries are kept (a virtualenv the person activated)."""
     kept = [entry for entry in (value or "").split(os.pathsep) if entry and os.path.isabs(entry)]
     return os.pathsep.join(kept) or os.defpath.lstrip(os.pathsep)
+
+
+# The workspaces this process works on (noted by `Sandbox`): no program of ours is found in them.
+_WORKSPACES: set[Path] = set()
+
+
+def note_workspace(root: Path) -> None:
+    """Remember `root` as a workspace: `host_exec_path` never finds a program inside it."""
+    try:
+        _WORKSPACES.add(Path(root).resolve())
+    except OSError:
+        pass
+
+
+def _inside(entry: str, roots: Iterable[Path]) -> bool:
+    try:
+        where = Path(entry).resolve()
+    except OSError:
+        return True  # cannot tell: not trusted
+    return any(where.is_relative_to(root) for root in roots)
+
+
+def _roots(workspace: Path | str | None) -> list[Path]:
+    roots = set(_WORKSPACES)
+    if workspace is not None:
+        try:
+            roots.add(Path(workspace).resolve())
+        except OSError:
+            pass
+    return [r for r in roots if r != Path("/")]
+
+
+def host_exec_path(value: str | None = None, *, workspace: Path | str | None = None) -> str:
+    """`safe_exec_path(value)` (default: this process's `PATH`) without the directories inside
+    `workspace` or any noted workspace (a symlink counts where it leads): where our own programs
+    (git, rg, bwrap) are looked up."""
+    value = os.environ.get("PATH") if value is None else value
+    roots = _roots(workspace)
+    kept = [entry for entry in safe_exec_path(value).split(os.pathsep) if not _inside(entry, roots)]
+    return os.pathsep.join(kept) or os.defpath.lstrip(os.pathsep)
+
+
+def resolve_program(name: str, path: str | None, *, workspace: Path | str | None) -> str | None:
+    """The file `name` runs as, looked up on `path` (made safe): in a directory inside the workspace
+    only a virtualenv's interpreter or pip entry point is taken (see the module doc). None: not
+    found. A name with a slash is returned as it is (the command policy judged it)."""
+    if os.sep in name:
+        return name
+    roots = _roots(workspace)
+    for entry in safe_exec_path(path).split(os.pathsep):
+        candidate = Path(entry) / name
+        if not candidate.is_file() or not os.access(candidate, os.X_OK):
+            continue
+        if _inside(entry, roots) and not _virtualenv_program(candidate, roots):
+            continue
+        return str(candidate)
+    return None
+
+
+def _virtualenv_program(candidate: Path, roots: list[Path]) -> bool:
+    """Whether `candidate` is a virtualenv's own interpreter (a link to a python outside the
+    workspace) or an entry point pip wrote for it (its `#!` line runs that virtualenv's python)."""
+    bindir = candidate.parent
+    if not (bindir.parent / "pyvenv.cfg").is_file():
+        return False
+    if candidate.is_symlink():
+        try:
+            target = candidate.resolve()
+        except OSError:
+            return False
+        return target.name.startswith("python") and not any(target.is_relative_to(r) for r in roots)
+    try:
+        with open(candidate, "rb") as fh:
+            head = fh.read(512).decode("utf-8", "replace").splitlines()
+    except OSError:
+        return False
+    if not head or not head[0].startswith("#!"):
+        return False
+    python = f"{bindir}/python"  # python, python3, python3.12: pip's own shebang
+    if head[0][2:].strip().startswith(python):
+        return True
+    # pip's form for long paths: `#!/bin/sh`, then `'''exec' "/.../bin/python" "$0" "$@"`.
+    return head[0].strip() == "#!/bin/sh" and len(head) > 1 and head[1].startswith("'''exec' \"" + python)
 
 
 def scrubbed_env(env: Mapping[str, str] | None = None) -> dict[str, str]:

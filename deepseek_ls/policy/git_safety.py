@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from deepseek_ls.policy.env import safe_exec_path
+from deepseek_ls.policy.env import host_exec_path
 
 # Every wait on git is bounded; listing a large repository takes seconds, not minutes.
 GIT_TIMEOUT_SECONDS = 120.0
@@ -161,7 +161,7 @@ def _points_back(gitdir: Path, top: Path) -> bool:
         try:
             proc = subprocess.run(
                 ["git", "config", "--file", str(gitdir / "config"), "--get", "core.worktree"],
-                env=base_env(None), capture_output=True, stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_SECONDS,
+                env=base_env(None, workspace=top), capture_output=True, stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_SECONDS,
             )
         except (OSError, subprocess.TimeoutExpired):
             return False
@@ -175,10 +175,12 @@ def _read_small(path: Path, limit: int = 4096) -> str:
         return fh.read(limit).decode("utf-8", "replace")
 
 
-def base_env(env: Mapping[str, str] | None) -> dict[str, str]:
+def base_env(env: Mapping[str, str] | None, *, workspace: Path | None = None) -> dict[str, str]:
+    """`env` (default: this process's) for git: no redirecting `GIT_*` variables, nothing that runs a
+    program, and a `PATH` on which `git` is never a file of `workspace` or any other workspace."""
     source = os.environ if env is None else env
     out = {k: v for k, v in source.items() if not _DROP_ENV.match(k)}
-    out["PATH"] = safe_exec_path(out.get("PATH"))  # `git` is never a file of the workspace
+    out["PATH"] = host_exec_path(out.get("PATH", ""), workspace=workspace)
     out.update({
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_TERMINAL_PROMPT": "0",
@@ -196,7 +198,7 @@ def base_env(env: Mapping[str, str] | None) -> dict[str, str]:
 
 def git_env(loc: GitLocation, env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for git on `loc`: fixed repository and work tree, nothing that runs a program."""
-    out = base_env(env)
+    out = base_env(env, workspace=loc.worktree)
     out["GIT_DIR"] = str(loc.gitdir)
     out["GIT_WORK_TREE"] = str(loc.worktree)
     return out
@@ -303,7 +305,7 @@ def harden_command(argv: list[str], cwd: Path, env: Mapping[str, str]) -> tuple[
     args = _no_external_programs(argv[1:])
     loc = locate(cwd)
     if loc is None:
-        return [argv[0], *_flatten(dict(STATIC_OVERRIDES)), *args], base_env(env)
+        return [argv[0], *_flatten(dict(STATIC_OVERRIDES)), *args], base_env(env, workspace=cwd)
     return [argv[0], *config_overrides(loc, env), *args], git_env(loc, env)
 
 

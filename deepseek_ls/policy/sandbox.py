@@ -5,6 +5,9 @@ that gives the program:
 
 - a read-only view of the whole system (`--ro-bind / /`), its own `/dev`,
   `/proc`, `/tmp` and an empty `/run` (no docker, dbus or agent sockets);
+- an empty home directory (a tmpfs) with only the toolchains the command runs
+  with bound back read-only (`policy/sandbox_home.py`): another project's `.env`
+  or a token under the home is not there to read;
 - the workspace writable, except `.git/` and `.deepseek/` (read-only binds over
   them, so no hook, config or approval setting can be planted); when the workspace
   is a linked worktree (`git worktree`, a teammate lane), its git directory and the
@@ -13,6 +16,8 @@ that gives the program:
 - secret locations masked: every file or directory in the workspace and at the
   top of the home directory that matches `policy.deny_paths` is covered by an
   empty file or an empty read-only tmpfs, as is the user's deepseek-ls config;
+- no Unix socket of the machine: abstract ones belong to the network namespace,
+  path-bound ones outside the hidden places are covered (`policy/sandbox_sockets.py`);
 - no network (`--unshare-net`: only a loopback nobody listens on), its own PID
   namespace that dies with us (`--unshare-pid --die-with-parent`: when the
   command ends or is killed, everything it started — a `setsid` or double-fork
@@ -42,8 +47,8 @@ import platformdirs
 
 from deepseek_ls.globs import gitignore_spec
 from deepseek_ls.config_models import SandboxConfig
-from deepseek_ls.policy import git_safety
-from deepseek_ls.policy.env import safe_exec_path
+from deepseek_ls.policy import git_safety, sandbox_home, sandbox_sockets
+from deepseek_ls.policy.env import host_exec_path, note_workspace
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +128,7 @@ class Sandbox:
         home: Path | None = None,
     ) -> None:
         self.root = Path(root).resolve()
+        note_workspace(self.root)  # none of our own programs is ever looked up in it
         self.config = config or SandboxConfig()
         self.deny_paths = list(deny_paths)
         self._deny = _matcher([_unanchored(p.lower()) for p in deny_paths])
@@ -133,7 +139,7 @@ class Sandbox:
         self._nested_git: list[Path] = []
 
     def bwrap(self) -> str | None:
-        return self.config.bwrap_path or shutil.which("bwrap", path=safe_exec_path(os.environ.get("PATH")))
+        return self.config.bwrap_path or shutil.which("bwrap", path=host_exec_path(workspace=self.root))
 
     def status(self) -> SandboxStatus:
         """Probe (once per process and binary) whether commands can be confined."""
@@ -158,12 +164,21 @@ class Sandbox:
         if bwrap is None:
             raise RuntimeError("bubblewrap is not installed")
         args = [bwrap, *_BASE]
+        # The home directories become empty; a home inside the workspace is hidden after the workspace
+        # is bound (else that bind would uncover it), a workspace that is the home stays whole.
+        hidden = [h for h in sandbox_home.homes(self.home) if h != self.root]
+        shown = sandbox_home.exposed(hidden, root=self.root, env=os.environ, extra=self.config.readable_paths)
+        before = [h for h in hidden if not h.is_relative_to(self.root)]
+        args += self._home_view(before, shown)
+        writable = []
         for extra in ([] if read_only else self.config.writable_paths):
             p = Path(os.path.expanduser(extra))
             if p.is_absolute() and p.exists():
                 args += ["--bind", str(p), str(p)]
+                writable.append(p)
         root = str(self.root)
         args += ["--ro-bind" if read_only else "--bind", root, root]
+        args += self._home_view([h for h in hidden if h not in before], shown)
         state = self.root / ".deepseek"
         if not read_only and not state.exists():
             # A writable workspace needs a mount point to keep `.deepseek/` read-only (else the command
@@ -182,10 +197,19 @@ class Sandbox:
         # A linked worktree's git directory outside the workspace (`git worktree add`, a teammate
         # lane): read-only, and bound by name because it may lie under /tmp, which the sandbox
         # replaces — git in the workspace would then find no repository at all.
-        for target in _linked_git_dirs(self.root):
+        linked = _linked_git_dirs(self.root)
+        for target in linked:
             args += ["--ro-bind", str(target), str(target)]
         # Masks come last: a later bind (the workspace, when it is or contains $HOME) would uncover them.
-        for path in [*self._home_masks(), *workspace_masks]:
+        # What the home's tmpfs hid needs none (an empty placeholder would only be created for it).
+        visible = [*shown, self.root, *writable, *linked]
+        home_masks = [m for m in [*self._home_masks(), *self._denied_children(shown, hidden)]
+                      if not any(m.is_relative_to(h) for h in hidden) or any(m.is_relative_to(v) for v in visible)]
+        # Unix sockets bound to a path (an ssh-agent, a daemon) elsewhere: connect() is refused. Before
+        # the masks: one inside a masked directory is gone with it (and the mask is read-only).
+        for sock in sandbox_sockets.sockets_to_mask(hidden, visible):
+            args += ["--ro-bind", "/dev/null", str(sock)]
+        for path in [*home_masks, *workspace_masks]:
             args += _mask(path)
         for extra in self.config.masked_paths:
             p = Path(os.path.expanduser(extra))
@@ -195,6 +219,38 @@ class Sandbox:
         return args
 
     # -- what to hide ------------------------------------------------------------
+
+    @staticmethod
+    def _home_view(hidden: list[Path], shown: list[Path]) -> list[str]:
+        """An empty tmpfs over each of `hidden`, then the `shown` directories inside it, read-only."""
+        args: list[str] = []
+        for home in hidden:
+            args += ["--tmpfs", str(home)]
+            for path in shown:
+                if path.is_relative_to(home):
+                    args += ["--ro-bind", str(path), str(path)]
+        return args
+
+    def _denied_children(self, shown: list[Path], hidden: list[Path]) -> list[Path]:
+        """Deny-listed entries directly inside a toolchain directory bound back from the home
+        (`~/.cargo/credentials.toml`), matched by their home-relative path."""
+        out: list[Path] = []
+        for directory in shown:
+            try:
+                entries = list(os.scandir(directory))
+            except OSError:
+                continue
+            for entry in entries:
+                path = Path(entry.path)
+                home = next((h for h in hidden if path.is_relative_to(h)), None)
+                rel = path.relative_to(home).as_posix() if home is not None else entry.name
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if self._denied(rel, is_dir) or self._denied(entry.name, is_dir):
+                    out.append(path)
+        return out
 
     def _denied(self, rel: str, is_dir: bool) -> bool:
         lowered = rel.lower()

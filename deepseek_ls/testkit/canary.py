@@ -5,7 +5,8 @@ to `marker`, then passes its input through (`exec cat`, so as a filter or a text
 still answers and git does not stop because of it). `plant_hooks(directory, names, marker)`
 writes git hooks that append their own name. A test names the script wherever git would run a
 program (config, attributes, environment) and asserts afterwards that `ran(marker)` is empty —
-and, as a control, that plain git on the same repository does write it.
+and, as a control, that plain git on the same repository does write it. `plant_secret(path)`
+writes a file holding a unique word, for the never-leak tests.
 """
 
 from __future__ import annotations
@@ -36,3 +37,14 @@ def plant_hooks(directory: Path, names: Iterable[str], marker: Path) -> None:
 def ran(marker: Path) -> str:
     """What the canaries wrote to `marker` (empty when none ran)."""
     return marker.read_text() if marker.exists() else ""
+
+
+def plant_secret(path: Path, *, label: str = "secret") -> str:
+    """A file at `path` holding a unique plain word (no format redaction knows); returns the word.
+    A test asserts that the word never shows up where it must not (a command's output, a prompt)."""
+    import uuid
+
+    word = f"canary{label}" + uuid.uuid4().hex[:12].translate(str.maketrans("0123456789", "ghijklmnop")) + "zebra"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"TOKEN={word}\n")
+    return word

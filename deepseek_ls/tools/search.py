@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from deepseek_ls.globs import gitignore_spec
 from deepseek_ls.policy.command_secrets import rg_exclude_args
-from deepseek_ls.policy.env import scrubbed_env
+from deepseek_ls.policy.env import host_exec_path, scrubbed_env
 from deepseek_ls.policy.redact import cut_chars
 from deepseek_ls.policy.secret_files import file_is_secret, secret_kind
 from deepseek_ls.tools import proc
@@ -40,11 +40,13 @@ class SearchArgs(BaseModel):
     case_insensitive: bool = False
 
 
-def rg_binary() -> str:
+def rg_binary(workspace: Path | None = None) -> str:
+    """ripgrep beside the interpreter running us (the `ripgrep` package: as trusted as our own code),
+    else on `PATH` outside any workspace (a repository's own `rg` is never ours)."""
     beside = Path(sys.executable).parent / "rg"
     if beside.is_file():
         return str(beside)
-    found = shutil.which("rg")
+    found = shutil.which("rg", path=host_exec_path(workspace=workspace))
     if found is None:
         raise RuntimeError("ripgrep (rg) is not installed; install the 'ripgrep' Python package")
     return found
@@ -52,7 +54,7 @@ def rg_binary() -> str:
 
 async def search_rg(ctx: ToolContext, args: SearchArgs) -> dict:
     # --sort path: a deterministic order (replay, and a stable first `limit` matches).
-    argv = [rg_binary(), "--json", "--no-config", "--sort", "path", "--max-columns", str(MAX_LINE), "--max-columns-preview"]
+    argv = [rg_binary(ctx.root), "--json", "--no-config", "--sort", "path", "--max-columns", str(MAX_LINE), "--max-columns-preview"]
     if args.fixed_strings:
         argv.append("--fixed-strings")
     if args.case_insensitive:

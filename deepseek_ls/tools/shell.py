@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from deepseek_ls.policy.command_secrets import guard_command
 from deepseek_ls.policy.diff_secrets import blob_kinds, hide_secret_diffs, looks_like_patch
-from deepseek_ls.policy.env import scrubbed_env
+from deepseek_ls.policy.env import host_exec_path, resolve_program, scrubbed_env
 from deepseek_ls.policy.redact import cut_head, cut_tail
 from deepseek_ls.policy.errors import PolicyViolation
 from deepseek_ls.policy.git_safety import UnsafeRepository, harden_command, is_git_command, prepare
@@ -60,6 +60,15 @@ async def run_command(
     refuses."""
     env = scrubbed_env()
     run_argv = argv
+    workspace = sandbox.root if sandbox is not None else cwd
+    if not is_git_command(argv):
+        # From a PATH directory inside the workspace only a virtualenv's python and pip's entry points
+        # run (an activated project venv's pytest); a planted `rg` there is passed over (policy/env.py).
+        program = resolve_program(argv[0], env.get("PATH"), workspace=workspace)
+        if program is not None:
+            run_argv = [program, *argv[1:]]
+        else:  # not found where it may come from: nor may the sandbox's own lookup find it in the workspace
+            env["PATH"] = host_exec_path(env.get("PATH", ""), workspace=workspace)
     if is_git_command(argv):
         try:
             run_argv, env = await asyncio.to_thread(harden_command, argv, cwd, env)

@@ -1,8 +1,9 @@
 """Repository code that runs unprompted cannot read the person's shell histories or tool credentials.
 
 `pytest -q` is a safe shape and runs as verification without a prompt; the repository's
-`conftest.py` runs with it, inside the sandbox, which binds the whole system read-only and masks
-the deny-listed entries of the home directory. What it prints goes to the model. Shell and REPL
+`conftest.py` runs with it, inside the sandbox, which binds the whole system read-only, gives it
+an empty home directory (only the toolchains on PATH bound back) and masks the deny-listed
+entries of what is shown. What it prints goes to the model. Shell and REPL
 histories hold what people typed (`export OPENAI_API_KEY=...`, `mysql -p...`), and build tools
 keep registry passwords in their own files (`~/.m2/settings.xml`, `~/.gradle/gradle.properties`,
 pip's `index-url` with a password); none of them has a format redaction knows. The canary is a
@@ -71,7 +72,7 @@ async def test_no_leak_home_file_to_unprompted_verification(tmp_path: Path, monk
     result = await world.run_command("python -m pytest -q -s", 60)
     assert ui.approvals == []  # it ran unprompted: the sandbox is the layer that must hold
     assert f"HIDDEN {rel}" in result.output or f"READ {rel} \n" in result.output, result.output
-    assert "No such file" not in result.output  # the home was visible: it was masked, not absent
+    assert target.exists()  # there on the host: the sandbox hid it (masked, or absent from its empty home)
     assert canary not in result.output
     canaries.assert_intact()
 
