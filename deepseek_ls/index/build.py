@@ -153,6 +153,12 @@ class _Analyser:
     def results(
         self, items: Iterator[_Item]
     ) -> Iterator[tuple[SourceFile, FileBytes | None, AnalysedFile | Skipped | None]]:
+        if self.pool is None:  # in-process (the default on 2 CPUs): file by file, no chunks to keep
+            limit = self.max_file_bytes
+            for src, content in items:
+                yield src, content, None if content is None else analyse(
+                    src.path, content.data, max_file_bytes=limit, keep_text=True)
+            return
         in_flight: deque[tuple[list[_Item], Future | None]] = deque()
         while True:
             chunk = list(itertools.islice(items, self.CHUNK if self.pool is not None else 1))
@@ -234,7 +240,7 @@ def full_build(
                 for src in snapshot.files.values():
                     if cancel is not None and cancel.is_set():
                         raise BuildCancelled("index build cancelled")
-                    content = _read(batch, reader, src)
+                    content = _read(batch, reader, src, check_after=False)  # all re-checked below
                     if content is not None and src.oid is None:
                         disk_reads[src.path] = (content.mtime_ns, content.size)
                     yield src, content
@@ -276,10 +282,10 @@ def full_build(
     return manifest, report
 
 
-def _read(batch: _Batch, reader: ContentReader, src: SourceFile) -> FileBytes | None:
+def _read(batch: _Batch, reader: ContentReader, src: SourceFile, *, check_after: bool = True) -> FileBytes | None:
     """The file's bytes; None when it vanished since the snapshot or cannot be read (recorded)."""
     try:
-        return reader.read(src)
+        return reader.read(src, check_after=check_after)
     except (UnstableFile, UnreadableFile) as exc:
         batch.unreadable(src, str(exc))
     except OSError as exc:

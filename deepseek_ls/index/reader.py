@@ -76,13 +76,15 @@ class ContentReader:
                 batch.kill()
                 batch.wait(timeout=10)
 
-    def read(self, src: SourceFile) -> FileBytes | None:
-        return self._read_blob(src.oid) if src.oid else self.read_disk(src.path)
+    def read(self, src: SourceFile, *, check_after: bool = True) -> FileBytes | None:
+        return self._read_blob(src.oid) if src.oid else self.read_disk(src.path, check_after=check_after)
 
-    def read_disk(self, rel: str) -> FileBytes | None:
+    def read_disk(self, rel: str, *, check_after: bool = True) -> FileBytes | None:
         """The file's bytes and the stat they belong to: the stat taken on the open file
         before reading must match the path's stat after (neither written to nor replaced
-        meanwhile). Plain `os` calls: a build reads every file."""
+        meanwhile). Plain `os` calls: a build reads every file. `check_after=False`: the
+        caller compares the path's stat with the returned one itself, later (a full build
+        does for every file at its end, so a second stat here is one too many)."""
         path = os.path.join(self.root, rel)
         for _ in range(_STABLE_READ_ATTEMPTS):
             try:
@@ -103,7 +105,7 @@ class ContentReader:
                     chunks.append(os.read(fd, 1 << 20))
             finally:
                 os.close(fd)
-            if disk_stat(path) == before:
+            if not check_after or disk_stat(path) == before:
                 return FileBytes(b"".join(chunks), before[0], before[1])
         raise UnstableFile(f"{rel} kept changing while it was read")
 
