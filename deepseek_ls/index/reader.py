@@ -101,8 +101,11 @@ class ContentReader:
                     raise UnreadableFile(f"{rel} is not read: {exc.reason}") from None
                 before = (st.st_mtime_ns, st.st_size)
                 chunks = [os.read(fd, st.st_size + 1)]
-                while chunks[-1]:  # grew since the stat: read to the end, the stat check decides
-                    chunks.append(os.read(fd, 1 << 20))
+                # Exactly the stat's size: the whole file (it would have given one byte more had it
+                # grown). Otherwise (it grew, or a short read) read to the end; the stat check decides.
+                if len(chunks[0]) != st.st_size:
+                    while chunks[-1]:
+                        chunks.append(os.read(fd, 1 << 20))
             finally:
                 os.close(fd)
             if not check_after or disk_stat(path) == before:
