@@ -208,7 +208,8 @@ class LLMClient:
 
     def _fallback_for(self, profile: str, model: str | None, exc: LLMError) -> str | None:
         chosen = self.config.profiles.get(profile)
-        if chosen is None or not chosen.fallback_model or exc.kind not in _FALLBACK_KINDS:
+        down = exc.kind in _FALLBACK_KINDS or getattr(exc, "model_down", False)
+        if chosen is None or not chosen.fallback_model or not down:
             return None
         if isinstance(exc, InterruptedResponse) or chosen.fallback_model == (model or chosen.model):
             return None
@@ -319,6 +320,7 @@ class LLMClient:
                 f"{budget:g}s (llm.retry_budget_seconds)")
         if exc.kind in ("network", "timeout"):
             error: LLMError = CallTimeoutError(f"{exc.user_message}; {note}", detail=exc.detail)
+            error.model_down = True  # type: ignore[attr-defined]  # a stall, not a prompt too slow: `fallback_model`
         else:
             error = exc
             error.user_message = f"{exc.user_message}; {note}"

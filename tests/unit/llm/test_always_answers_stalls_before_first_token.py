@@ -93,3 +93,14 @@ async def test_first_token_timeout_defaults_to_the_idle_timeout(fake_deepseek, m
     with pytest.raises(NetworkError, match=r"idle timeout, llm\.idle_timeout_seconds") as caught:
         await _ask(llm, [])
     assert caught.value.attempts == 1
+
+
+async def test_a_model_that_stalls_past_the_budget_falls_back(fake_deepseek, make_client):
+    fake_deepseek.add({"match": {"model": "deepseek-v4-flash"}, "repeat": True,
+                       "fault": {"keepalive_forever": True, "keepalive_interval": 0.02}})
+    fake_deepseek.add({"match": {"model": "deepseek-v4-pro"}, "content": "from the fallback"})
+    llm = make_client(first_token_timeout_seconds=0.2, retry_budget_seconds=0.3, max_retries=4)
+    llm.config.profiles["fast"] = llm.config.profiles["fast"].model_copy(update={"fallback_model": "deepseek-v4-pro"})
+    result = await _ask(llm, [])
+    assert result.content == "from the fallback"
+    assert fake_deepseek.requests[-1].body["model"] == "deepseek-v4-pro"
