@@ -433,7 +433,8 @@ class ReplayLanes:
             if e.kind == "LaneCompleted@v1":
                 results[p["step_id"]] = LaneResult(p["lane_id"], p["step_id"], True, p.get("diff", ""), p.get("files", []),
                                                    lane_session_id=p.get("lane_session_id"),
-                                                   binary=p.get("binary_files", []))
+                                                   binary=p.get("binary_files", []),
+                                                   modes=p.get("mode_changes", []))
             elif e.kind == "LaneFailed@v1":
                 results[p["step_id"]] = LaneResult(p["lane_id"], p["step_id"], False, reason=p["reason"],
                                                    lane_session_id=p.get("lane_session_id"))

@@ -294,7 +294,8 @@ class Session:
         self._lane(p, "failed", reason=p.get("reason", ""))
 
     def _on_LaneMerged(self, p: dict[str, Any]) -> None:
-        state = "merged" if p.get("ok") else "refused" if p.get("binary_files") else "conflict"
+        refused = p.get("binary_files") or p.get("mode_changes")
+        state = "merged" if p.get("ok") else "refused" if refused else "conflict"
         self._lane(p, state, reason=p.get("conflict") or "")
 
     def lanes_view(self) -> dict[str, Any]:

@@ -327,6 +327,7 @@ class LaneCompleted(Payload):
     diff: str = ""  # of its UTF-8 text files
     files: list[str] = Field(default_factory=list)
     binary_files: list[str] = Field(default_factory=list)  # changed files that are not UTF-8 text (not in `diff`)
+    mode_changes: list[str] = Field(default_factory=list)  # "path (100644 -> 100755)": not carried by `diff`
     lane_state: str = "Completed"
     verified: bool = False
 
@@ -350,6 +351,7 @@ class LaneMerged(Payload):
     patch_ids: list[str] = Field(default_factory=list)
     conflict: str | None = None  # why it was not merged
     binary_files: list[str] = Field(default_factory=list)  # not merged because these are not UTF-8 text
+    mode_changes: list[str] = Field(default_factory=list)  # not merged because it changed these file modes
 
 
 KINDS: dict[str, type[Payload]] = {

@@ -408,3 +408,64 @@ async def test_a_lane_that_changed_a_binary_file_is_refused_whole_naming_it(make
     assert (workspace / "stamp.txt").read_bytes() == b"v2\x00\xff\xfe"
     assert (workspace / "notes.md").read_text() == "# notes\n- stamp bumped to v2\n"
     assert "a + b" in (workspace / "app.py").read_text()
+
+
+MODE_TEST = '''import os
+from pathlib import Path
+
+TOOL = Path(__file__).resolve().parent.parent / "tool.sh"
+
+
+def test_tool_is_executable():
+    if TOOL.read_text() == "echo v2\\n":  # the build makes the new tool executable
+        os.chmod(TOOL, 0o755)
+'''
+TOOL_V2 = (diff("tool.sh", ["echo v1"], ["echo v2"]) + "\n"
+           + "```diff\n--- a/notes.md\n+++ b/notes.md\n@@ -1,1 +1,2 @@\n # notes\n+- tool v2\n```")
+
+
+async def test_a_lane_that_changed_a_file_mode_is_refused_whole_and_the_mode_survives(make_agent, fake_deepseek,
+                                                                                      workspace):
+    """Lane 2's verification makes tool.sh executable. A PatchSet carries no mode, so before, the
+    lane's text change was merged and its mode dropped without a word (here the workspace's own
+    verification happens to make it again; a mode made any other way was lost). Now its result is
+    not merged (not even notes.md), the message names tool.sh and its modes, and the step runs in
+    the workspace, where the mode is made as it is: tool.sh ends executable, as without lanes."""
+    (workspace / "tool.sh").write_text("echo v1\n")
+    (workspace / "notes.md").write_text("# notes\n")
+    (workspace / "tests" / "test_tool.py").write_text(MODE_TEST)
+    git(workspace, "init", "-q", "-b", "main")
+    git(workspace, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    git(workspace, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(
+        ("Fix add", ["app.py"]), ("Tool v2", ["tool.sh", "notes.md"]),
+        verification=["python -m pytest -q tests/test_tool.py"])})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Fix add"}, "content": FIX_ADD})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Tool v2"}, "content": TOOL_V2})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "changed the mode of tool.sh"}, "content": TOOL_V2})
+    ui = ScriptedUI()
+    agent = make_agent(ui=ui, config=lane_config())
+    view = await agent.run("Fix add and ship tool v2")
+    assert view["state"] == "Completed", view["state_reason"]
+    log = events(agent, view["session_id"])
+    steps = {s["title"]: s["step_id"] for s in view["plan"]["steps"]}
+    done = {e.payload["step_id"]: e.payload for e in log if e.kind == "LaneCompleted@v1"}
+    assert done[steps["Tool v2"]]["mode_changes"] == ["tool.sh (100644 -> 100755)"]
+    assert done[steps["Fix add"]]["mode_changes"] == []
+    merged = {e.payload["step_id"]: (e.seq_no, e.payload) for e in log if e.kind == "LaneMerged@v1"}
+    assert merged[steps["Fix add"]][1]["ok"] is True
+    refused_at, refused = merged[steps["Tool v2"]]
+    assert refused["ok"] is False and refused["patch_ids"] == []
+    assert refused["mode_changes"] == ["tool.sh (100644 -> 100755)"] and refused["binary_files"] == []
+    assert "changed the mode of tool.sh (100644 -> 100755)" in refused["conflict"]
+    assert not any(e.kind == "FailureClassified@v1" for e in log)  # nothing clashed: not a PatchMismatch
+    assert any(c == "status" and "not merged" in t and "tool.sh" in t for c, t in ui.streamed)
+    lanes = {lane["step_id"]: lane for lane in agent.session_view(view["session_id"])["lanes"]["lanes"]}
+    assert lanes[steps["Tool v2"]]["state"] == "refused" and "tool.sh" in lanes[steps["Tool v2"]]["reason"]
+    notes = [e for e in log if e.kind == "PatchStaged@v1" and "notes.md" in e.payload["files"]]
+    assert len(notes) == 1 and notes[0].seq_no > refused_at  # staged once, by the step's run here
+    # The mode survived: the step's verification ran here on the new tool.
+    assert (workspace / "tool.sh").read_text() == "echo v2\n"
+    assert (workspace / "tool.sh").stat().st_mode & 0o777 == 0o755
+    assert (workspace / "notes.md").read_text() == "# notes\n- tool v2\n"
+    assert "a + b" in (workspace / "app.py").read_text()

@@ -16,9 +16,9 @@ step runs again in the workspace with the conflict as feedback. A failed
 verification after the merge goes into the ordinary recovery loop.
 
 A lane's deletions and new files are staged as deletions and additions, reviewed
-like any hunk. A result that changed a file that is not UTF-8 text (binary) is
-refused whole, naming the file — never staged in part — and its step runs in
-the workspace.
+like any hunk. A result that changed a file that is not UTF-8 text (binary), or
+a file's mode (`chmod +x`), is refused whole, naming the file — never staged in
+part, never merged without its mode — and its step runs in the workspace.
 """
 
 from __future__ import annotations
@@ -63,12 +63,12 @@ async def run_wave(rt: "SessionRuntime", want: str | None = None) -> list[str] |
         if not result.ok:
             rt.lane_failed.add(step.step_id)  # it runs in the workspace, not in another lane
             continue
+        if result.binary or result.modes:
+            _refuse(rt, result, current)
+            continue
         if not result.diff.strip():
             _mark(rt, current.step_id, "done", "no change (teammate lane)")
             session.emit("LaneMerged@v1", {"lane_id": result.lane_id, "step_id": step.step_id, "ok": True})
-            continue
-        if result.binary:
-            _refuse_binary(rt, result, current)
             continue
         conflict = None
         overlap = sorted(f for f in result.files if f in merged_files)
@@ -102,17 +102,23 @@ async def run_wave(rt: "SessionRuntime", want: str | None = None) -> list[str] |
     return staged
 
 
-def _refuse_binary(rt: "SessionRuntime", result: "LaneResult", step: "Step") -> None:
-    """A lane result that changed a file that is not UTF-8 text: a PatchSet (text hunks the person
-    reviews) cannot carry it, and staging only the rest would half-apply the step. Nothing of it is
-    merged; the step runs in the workspace, as without lanes. Not a conflict: nothing clashed."""
+def _refuse(rt: "SessionRuntime", result: "LaneResult", step: "Step") -> None:
+    """A lane result that changed a file that is not UTF-8 text, or a file's mode (`chmod +x`): a
+    PatchSet (text hunks the person reviews) cannot carry it, and staging only the rest would
+    half-apply the step (or drop the mode without a word). Nothing of it is merged; the step runs
+    in the workspace, as without lanes, where the change is made as it is. Not a conflict: nothing
+    clashed."""
     session = rt.session
-    names = ", ".join(result.binary)
-    what = "is not" if len(result.binary) == 1 else "are not"
-    reason = (f"its lane changed {names}, which {what} UTF-8 text; a lane's result is handed back as text hunks "
-              "for review, so none of it was merged")
+    why = []
+    if result.binary:
+        what = "is not" if len(result.binary) == 1 else "are not"
+        why.append(f"its lane changed {', '.join(result.binary)}, which {what} UTF-8 text")
+    if result.modes:
+        why.append(f"its lane changed the mode of {', '.join(result.modes)}")
+    reason = "; ".join(why) + "; a lane's result is handed back as text hunks for review, so none of it was merged"
     session.emit("LaneMerged@v1", {"lane_id": result.lane_id, "step_id": step.step_id, "ok": False,
-                                   "conflict": reason, "binary_files": result.binary})
+                                   "conflict": reason, "binary_files": result.binary,
+                                   "mode_changes": result.modes})
     rt.lane_feedback[step.step_id] = (f"step '{step.title}' ran in a teammate lane, but {reason}; "
                                       "it runs here in the workspace instead")
     rt.lane_failed.add(step.step_id)

@@ -46,6 +46,7 @@ class LaneResult:
     reason: str = ""
     lane_session_id: str | None = None
     binary: list[str] = field(default_factory=list)  # changed files that are not UTF-8 text
+    modes: list[str] = field(default_factory=list)  # file modes it changed ("run.sh (100644 -> 100755)")
 
 
 def branch_name(session_id: str, step_id: str) -> str:
@@ -154,12 +155,13 @@ class LaneRunner:
                                     lane_sid, "Lane" + view["state"])
             session.emit("LaneCompleted@v1", {"lane_id": lane_id, "step_id": step.step_id, "lane_session_id": lane_sid,
                                               "diff": result.diff, "files": files, "binary_files": result.binary,
+                                              "mode_changes": result.modes,
                                               "lane_state": view["state"], "verified": verified})
             rt.ui.stream("status", f"{label}: step '{step.title}' done ({len(files)} file(s) changed)",
                          session_id=session.session_id)
             self.owner.tell_lanes(session.session_id, f"{label} completed")
             return LaneResult(lane_id, step.step_id, True, result.diff, files, lane_session_id=lane_sid,
-                              binary=result.binary)
+                              binary=result.binary, modes=result.modes)
         except asyncio.CancelledError:
             self._failed(rt, lane_id, step, "cancelled", lane_sid, "CancelledError")
             raise

@@ -198,11 +198,17 @@ def _copy_uncommitted(home: git_safety.SafeGit, tree: Path, prefix: Path, policy
 
 @dataclass
 class LaneDiff:
-    """A lane's result: the unified diff of its text files (additions and deletions included) and
-    the files it changed that are not UTF-8 text, which a PatchSet cannot carry."""
+    """A lane's result: the unified diff of its text files (additions and deletions included), the
+    files it changed that are not UTF-8 text, and the file modes it changed ("run.sh (100644 ->
+    100755)"): a PatchSet carries neither of the last two."""
 
     diff: str
     binary: list[str]
+    modes: list[str] = dataclasses.field(default_factory=list)
+
+
+# Regular files' modes: what `chmod +x` changes and a text patch cannot carry.
+_FILE_MODES = ("100644", "100755")
 
 
 def result_diff(wt: Worktree, files: list[str]) -> LaneDiff:
@@ -211,22 +217,42 @@ def result_diff(wt: Worktree, files: list[str]) -> LaneDiff:
     A file counts as text when what it holds on both sides (the base, the lane; a side where it
     does not exist is nothing) is UTF-8: such a file is diffed as text whatever git's attributes
     or its NUL-byte guess say (`-diff`, `binary`), because the PatchSet it becomes is text. Any
-    other file is listed in `binary`, never in the diff."""
-    if not files:
-        return LaneDiff("", [])
+    other file is listed in `binary`, never in the diff. `modes` lists every file of the workspace
+    whose mode the lane changed (`chmod +x` by a command or a build, `files` or not), and a new
+    file of `files` made executable."""
     prefix = wt.root.relative_to(wt.tree)
+    rel = [] if str(prefix) == "." else [f"--relative={prefix.as_posix()}"]
+    lane = safe_git(wt.tree)
+    if not files:
+        return LaneDiff("", [], _mode_changes(lane, wt, rel))
     rels = sorted(set(files))
     paths = [(prefix / f).as_posix() for f in rels]
-    lane = safe_git(wt.tree)
     git(lane, "add", "-A", "--", *paths)
+    modes = _mode_changes(lane, wt, rel)
     text = [path for path in paths if _utf8_both_sides(lane, wt, path)]
     binary = [rel for rel, path in zip(rels, paths) if path not in text]
     if not text:
-        return LaneDiff("", binary)
-    rel = [] if str(prefix) == "." else [f"--relative={prefix.as_posix()}"]
+        return LaneDiff("", binary, modes)
     diff = git(lane, "diff", "--cached", "--text", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
                "--ignore-submodules=all", "--src-prefix=a/", "--dst-prefix=b/", *rel, wt.base, "--", *text)
-    return LaneDiff(diff, binary)
+    return LaneDiff(diff, binary, modes)
+
+
+def _mode_changes(lane: git_safety.SafeGit, wt: Worktree, rel: list[str]) -> list[str]:
+    """Files (in the index: tracked, or `files` just added) whose mode in the lane's checkout is not
+    their base's: "path (old -> new)", a new executable file "path (new, 100755)"."""
+    out = git(lane, "diff", "--raw", "-z", "--no-renames", "--ignore-submodules=all", *rel, wt.base)
+    fields = out.split("\0")
+    changed: list[str] = []
+    for meta, path in zip(fields[0::2], fields[1::2]):
+        old, new, *_ = meta.lstrip(":").split(" ")
+        if new not in _FILE_MODES or old == new:
+            continue  # deleted, a symlink or a submodule (a type change is no mode change), or the same
+        if old in _FILE_MODES:
+            changed.append(f"{path} ({old} -> {new})")
+        elif old == "000000" and new == "100755":
+            changed.append(f"{path} (new, {new})")
+    return changed
 
 
 def _utf8_both_sides(lane: git_safety.SafeGit, wt: Worktree, path: str) -> bool:

@@ -115,6 +115,29 @@ def test_a_result_carries_deletions_new_files_and_text_git_calls_binary(repo):
     assert not any(f.binary for f in files.values())
 
 
+def test_a_result_names_the_file_modes_the_lane_changed(repo):
+    """A chmod in the lane (a command, a build) is named in `modes`, whether or not the file is one
+    of `files`; a new file of `files` made executable too. Content-only changes are not."""
+    (repo / "tool.sh").write_text("echo hi\n")
+    (repo / "tool.sh").chmod(0o755)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a tool")
+    tree = make(repo)
+    try:
+        assert wt.result_diff(tree, []).modes == []
+        (tree.root / "a.py").chmod(0o755)  # not one of `files`: changed by a command
+        (tree.root / "tool.sh").chmod(0o644)
+        (tree.root / "gone.py").write_text("x = 2\n")  # content only
+        (tree.root / "new.sh").write_text("echo new\n")
+        (tree.root / "new.sh").chmod(0o755)
+        (tree.root / "plain.py").write_text("p = 1\n")
+        result = wt.result_diff(tree, ["gone.py", "new.sh", "plain.py"])
+    finally:
+        wt.remove(tree)
+    assert result.modes == ["a.py (100644 -> 100755)", "new.sh (new, 100755)", "tool.sh (100755 -> 100644)"]
+    assert result.binary == [] and "+x = 2" in result.diff
+
+
 def test_no_leak_a_killed_runs_lanes_are_cleaned_at_the_next_start(repo):
     tree = make(repo)
     (tree.root / "a.py").write_text("dirty, never committed\n")  # a dirty leftover worktree
