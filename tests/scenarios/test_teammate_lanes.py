@@ -469,3 +469,29 @@ async def test_a_lane_that_changed_a_file_mode_is_refused_whole_and_the_mode_sur
     assert (workspace / "tool.sh").stat().st_mode & 0o777 == 0o755
     assert (workspace / "notes.md").read_text() == "# notes\n- tool v2\n"
     assert "a + b" in (workspace / "app.py").read_text()
+
+
+async def test_never_drop_a_lane_whose_only_change_is_a_binary_file(make_agent, fake_deepseek, workspace):
+    """Lane 2 changes stamp.txt alone and its verification turns it into binary bytes: its text diff
+    is empty. Before, that was taken for "no change": the step was marked done and the bump was lost
+    (the workspace kept v1). Now the result is refused and the step runs in the workspace."""
+    (workspace / "stamp.txt").write_text("v1\n")
+    (workspace / "tests" / "test_stamp.py").write_text(BUILD_TEST)
+    git(workspace, "init", "-q", "-b", "main")
+    git(workspace, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    git(workspace, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
+    bump = diff("stamp.txt", ["v1"], ["v2"])
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(
+        ("Fix add", ["app.py"]), ("Bump stamp", ["stamp.txt"]),
+        verification=["python -m pytest -q tests/test_stamp.py"])})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Fix add"}, "content": FIX_ADD})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "Step: Bump stamp"}, "content": bump})
+    fake_deepseek.add({"match": {"role": "executor", "contains": "which is not UTF-8 text"}, "content": bump})
+    agent = make_agent(config=lane_config())
+    view = await agent.run("Fix add and bump the stamp")
+    assert view["state"] == "Completed", view["state_reason"]
+    log = events(agent, view["session_id"])
+    steps = {s["title"]: s["step_id"] for s in view["plan"]["steps"]}
+    merged = {e.payload["step_id"]: e.payload for e in log if e.kind == "LaneMerged@v1"}
+    assert merged[steps["Bump stamp"]]["ok"] is False and merged[steps["Bump stamp"]]["binary_files"] == ["stamp.txt"]
+    assert (workspace / "stamp.txt").read_bytes() == b"v2\x00\xff\xfe"  # bumped (and built) here
