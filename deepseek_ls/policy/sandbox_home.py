@@ -9,7 +9,8 @@ the sandbox, and only these are bound back, read-only:
 - each `PATH` directory under the home, at its prefix when that is an installation (a dot
   directory, or one with `lib`/`libexec`/`versions`: `~/.pyenv/shims` -> `~/.pyenv`,
   `~/.cargo/bin` -> `~/.cargo`, `~/.nvm/versions/node/v20/bin` -> that version,
-  `~/miniconda3/bin` -> `~/miniconda3`), else alone (`~/projects/bin`, not the projects beside
+  `~/miniconda3/bin` -> `~/miniconda3`, `~/go/bin` -> `~/go` with its module cache; with
+  `~/.cargo` also `~/.rustup`, where rustup's proxies find the toolchains), else alone (`~/projects/bin`, not the projects beside
   it); `~/.local/bin` -> `~/.local/bin` and `~/.local/lib` (pip's user site);
 - where programs on `PATH` (and in the workspace's `.venv` / `venv`) link into the home, at the
   link target's prefix (a virtualenv's `python` -> `~/.pyenv/versions/3.11.7`);
@@ -32,6 +33,9 @@ from pathlib import Path
 TOOLCHAIN_ENV = ("VIRTUAL_ENV", "CONDA_PREFIX", "PYENV_ROOT", "RUSTUP_HOME", "CARGO_HOME", "NVM_DIR", "GOROOT",
                  "GOPATH", "JAVA_HOME", "SDKMAN_DIR")
 _BIN_NAMES = {"bin", "sbin", "shims"}
+# What a toolchain on PATH reads beside its own prefix by default: rustup's proxies in ~/.cargo/bin
+# read their toolchains from ~/.rustup (unless RUSTUP_HOME says otherwise).
+_COMPANIONS = {".cargo": (".rustup",)}
 _WORKSPACE_VENVS = (".venv/bin", "venv/bin")
 # (directory, mtime) -> the home-relative link targets found in it
 _LINK_CACHE: dict[str, tuple[int, list[Path]]] = {}
@@ -106,7 +110,8 @@ def _prefixes(directory: Path, hidden: list[Path]) -> list[Path]:
         if prefix == home / ".local":  # ~/.local also holds keyrings and app data: only pip's parts
             return [directory, prefix / "lib"]
         if _installation(prefix, home):
-            return [prefix]
+            companions = _COMPANIONS.get(prefix.relative_to(home).as_posix(), ())
+            return [prefix, *(home / c for c in companions)]
         return [directory]  # `~/projects/bin`: not the projects beside it
     return []
 
@@ -116,7 +121,7 @@ def _installation(prefix: Path, home: Path) -> bool:
     `~/miniconda3`, a virtualenv) rather than a directory of the person's own files."""
     if any(part.startswith(".") for part in prefix.relative_to(home).parts):
         return True
-    return any((prefix / name).is_dir() for name in ("lib", "lib64", "libexec", "versions"))
+    return any((prefix / name).is_dir() for name in ("lib", "lib64", "libexec", "versions", "pkg"))
 
 
 def _link_targets(directory: Path, hidden: list[Path]) -> list[Path]:

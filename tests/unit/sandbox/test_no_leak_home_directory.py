@@ -126,7 +126,8 @@ def test_readable_paths_show_more_of_the_home(tmp_path: Path, home: Path) -> Non
 
 @pytest.mark.parametrize(("rel", "want"), [
     pytest.param(".pyenv/shims", [".pyenv"], id="pyenv-shims"),
-    pytest.param(".cargo/bin", [".cargo"], id="cargo"),
+    pytest.param(".cargo/bin", [".cargo", ".rustup"], id="cargo-and-rustups-toolchains"),
+    pytest.param("go/bin", ["go"], id="go-path-with-its-module-cache"),
     pytest.param(".nvm/versions/node/v20/bin", [".nvm/versions/node/v20"], id="nvm-node-version"),
     pytest.param(".local/bin", [".local/bin", ".local/lib"], id="pip-user-site-only"),
     pytest.param("miniconda3/bin", ["miniconda3"], id="conda-install-with-lib"),
@@ -137,7 +138,7 @@ def test_no_leak_toolchain_prefixes_stop_at_the_installation(tmp_path: Path, rel
     from deepseek_ls.policy.sandbox_home import exposed
 
     home = tmp_path / "home"
-    for d in [rel, ".local/lib", "miniconda3/lib", "projects/other/.git"]:
+    for d in [rel, ".local/lib", "miniconda3/lib", "projects/other/.git", ".rustup/toolchains", "go/pkg/mod"]:
         (home / d).mkdir(parents=True, exist_ok=True)
     shown = exposed([home], root=tmp_path / "ws", env={"PATH": f"{home / rel}:/usr/bin"})
     assert shown == [home / w for w in want]
