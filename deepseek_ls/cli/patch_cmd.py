@@ -75,9 +75,13 @@ def _diff(args: argparse.Namespace) -> int:
             _print_patch(ps, full=True)
         return 0
     patches = store.list() if args.all else store.pending()
+    ignored = store.ignored()  # files in .deepseek/patches/ we did not stage: named, never listed
     if args.json:
-        print_json({"patches": [_public(p) for p in patches]})
+        print_json({"patches": [_public(p) for p in patches],
+                    "ignored": [{"patch_id": e.patch_id, "reason": e.reason} for e in ignored]})
         return 0
+    for exc in ignored:
+        print(f"deepseek-ls: {exc}", file=sys.stderr)
     if not patches:
         print("no pending patches", file=sys.stderr)
         return 0

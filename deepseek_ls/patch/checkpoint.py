@@ -118,7 +118,7 @@ class CheckpointStore:
             manifest = json.loads((self.dir / name / "manifest.json").read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
             return None
-        if not seal.is_sealed(manifest) or manifest.get("checkpoint_id") != name:
+        if seal.why_not_ours(manifest, "checkpoint_id", name) is not None:
             return None
         return manifest
 

@@ -2,13 +2,15 @@
 
 A repository can ship a `.deepseek/` directory (its `config.toml` is meant to be
 shared), and with it anything else under that name: a checkpoint there is what
-`apply --undo` (and undo in the editor) writes back into the person's files. So
-each checkpoint manifest is sealed with an HMAC under a key kept beside the user
-config (`state.key`, mode 0600), never in a workspace; the manifest carries the
-sha256 of every file the checkpoint stored. A checkpoint whose seal does not
-verify (planted by a repository, copied from another machine or user, altered,
-or made before seals) is not ours and is ignored; a stored file that no longer
-has its recorded hash refuses the undo.
+`apply --undo` (and undo in the editor) writes back into the person's files, and
+a staged patch there is what the editor's lenses and `deepseek-ls diff|apply`
+offer as the agent's own proposal. So each checkpoint manifest and each staged
+patch is sealed with an HMAC under a key kept beside the user config
+(`state.key`, mode 0600), never in a workspace; a checkpoint manifest carries the
+sha256 of every file the checkpoint stored. A record whose seal does not verify
+(planted by a repository, copied from another machine or user, altered, renamed,
+or made before seals) is not ours and is ignored (`why_not_ours` says why); a
+stored checkpoint file that no longer has its recorded hash refuses the undo.
 """
 
 from __future__ import annotations
@@ -71,8 +73,9 @@ def _load_or_create(path: Path) -> bytes:
 
 
 def _process_key(path: Path, exc: OSError) -> bytes:
-    # Checkpoints made now can be undone by this process only; better than trusting all.
-    log.warning("cannot keep the state key at %s (%s): checkpoints are sealed for this process only", path, exc)
+    # Checkpoints and patches made now are this process's only; better than trusting all.
+    log.warning("cannot keep the state key at %s (%s): checkpoints and staged patches are sealed for this "
+                "process only", path, exc)
     return secrets.token_bytes(_KEY_BYTES)
 
 
@@ -94,6 +97,20 @@ def is_sealed(record: object) -> bool:
         return False
     expected = hmac.new(_key(), _canonical(record), hashlib.sha256).hexdigest()
     return hmac.compare_digest(record["seal"], expected)
+
+
+def why_not_ours(record: object, id_field: str, expected_id: str) -> str | None:
+    """None when `record` is sealed with this user's key and names itself `expected_id` (its
+    file's name) in `id_field`; else why it is not ours, in words for a log line or the person."""
+    if not isinstance(record, dict):
+        return "it is not a JSON object"
+    if record.get("seal") is None:
+        return "it has no seal (shipped with the repository, or made before deepseek-ls sealed its state)"
+    if not is_sealed(record):
+        return "its seal does not verify (sealed by another user or machine, or altered since)"
+    if record.get(id_field) != expected_id:
+        return f"it was sealed as {record.get(id_field)!r}, not {expected_id!r} (copied or renamed)"
+    return None
 
 
 def digest(data: bytes) -> str:

@@ -5,10 +5,20 @@ writes under a file lock) so the CLI, a resumed session and the language
 server all see the same state. Every state change is an event on the sink.
 Nothing is written to a user file except by `apply`, which checkpoints first
 and writes nothing at all when any selected file conflicts.
+
+Each file is sealed with this user's key (`seal.py`) and only sealed files are
+read back: a repository can commit `.deepseek/patches/`, and a file there would
+otherwise be offered (lenses, `deepseek-ls diff|apply`) as the agent's own
+proposal, provenance and all. A file that is not ours (unsealed, sealed by
+another user, altered, or copied to another name) is left where it is,
+skipped by `list()` with a log line, refused by `get()` saying why, and named
+by `ignored()`.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import secrets
 import time
@@ -18,6 +28,7 @@ from typing import Callable
 
 from filelock import FileLock
 
+from deepseek_ls.patch import seal
 from deepseek_ls.patch.checkpoint import CheckpointStore, UndoPlan, UndoRefused, remove_empty_parents
 from deepseek_ls.patch.gate import SafetyGate
 from deepseek_ls.patch.hunks import apply_hunks, find_block, split_lines
@@ -39,6 +50,21 @@ from deepseek_ls.store.sink import EventSink, NullSink
 from deepseek_ls.policy import safe_files
 from deepseek_ls.policy.secret_files import check_not_secret
 from deepseek_ls.tools.overlay import DocumentOverlay
+
+log = logging.getLogger(__name__)
+
+
+class NotOurPatch(PatchError):
+    """A file in `.deepseek/patches/` that this user's deepseek-ls did not stage (`reason` says how
+    it tells): it is never listed, shown or applied."""
+
+    def __init__(self, patch_id: str, reason: str) -> None:
+        super().__init__(
+            f"ignored .deepseek/patches/{patch_id}.json: not a patch deepseek-ls staged for this user, "
+            f"since {reason}; nothing from it is shown or applied (ask for the change again to stage it)"
+        )
+        self.patch_id = patch_id
+        self.reason = reason
 
 
 class PatchStore:
@@ -65,7 +91,8 @@ class PatchStore:
         self.write_through: Callable[[str, str], bool] | None = None
         self.checkpoints = CheckpointStore(self.root, self.state_dir)
         self._lock = FileLock(str(self.dir / ".lock"))
-        self._cache: dict[str, tuple[tuple[int, ...], str]] = {}
+        # file name -> (stat key, its text, why it is not ours or None)
+        self._cache: dict[str, tuple[tuple[int, ...], str, str | None]] = {}
 
     # -- staging -----------------------------------------------------------
 
@@ -143,6 +170,8 @@ class PatchStore:
     # -- queries -----------------------------------------------------------
 
     def get(self, patch_id: str) -> PatchSet:
+        """The staged patch `patch_id`; `PatchError` when there is none, `NotOurPatch` (saying why)
+        when the file there was not staged by this user's deepseek-ls."""
         path = self._path(patch_id)
         try:
             return self._load(path)
@@ -150,6 +179,7 @@ class PatchStore:
             raise PatchError(f"no staged patch {patch_id!r}; `deepseek-ls diff` lists staged patches") from None
 
     def list(self) -> list[PatchSet]:
+        """Our staged patches, oldest first; files that are not ours are skipped (logged once)."""
         out = []
         for path in self.dir.glob("*.json"):
             try:
@@ -158,16 +188,34 @@ class PatchStore:
                 continue  # a file being replaced, or not ours
         return sorted(out, key=lambda p: (p.created_at, p.patch_id))
 
+    def ignored(self) -> list[NotOurPatch]:
+        """The files in `.deepseek/patches/` that `list()` skips as not ours, each saying why."""
+        out = []
+        for path in sorted(self.dir.glob("*.json")):
+            try:
+                self._load(path)
+            except NotOurPatch as exc:
+                out.append(exc)
+            except (OSError, ValueError):
+                continue
+        return out
+
     def _load(self, path: Path) -> PatchSet:
-        """Parse a patch file; its text is reused while its stat is unchanged (the language
-        server lists pending patches on every code-lens request). Every call returns a
-        fresh PatchSet: callers change statuses before saving."""
+        """Parse a patch file, only if it is ours (sealed with this user's key under its own name);
+        its text and verdict are reused while its stat is unchanged (the language server lists
+        pending patches on every code-lens request). Every call returns a fresh PatchSet: callers
+        change statuses before saving."""
         st = path.stat()
         key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)  # each save is a new inode
         cached = self._cache.get(path.name)
         if cached is None or cached[0] != key:
-            cached = (key, path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+            cached = (key, text, _why_not_ours(text, path.stem))
             self._cache[path.name] = cached
+            if cached[2] is not None:
+                log.warning("%s", NotOurPatch(path.stem, cached[2]))
+        if cached[2] is not None:
+            raise NotOurPatch(path.stem, cached[2])
         return PatchSet.model_validate_json(cached[1])
 
     def pending(self) -> list[PatchSet]:
@@ -401,7 +449,10 @@ class PatchStore:
             for meta in plan.meta:
                 patch_id = meta.get("patch_id")
                 if patch_id and self._path(patch_id).is_file():
-                    ps = self.get(patch_id)
+                    try:
+                        ps = self.get(patch_id)
+                    except NotOurPatch:  # replaced by a file we did not stage (logged): not reopened
+                        continue
                     for hunk in ps.hunks:
                         if hunk.hunk_id in meta.get("hunk_ids", []):
                             hunk.status = "pending"
@@ -421,9 +472,11 @@ class PatchStore:
         return self.dir / f"{patch_id}.json"
 
     def _save(self, ps: PatchSet) -> None:
+        """Write the patch sealed (`seal.py`): only sealed patches are read back."""
         path = self._path(ps.patch_id)
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(ps.model_dump_json(indent=1), encoding="utf-8")
+        record = seal.sealed(ps.model_dump(mode="json"))
+        tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False), encoding="utf-8")
         os.replace(tmp, path)
 
     def _read_disk(self, rel: str) -> str | None:
@@ -434,6 +487,14 @@ class PatchStore:
         text = safe_files.read_text(self.root, rel)
         check_not_secret(rel, text)
         return text
+
+
+def _why_not_ours(text: str, name: str) -> str | None:
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return "it is not JSON"
+    return seal.why_not_ours(record, "patch_id", name)
 
 
 _HUNK_SUMMARY = {"hunk_id", "file", "old_start", "old_lines", "new_start", "new_lines"}

@@ -59,7 +59,7 @@ def test_check_validates_and_changes_nothing(workspace: Path) -> None:
     proc = run(workspace, "apply", "--diff", "change.diff", "--check")
     assert proc.returncode == 0 and "check passed" in proc.stdout
     assert (workspace / "a.txt").read_text() == "one\ntwo\nthree\n"
-    assert json.loads(run(workspace, "diff", "--json").stdout) == {"patches": []}
+    assert json.loads(run(workspace, "diff", "--json").stdout) == {"patches": [], "ignored": []}
 
 
 def test_one_failing_file_means_exit_1_and_no_file_changed(workspace: Path) -> None:

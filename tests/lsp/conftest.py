@@ -17,7 +17,9 @@ from pytest_lsp import LanguageClient
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
+def workspace(tmp_path: Path, user_config_home: Path) -> Path:
+    """A git repository of the user the server runs as (`user_config_home`): patches the test
+    stages in it are the server's to offer."""
     root = tmp_path / "ws"
     root.mkdir()
     subprocess.run(["git", "init", "-q", str(root)], check=True)
@@ -30,11 +32,11 @@ def client_name(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def server_env(tmp_path: Path) -> dict[str, str]:
+def server_env(user_config_home: Path) -> dict[str, str]:
     """The environment of the server process: ours (so a `fake_deepseek` fixture
-    requested earlier is reachable), with user config isolated."""
+    requested earlier is reachable), with user config isolated (the test's own)."""
     env = dict(os.environ)
-    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg-config")
+    env["XDG_CONFIG_HOME"] = str(user_config_home)
     env.setdefault("DEEPSEEK_API_KEY", "test-key")
     env.setdefault("DEEPSEEK_LS_LOG", "info")
     return env

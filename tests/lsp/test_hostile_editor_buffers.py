@@ -166,7 +166,7 @@ def capabilities_for(versioned: bool) -> dict[str, Any]:
 
 
 @pytest.fixture(params=[False, True], ids=["plain-changes", "versioned"])
-def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
+def world(request: pytest.FixtureRequest, tmp_path: Path, user_config_home: Path) -> Iterator[World]:
     root = tmp_path / "ws"
     root.mkdir()
     subprocess.run(["git", "init", "-q", str(root)], check=True)

@@ -150,7 +150,7 @@ class Staged:
 
 
 @pytest.fixture
-def staged(tmp_path: Path) -> Iterator[Staged]:
+def staged(tmp_path: Path, user_config_home: Path) -> Iterator[Staged]:
     world = Staged(tmp_path)
     yield world
     world.server.kill()

@@ -298,6 +298,11 @@ def staged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RawServer
     root.mkdir()
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     (root / "cfg.py").write_text(ORIGINAL)
+    # For the whole module, this process is the server's user (as `user_config_home` does per test):
+    # the patch is sealed with that user's key, and the server's saves read back here.
+    same_user = pytest.MonkeyPatch()
+    same_user.setenv("XDG_CONFIG_HOME", str(tmp / "xdg-config"))
+    same_user.delenv("DEEPSEEK_LS_USER_CONFIG", raising=False)
     store = PatchStore(root, state_dir(root), policy=PathPolicy(root))
     patch = store.stage(DIFF)
     answer: dict[str, Any] = {"value": None}
@@ -317,6 +322,7 @@ def staged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RawServer
     server.initialize()
     yield server, store, patch.patch_id, patch.hunks[0].hunk_id, answer
     server.kill()
+    same_user.undo()
 
 
 @pytest.mark.parametrize(("answer", "reason"), ODD_APPLY_EDIT_ANSWERS)
@@ -363,6 +369,7 @@ def test_accept_hunk_applies_when_the_editor_says_so(staged) -> None:
     "answer",
     [pytest.param(5, id="number"), pytest.param({"title": 5}, id="title-number"), pytest.param(NO_ANSWER, id="no-answer")],
 )
+@pytest.mark.usefixtures("user_config_home")  # the patch staged here is the server's user's
 def test_always_answers_an_approval_whatever_the_editor_answers(tmp_path: Path, answer: Any) -> None:
     """A malformed (or missing) answer to the approval pop-up does not decide it:
     the approval stays pending and the commands still answer it."""

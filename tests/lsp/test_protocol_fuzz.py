@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from deepseek_ls.patch import PatchStore
 from deepseek_ls.policy import PathPolicy
 from deepseek_ls.workspace import state_dir
@@ -267,6 +269,7 @@ def odd_answer(rng: random.Random, message: dict[str, Any]) -> Any:
     return rng.choice([None, None, 5, {}, "x"])
 
 
+@pytest.mark.usefixtures("user_config_home")  # the patch staged here is the server's user's
 def test_protocol_fuzz_always_answers(tmp_path: Path) -> None:
     rng = random.Random(SEED)
     root = tmp_path / "ws"

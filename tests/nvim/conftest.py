@@ -97,6 +97,7 @@ class NvimResult:
 class NvimRunner:
     nvim: str
     tmp: Path
+    config_home: Path  # the user config of the server nvim starts: the test's own (`user_config_home`)
 
     def run(self, spec: str, *, cwd: Path, env: dict[str, str] | None = None, timeout: int = 150) -> NvimResult:
         pack_root = self.tmp / "site"
@@ -106,7 +107,7 @@ class NvimRunner:
         xdg = self.tmp / "xdg"
         full_env = {
             **os.environ,
-            "XDG_CONFIG_HOME": str(xdg / "config"),
+            "XDG_CONFIG_HOME": str(self.config_home),
             "XDG_DATA_HOME": str(xdg / "data"),
             "XDG_STATE_HOME": str(xdg / "state"),
             "XDG_CACHE_HOME": str(xdg / "cache"),
@@ -134,12 +135,12 @@ class NvimRunner:
 
 
 @pytest.fixture(params=["dev", "stable"])
-def nvim(request: pytest.FixtureRequest, tmp_path: Path) -> NvimRunner:
+def nvim(request: pytest.FixtureRequest, tmp_path: Path, user_config_home: Path) -> NvimRunner:
     """Every spec runs on the development build and on the current stable Neovim."""
     path = find_nvim(request.param)
     if path is None:
         pytest.fail(f"the {request.param} nvim is not installed: run scripts/setup-nvim.sh")
-    return NvimRunner(path, tmp_path)
+    return NvimRunner(path, tmp_path, user_config_home)
 
 
 @pytest.fixture
