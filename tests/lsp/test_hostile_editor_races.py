@@ -62,7 +62,7 @@ class Race:
 
 
 @pytest.fixture(params=[False, True], ids=["plain-changes", "versioned"])
-def race(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Race]:
+def race(request: pytest.FixtureRequest, tmp_path: Path, user_config_home: Path) -> Iterator[Race]:
     root = tmp_path / "ws"
     root.mkdir()
     subprocess.run(["git", "init", "-q", str(root)], check=True)
