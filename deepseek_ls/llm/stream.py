@@ -233,6 +233,9 @@ class StreamReader:
             completion = completion_from_body(body, reasoning_field=self.assembler.reasoning_field)
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             raise ServerError(f"the API sent a malformed answer: {exc}", detail=str(exc)) from exc
+        if completion.finish_reason is None:  # as for a stream: only a finish_reason says it is whole
+            reason = "the answer has no finish_reason, so it may be cut short; nothing of it is used"
+            raise InterruptedResponse(f"{self._base_url}: {reason}", partial=completion, detail=reason)
         for kind, text in (("reasoning", completion.reasoning_content), ("content", completion.content)):
             if text:
                 await self._deliver(StreamDelta(kind=kind, text=text))

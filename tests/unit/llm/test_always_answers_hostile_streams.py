@@ -324,3 +324,22 @@ async def test_always_answers_a_redirect_without_following_it(fake_deepseek, cli
         assert elsewhere.requests == []  # neither the prompt nor the Authorization header went there
     assert f"redirecting to {elsewhere.base_url}/chat/completions" in caught.value.user_message
     assert "base URL" in caught.value.user_message and caught.value.attempts == 1
+
+
+@pytest.mark.parametrize("choice, whole", [
+    pytest.param({"index": 0, "message": {"role": "assistant", "content": "--- a/app.py"}}, False, id="no-finish-reason"),
+    pytest.param({"index": 0, "message": {"role": "assistant", "content": "--- a/app.py"}, "finish_reason": None},
+                 False, id="null-finish-reason"),
+    pytest.param({"index": 0, "message": {"role": "assistant", "content": "--- a/app.py"}, "finish_reason": "stop"},
+                 True, id="stop-control"),
+])
+async def test_always_answers_a_json_answer_without_a_finish_reason_as_interrupted(fake_deepseek, client, choice, whole):
+    # As for a stream: an answer whose end nobody vouches for is never taken for a whole one.
+    fake_deepseek.add({"fault": {"status": 200, "body": {"id": "x", "object": "chat.completion", "model": "m",
+                                                           "choices": [choice]}}})
+    if whole:
+        assert (await ask(client)).content == "--- a/app.py"
+        return
+    with pytest.raises(InterruptedResponse) as caught:
+        await ask(client)
+    assert caught.value.partial.content == "--- a/app.py" and "finish_reason" in caught.value.user_message
