@@ -23,7 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="list this workspace's sessions",
         description=(
             "List the sessions recorded under .deepseek/sessions/ (newest first).\n"
-            "The list comes from .deepseek/state.db, brought up to date from the event logs."
+            "The list comes from .deepseek/state.db, brought up to date from the event logs.\n"
+            "Only sessions your deepseek-ls created are listed (each has a session.seal made with\n"
+            "your key); others, such as ones a repository ships, are named on stderr and ignored."
         ),
         handler=_sessions,
     )
@@ -60,6 +62,8 @@ def _sessions(args: argparse.Namespace) -> int:
     from deepseek_ls.llm.budget import price_book_for
 
     summaries = store.list(prices=price_book_for(ctx.config))
+    for planted in store.ignored():
+        print(f"ignored session {planted.session_id}: not written by you: {planted.reason}", file=sys.stderr)
     if args.json:
         print_json(summaries)
         return 0

@@ -5,6 +5,11 @@ to date. `sync()` applies the events appended since the last sync (each
 session remembers the byte offset it has projected); `rebuild()` throws every
 row away and applies every log from the start. Both must give the same rows.
 When `projector.SCHEMA_VERSION` changes, the database is rebuilt on open.
+
+Only sessions that are ours (`store/provenance.py`) are projected: rows of any other
+session are dropped on `sync()`, and a database this user's deepseek-ls did not create
+(a repository can commit `.deepseek/state.db`; its `meta` table then lacks our sealed
+`owner` row) is emptied on open and rebuilt from our logs.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from deepseek_ls.patch import seal
+from deepseek_ls.store import provenance
 from deepseek_ls.store.log import CorruptLog, SessionNotFound, parse_line
 from deepseek_ls.store.projector import SCHEMA, SCHEMA_VERSION, SESSION_TABLES, apply_event
 
@@ -72,6 +79,10 @@ class Projections:
             with _transaction(db):
                 if _schema_version(db) != SCHEMA_VERSION:
                     _reset(db)
+                elif (why := _why_not_our_db(db)) is not None:
+                    log.warning("%s was not made by you (%s); rebuilding it from your event logs",
+                                self.db_path, why)
+                    _reset(db)
         except BaseException:
             db.close()
             raise
@@ -89,15 +100,31 @@ class Projections:
     # -- bringing rows up to date ----------------------------------------------------
 
     def session_ids(self) -> list[str]:
+        """The sessions that are ours (`provenance.why_not_ours`), oldest first."""
         if not self.sessions_dir.is_dir():
             return []
-        return sorted(p.name for p in self.sessions_dir.iterdir() if (p / LOG_NAME).is_file())
+        return sorted(
+            p.name for p in self.sessions_dir.iterdir()
+            if (p / LOG_NAME).is_file() and provenance.why_not_ours(p, p.name) is None
+        )
 
     def sync(self, session_id: str | None = None) -> None:
-        """Apply the events appended since the last sync (one session, or all)."""
-        if session_id and not (self.sessions_dir / session_id / LOG_NAME).is_file():
-            raise SessionNotFound(f"no session {session_id} in {self.sessions_dir}")
-        for sid in [session_id] if session_id else self.session_ids():
+        """Apply the events appended since the last sync (one session, or all); rows of sessions
+        that are not ours (or whose log is gone) are dropped by a sync of all."""
+        if session_id:
+            if not (self.sessions_dir / session_id / LOG_NAME).is_file():
+                raise SessionNotFound(f"no session {session_id} in {self.sessions_dir}")
+            if (why := provenance.why_not_ours(self.sessions_dir / session_id, session_id)) is not None:
+                with _transaction(self.db):
+                    self._forget(session_id)
+                raise provenance.not_ours(session_id, why)
+        ours = [session_id] if session_id else self.session_ids()
+        if not session_id:
+            with _transaction(self.db):
+                known = {r[0] for r in self.db.execute("SELECT session_id FROM sessions")}
+                for stale in known - set(ours):
+                    self._forget(stale)
+        for sid in ours:
             with _transaction(self.db):  # serialises syncing processes; offsets stay exact
                 self._sync_session(sid)
 
@@ -255,14 +282,34 @@ def _schema_version(db: sqlite3.Connection) -> int | None:
     return int(row[0]) if row else None
 
 
+_OWNER = {"kind": "deepseek-ls state.db", "path": DB_NAME}
+
+
+def _why_not_our_db(db: sqlite3.Connection) -> str | None:
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key='owner'").fetchone()
+        record = json.loads(row[0]) if row else None
+    except (sqlite3.DatabaseError, ValueError, TypeError):
+        record = None
+    if record is None:
+        return "it has no sealed owner (shipped with the repository, or made before deepseek-ls sealed it)"
+    extra = db.execute("SELECT count(*) FROM sqlite_master WHERE type IN ('trigger', 'view')").fetchone()[0]
+    if extra:
+        return "it holds triggers or views deepseek-ls never creates"
+    return seal.why_not_ours(record, "path", DB_NAME)
+
+
 def _reset(db: sqlite3.Connection) -> None:
-    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-    for table in tables:
-        db.execute(f'DROP TABLE IF EXISTS "{table}"')
+    # Views and triggers too: a database a repository shipped may carry them.
+    for kind in ("view", "trigger", "table"):
+        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type=? AND name NOT LIKE 'sqlite^_%' ESCAPE '^'", (kind,))]
+        for name in names:
+            db.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
     for statement in SCHEMA.split(";"):
         if statement.strip():
             db.execute(statement)
     db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    db.execute("INSERT INTO meta VALUES ('owner', ?)", (json.dumps(seal.sealed(_OWNER), sort_keys=True),))
 
 
 def _patch_status(statuses: list[str]) -> str:

@@ -1,22 +1,39 @@
 """`SessionStore`: where a workspace's sessions live and how to start, find and list them.
 
 Layout: ``<state_dir>/sessions/<session_id>/events.jsonl`` with UUIDv7 ids, so
-the directory listing is in creation order.
+the directory listing is in creation order, and beside each log the sealed marker
+`session.seal` (`store/provenance.py`): only sessions whose marker verifies are
+listed, opened or resumed; the others (planted by a repository, another user's,
+made before markers) are `ignored()` and asking for one raises `NotOurSession`.
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from deepseek_ls.store import provenance
+from deepseek_ls.store.provenance import NotOurSession  # noqa: F401 - raised by resolve()/open()
 from deepseek_ls.store.ids import is_id, new_id
 from deepseek_ls.store.log import EventLog, SessionNotFound
 from deepseek_ls.store.projections import LOG_NAME, SESSIONS_DIR, Projections
 
 if TYPE_CHECKING:
     from deepseek_ls.llm.budget import PriceBook
+
+
+_log = logging.getLogger(__name__)
+_warned: set[tuple[str, str]] = set()
+
+
+class IgnoredSession(BaseModel):
+    """A session directory that is not ours, and why (`provenance.why_not_ours`)."""
+
+    session_id: str
+    reason: str
 
 
 class SessionSummary(BaseModel):
@@ -73,6 +90,11 @@ class SessionStore:
                 **(extra or {}),
             },
         )
+        try:
+            provenance.seal_session(log.path.parent, session_id, durable=self._durable)
+        except BaseException:
+            log.close()
+            raise
         return log
 
     def open(self, session_id: str) -> EventLog:
@@ -84,11 +106,17 @@ class SessionStore:
         """Full session id for an id or a unique prefix of one; `SessionNotFound` otherwise."""
         text = id_or_prefix.strip().lower()
         if is_id(text) and self.log_path(text).is_file():
-            return text
+            why = provenance.why_not_ours(self.sessions_dir / text, text)
+            if why is None:
+                return text
+            raise provenance.not_ours(text, why)
         matches = [sid for sid in self._ids() if text and sid.startswith(text)]
         if len(matches) == 1:
             return matches[0]
         if not matches:
+            planted = [s for s in self.ignored() if text and s.session_id.startswith(text)]
+            if len(planted) == 1:
+                raise provenance.not_ours(planted[0].session_id, planted[0].reason)
             raise SessionNotFound(
                 f"no session {id_or_prefix!r} in {self.sessions_dir}; `deepseek-ls sessions` lists them"
             )
@@ -97,19 +125,44 @@ class SessionStore:
             "give more of the id"
         )
 
-    def _ids(self) -> list[str]:
+    def _candidates(self) -> list[str]:
         if not self.sessions_dir.is_dir():
             return []
         return sorted(
             p.name for p in self.sessions_dir.iterdir() if is_id(p.name) and (p / LOG_NAME).is_file()
         )
 
+    def _partition(self) -> tuple[list[str], list[IgnoredSession]]:
+        ours, ignored = [], []
+        for sid in self._candidates():
+            why = provenance.why_not_ours(self.sessions_dir / sid, sid)
+            if why is None:
+                ours.append(sid)
+            else:
+                ignored.append(IgnoredSession(session_id=sid, reason=why))
+        return ours, ignored
+
+    def _ids(self) -> list[str]:
+        """The ids of the sessions this user's deepseek-ls created here, oldest first."""
+        return self._partition()[0]
+
+    def ignored(self) -> list[IgnoredSession]:
+        """The session logs in this workspace that are not ours, oldest first, with the reason."""
+        return self._partition()[1]
+
     def list(self, prices: "PriceBook | None" = None) -> list[SessionSummary]:
         """Every session, newest first, from the projections (brought up to date first).
 
         With `prices`, each summary's `cost` is its calls' tokens and money (`Spend.to_json()`).
         """
-        if not self._ids():
+        ours, ignored = self._partition()
+        for planted in ignored:
+            key = (str(self.sessions_dir), planted.session_id)
+            if key not in _warned:  # once per process: the editor's log, not a flood
+                _warned.add(key)
+                _log.warning("ignoring session %s in %s: not written by you: %s",
+                            planted.session_id, self.sessions_dir, planted.reason)
+        if not ours:
             return []
         with Projections(self.state_dir) as projections:
             projections.sync()

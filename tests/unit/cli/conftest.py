@@ -14,9 +14,11 @@ RunCli = Callable[..., subprocess.CompletedProcess]
 
 
 @pytest.fixture
-def cli_env(tmp_path: Path) -> dict[str, str]:
+def cli_env(tmp_path: Path, user_config_home: Path) -> dict[str, str]:
+    # The test process is the same user as the CLI (`user_config_home`): sessions and patches it
+    # makes in-process are sealed with the key the CLI verifies them with.
     env = {k: v for k, v in os.environ.items() if not k.startswith("DEEPSEEK")}
-    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg-config")
+    env["XDG_CONFIG_HOME"] = str(user_config_home)
     env["HOME"] = str(tmp_path / "home")
     return env
 
