@@ -15,8 +15,9 @@ from deepseek_ls.workspace import state_dir
 
 
 @pytest.fixture
-def ask(tmp_path: Path):
-    """Run `deepseek-ls ask ...` in an isolated workspace; returns CompletedProcess."""
+def ask(tmp_path: Path, user_config_home: Path):
+    """Run `deepseek-ls ask ...` in an isolated workspace; returns CompletedProcess. The CLI runs
+    as this test's user (`user_config_home`), so the sessions it records are ours here too."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
 
@@ -25,7 +26,7 @@ def ask(tmp_path: Path):
             **os.environ,
             "DEEPSEEK_BASE_URL": base_url,
             "DEEPSEEK_API_KEY": "test-key",
-            "DEEPSEEK_LS_USER_CONFIG": str(tmp_path / "no-user-config.toml"),
+            "XDG_CONFIG_HOME": str(user_config_home),
             "DEEPSEEK_LS_LLM__RETRY_BASE_SECONDS": "0.01",
             "DEEPSEEK_LS_LLM__RETRY_MAX_SECONDS": "0.05",
             "DEEPSEEK_LS_LLM__MAX_RETRIES": "1",
