@@ -1,7 +1,9 @@
 """ACP sessions of a workspace: `.deepseek/acp/<id>.json`, each naming our sessions (one per prompt).
 
 An ACP session is a conversation; each of its prompts ran as one of our sessions with
-its own event log. This record is what `session/load` and `session/list` read.
+its own event log. This record is what `session/load` and `session/list` read. Each
+record is sealed with the per-user key (`patch/seal.py`): one a repository ships (or
+another user wrote) is neither listed nor loaded, like the session logs it would name.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from deepseek_ls.patch import seal
 from deepseek_ls.store.ids import is_id, new_id
 from deepseek_ls.workspace import state_dir
 
@@ -45,7 +48,7 @@ class AcpSessionStore:
         self.dir.mkdir(parents=True, exist_ok=True)
         path = self.dir / f"{record.session_id}.json"
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(record), indent=1), encoding="utf-8")
+        tmp.write_text(json.dumps(seal.sealed(asdict(record)), indent=1), encoding="utf-8")
         os.replace(tmp, path)
 
     def get(self, session_id: str) -> AcpSessionRecord | None:
@@ -53,6 +56,9 @@ class AcpSessionStore:
             return None  # never a path built from what the client sent
         try:
             data = json.loads((self.dir / f"{session_id}.json").read_text(encoding="utf-8"))
+            if seal.why_not_ours(data, "session_id", session_id) is not None:
+                return None  # planted or another user's: not a conversation of ours
+            data.pop("seal")
             return AcpSessionRecord(**data)
         except (OSError, ValueError, TypeError):
             return None
