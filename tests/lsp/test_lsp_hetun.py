@@ -140,6 +140,6 @@ async def test_never_clobber_mission_applies_through_editor_over_unsaved_edit(
     # Replay re-runs the session without an editor: the applyEdit and the wait for the save come from the log.
     replay = subprocess.run([sys.executable, "-m", "deepseek_ls", "replay", sid, "--rerun", "--json"],
                             cwd=app_workspace, capture_output=True, text=True, timeout=120,
-                            env={**os.environ, "DEEPSEEK_API_KEY": "test-key", "XDG_CONFIG_HOME": str(app_workspace / ".xdg")})
+                            env={**os.environ, "DEEPSEEK_API_KEY": "test-key"})  # the server's user (user_config_home)
     assert replay.returncode == 0, replay.stdout + replay.stderr
     assert json.loads(replay.stdout)["ok"], replay.stdout
