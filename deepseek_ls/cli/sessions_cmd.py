@@ -61,7 +61,7 @@ def _sessions(args: argparse.Namespace) -> int:
             projections.rebuild()
     from deepseek_ls.llm.budget import price_book_for
 
-    summaries = store.list(prices=price_book_for(ctx.config))
+    summaries = store.list(prices=price_book_for(ctx.config), warn=False)  # named just below
     for planted in store.ignored():
         print(f"ignored session {planted.session_id}: not written by you: {planted.reason}", file=sys.stderr)
     if args.json:

@@ -150,18 +150,21 @@ class SessionStore:
         """The session logs in this workspace that are not ours, oldest first, with the reason."""
         return self._partition()[1]
 
-    def list(self, prices: "PriceBook | None" = None) -> list[SessionSummary]:
-        """Every session, newest first, from the projections (brought up to date first).
+    def list(self, prices: "PriceBook | None" = None, *, warn: bool = True) -> list[SessionSummary]:
+        """Every session of ours, newest first, from the projections (brought up to date first).
 
         With `prices`, each summary's `cost` is its calls' tokens and money (`Spend.to_json()`).
+        With `warn`, sessions that are not ours are logged once per process (a caller that names
+        them itself, like `deepseek-ls sessions`, passes False).
         """
         ours, ignored = self._partition()
-        for planted in ignored:
-            key = (str(self.sessions_dir), planted.session_id)
-            if key not in _warned:  # once per process: the editor's log, not a flood
-                _warned.add(key)
-                _log.warning("ignoring session %s in %s: not written by you: %s",
-                            planted.session_id, self.sessions_dir, planted.reason)
+        fresh = [p for p in ignored if warn and (str(self.sessions_dir), p.session_id) not in _warned]
+        if fresh:  # one line per listing with new ones (the editor's log, not a flood)
+            _warned.update((str(self.sessions_dir), p.session_id) for p in fresh)
+            named = "; ".join(f"{p.session_id}: {p.reason}" for p in fresh[:3])
+            more = f" (and {len(fresh) - 3} more)" if len(fresh) > 3 else ""
+            _log.warning("ignoring %d session(s) in %s not written by you: %s%s",
+                         len(fresh), self.sessions_dir, named, more)
         if not ours:
             return []
         with Projections(self.state_dir) as projections:
