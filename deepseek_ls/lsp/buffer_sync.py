@@ -19,6 +19,10 @@ recorded — while the copy is known to be wrong or behind:
   back yet (`didChange` / `didOpen` / `didClose`). The next apply to that file waits for
   it (event-driven, bounded), else refuses: an edit computed against the text before the
   last one would land on the wrong lines of a client that applies unversioned edits.
+  Also when the editor gave no usable answer to our edit (no answer in time, a malformed
+  one: `unanswered`): it may still apply it, late, so the buffer holds the edit or not
+  and only the editor's next `didChange` / `didOpen` / `didClose` says which. Assuming
+  "not applied" would insert the hunk a second time on a plain-`changes` client.
 
 Applies, rejects and undos of one file are serialised (`lock`, `locks`): two quick clicks
 on Accept send one edit, then see the hunk is already accepted; a Reject sent while the
@@ -51,6 +55,7 @@ class BufferSync:
     def __init__(self) -> None:
         self.out_of_sync: dict[str, str] = {}  # uri -> why the server cannot know the buffer
         self.behind: dict[str, str | None] = {}  # uri -> the text our applied edit gives
+        self.unanswered: dict[str, str] = {}  # uri (also in `behind`) -> why the editor's answer said nothing
         self.versions: dict[str, int] = {}  # uri of an open document -> the highest version the editor gave it
         self._locks: dict[str, asyncio.Lock] = {}
         self._heard: asyncio.Event | None = None
@@ -69,6 +74,7 @@ class BufferSync:
         copy is now exactly what it said (didOpen, a whole-text change, a close)."""
         key = _key(uri)
         self.behind.pop(key, None)
+        self.unanswered.pop(key, None)
         if whole_text and self.out_of_sync.pop(key, None) is not None:
             log.info("document sync: %s is in sync again", uri[:300])
         if self._heard is not None:
@@ -110,6 +116,13 @@ class BufferSync:
     def applied(self, uri: str, new_text: str | None) -> None:
         """The editor said it applied our edit of `uri`, giving `new_text`."""
         self.behind[_key(uri)] = new_text
+        self.unanswered.pop(_key(uri), None)
+
+    def unanswered_edit(self, uri: str, new_text: str | None, reason: str) -> None:
+        """Our edit of `uri` (giving `new_text`) got no usable answer (`reason`): the editor may
+        apply it yet, so the next apply waits for the buffer as after `applied`."""
+        self.behind[_key(uri)] = new_text
+        self.unanswered[_key(uri)] = reason
 
     # Before an apply ------------------------------------------------------------------------
 
@@ -135,12 +148,20 @@ class BufferSync:
         already shows the previous apply's text is not behind."""
         key = _key(uri)
         deadline = asyncio.get_running_loop().time() + timeout
+        if key in self.behind:
+            log.info("document sync: waiting (up to %g s) for the editor to send %s", timeout, uri[:300])
         while key in self.behind:
             if self.behind[key] is not None and current() == self.behind[key]:
                 self.behind.pop(key, None)
+                self.unanswered.pop(key, None)
                 break
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0:
+                if key in self.unanswered:
+                    return ("the editor gave no usable answer to the previous edit of this file "
+                            f"({self.unanswered[key]}) and has not sent the buffer since, so the server cannot tell "
+                            "whether it applied that edit (it may still). Nothing was sent; check the buffer, type in "
+                            f"it or reopen the file so the editor sends it, then {then}.")
                 return ("the editor has not sent the buffer back since it applied the previous edit, so the "
                         f"server cannot tell what it holds now. Nothing was sent; save or reopen the file, then {then}.")
             self._heard = self._heard or asyncio.Event()

@@ -81,6 +81,9 @@ async def _apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | 
     try:
         response = await ls.workspace_apply_edit_async(params)
     except ClientRequestFailed as error:
+        if error.answer_unknown:  # it may apply the edit yet: the next apply waits for the buffers
+            for p in prepared:
+                ls.buffer_sync.unanswered_edit(p.uri, p.new_text, error.reason)
         return ApplyResult(ok=False, patch_id=patch_id, files=outcomes, message=(
             f"the editor gave no usable answer to the edit of {', '.join(groups)} ({error.reason}); nothing was recorded"))
     if not response.applied:

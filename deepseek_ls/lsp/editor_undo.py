@@ -161,6 +161,9 @@ async def _undo(ls: DeepSeekServer, store: Any, checkpoint_ids: list[str]) -> Un
             response = await ls.workspace_apply_edit_async(params)
         except ClientRequestFailed as error:
             put_back()
+            if error.answer_unknown:  # it may apply the edit yet: the next apply waits for the buffers
+                for p in prepared:
+                    ls.buffer_sync.unanswered_edit(p.uri, p.new_text, error.reason)
             raise UndoNotApplied(f"undo not made: the editor gave no usable answer to the edit of {files} "
                                  f"({error.reason}); nothing was changed") from None
         if not response.applied:

@@ -206,6 +206,13 @@ async def _accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str]
             types.ApplyWorkspaceEditParams(edit=prepared.edit, label=f"deepseek: accept {len(hunk_ids)} hunk(s) in {file}")
         )
     except ClientRequestFailed as error:  # no answer in time, an error, or an answer we cannot read
+        if error.answer_unknown:  # it may apply the edit yet: the next apply waits for the buffer
+            ls.buffer_sync.unanswered_edit(uri, prepared.new_text, error.reason)
+            return refused(
+                f"deepseek-ls: not recorded — the editor gave no usable answer to the edit of {file} ({error.reason}), "
+                "so it may or may not apply it. Nothing was recorded; check the buffer, then accept again "
+                "(once the editor has sent the buffer; a hunk already there is not added twice).", version
+            )
         return refused(
             f"deepseek-ls: not applied — the editor gave no usable answer to the edit of {file} ({error.reason}). "
             "Nothing was recorded; check the buffer, then accept again to retry.", version

@@ -777,12 +777,19 @@ class HardenedProtocol(LanguageServerProtocol):
 
 
 class ClientRequestFailed(Exception):
-    """A request to the client got no usable answer: timeout, error, malformed."""
+    """A request to the client got no usable answer: timeout, error, malformed (`kind`)."""
 
-    def __init__(self, method: str, reason: str) -> None:
+    def __init__(self, method: str, reason: str, kind: str = "malformed") -> None:
         super().__init__(f"{method}: {reason}")
         self.method = method
         self.reason = reason
+        self.kind = kind  # "timeout" | "error" (the client answered that the request failed) | "malformed"
+
+    @property
+    def answer_unknown(self) -> bool:
+        """The client may have done what was asked (no answer, or one that says nothing):
+        unlike an error answer, which says the request failed."""
+        return self.kind != "error"
 
 
 T = TypeVar("T")
@@ -824,11 +831,12 @@ async def ask_client(method: str, answer: Awaitable[T], timeout: float | None = 
     try:
         return await asyncio.wait_for(answer, limit)
     except asyncio.TimeoutError:
-        raise ClientRequestFailed(method, f"no answer within {limit:g} s") from None
+        raise ClientRequestFailed(method, f"no answer within {limit:g} s", "timeout") from None
     except ClientAnswerError as error:
         raise ClientRequestFailed(method, cap(error.message or "malformed answer", 200)) from None
     except JsonRpcException as error:
-        raise ClientRequestFailed(method, cap(f"the editor answered with an error: {error.message}", 200)) from None
+        raise ClientRequestFailed(method, cap(f"the editor answered with an error: {error.message}", 200),
+                                  "error") from None
     except (TypeError, ValueError, AttributeError) as error:  # a shape pygls could not use
         raise ClientRequestFailed(method, cap(f"malformed answer: {error}", 200)) from None
 

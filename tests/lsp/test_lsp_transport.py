@@ -278,17 +278,28 @@ def test_exit_before_initialize_exits_1(fresh: RawServer) -> None:
 
 from lsp_harness import CFG_DIFF as DIFF, CFG_ORIGINAL as ORIGINAL  # noqa: E402
 
+# (the editor's answer, what the result says, whether that answer leaves unknown if the editor
+# applied the edit: then the next accept waits for the buffer, and refuses if it never comes)
 ODD_APPLY_EDIT_ANSWERS = [
-    pytest.param(None, "malformed answer", id="null"),
-    pytest.param(5, "malformed answer", id="number"),
-    pytest.param({}, "malformed answer", id="empty-object"),
-    pytest.param({"applied": "yes"}, "malformed answer", id="applied-string"),
-    pytest.param([True], "malformed answer", id="array"),
-    pytest.param(b"error", "answered with an error", id="error-answer"),
-    pytest.param(b"both", "malformed answer", id="result-and-error"),
-    pytest.param(NO_ANSWER, "no answer within", id="no-answer"),
-    pytest.param({"applied": False, "failureReason": "busy"}, "busy", id="refused"),
+    pytest.param(None, "malformed answer", True, id="null"),
+    pytest.param(5, "malformed answer", True, id="number"),
+    pytest.param({}, "malformed answer", True, id="empty-object"),
+    pytest.param({"applied": "yes"}, "malformed answer", True, id="applied-string"),
+    pytest.param([True], "malformed answer", True, id="array"),
+    pytest.param(b"error", "answered with an error", False, id="error-answer"),
+    pytest.param(b"both", "malformed answer", True, id="result-and-error"),
+    pytest.param(NO_ANSWER, "no answer within", True, id="no-answer"),
+    pytest.param({"applied": False, "failureReason": "busy"}, "busy", False, id="refused"),
 ]
+
+
+def editor_sends_the_file(server: RawServer) -> None:
+    """The editor says what cfg.py holds (opens it with the disk's text, closes it): an
+    unanswered edit no longer leaves the buffer unknown."""
+    uri = (server.root / "cfg.py").as_uri()
+    server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                            "text": (server.root / "cfg.py").read_text()}})
+    server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
 
 
 @pytest.fixture(scope="module")
@@ -325,19 +336,22 @@ def staged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RawServer
     same_user.undo()
 
 
-@pytest.mark.parametrize(("answer", "reason"), ODD_APPLY_EDIT_ANSWERS)
-def test_always_answers_accept_hunk_whatever_the_editor_answers(staged, answer: Any, reason: str) -> None:
+@pytest.mark.parametrize(("answer", "reason", "unknown"), ODD_APPLY_EDIT_ANSWERS)
+def test_always_answers_accept_hunk_whatever_the_editor_answers(staged, answer: Any, reason: str, unknown: bool) -> None:
     server, store, patch_id, hunk_id, answer_box = staged
     answer_box["value"] = answer
-    reply = server.call(
-        "workspace/executeCommand",
-        {"command": "deepseek.acceptHunk", "arguments": [{"patch_id": patch_id, "hunk_id": hunk_id}]},
-    )
-    result = reply["result"]
+    accept = {"command": "deepseek.acceptHunk", "arguments": [{"patch_id": patch_id, "hunk_id": hunk_id}]}
+    result = server.call("workspace/executeCommand", accept)["result"]
     assert result["applied"] is False and reason in result["message"], result
     assert store.get(patch_id).hunk(hunk_id).status == "pending"  # nothing recorded
     # ... and the person is told.
     server.wait(lambda: [n for n in server.notifications if n["method"] == "window/showMessage" and reason in n["params"]["message"]])
+    if unknown:  # the editor may still apply it: the next accept is answered without sending an edit on a guess
+        edits = len([m for m in server.server_requests if m["method"] == "workspace/applyEdit"])
+        again = server.call("workspace/executeCommand", accept)["result"]
+        assert again["applied"] is False and "cannot tell whether it applied" in again["message"], again
+        assert len([m for m in server.server_requests if m["method"] == "workspace/applyEdit"]) == edits
+        editor_sends_the_file(server)
 
 
 def test_always_answers_a_request_reusing_an_id_in_progress(staged) -> None:
@@ -352,6 +366,7 @@ def test_always_answers_a_request_reusing_an_id_in_progress(staged) -> None:
     answers = server.wait(lambda: len(server.answers.get(msg_id, [])) == 2 and server.answers[msg_id])
     assert answers[0]["error"]["code"] == -32600 and "already in use" in answers[0]["error"]["message"]
     assert answers[1]["result"]["applied"] is False
+    editor_sends_the_file(server)  # the edit went unanswered: say what the file holds
 
 
 def test_accept_hunk_applies_when_the_editor_says_so(staged) -> None:

@@ -1,0 +1,154 @@
+"""Never clobber when the editor applies an edit late: an Accept's `workspace/applyEdit` gets
+no answer in time, or an answer that says nothing (malformed), and the editor applies the edit
+afterwards anyway. The server records nothing, and must not assume the edit was not applied:
+the buffer's state is unknown until the editor sends it (`didChange` / `didOpen`). The next
+Accept of that file waits for it (bounded) and then gives the hunk exactly once, or, if the
+buffer never comes, refuses (nothing sent) until it does.
+
+The real server process over raw JSON-RPC; the editor of `test_hostile_editor_buffers.py`
+holds the applyEdit (as in `test_hostile_editor_races.py`), for a plain-`changes` client and
+a versioned `documentChanges` one. Its late `didChange` arrives once the next Accept is under way.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_hostile_editor_buffers import DIFF, ORIGINAL, TYPED, WITH_A, Editor, capabilities_for
+from test_hostile_editor_races import Race, accept_hunk
+
+from deepseek_ls.patch import PatchStore
+from deepseek_ls.policy import PathPolicy
+from deepseek_ls.store.sessions import SessionStore
+from deepseek_ls.workspace import state_dir
+
+from raw_client import RawServer, encode, server_env
+
+# applyEdit waits 60 s × 0.15 = 9 s; the next apply waits 5 s × 0.15 = 0.75 s for the buffer.
+SCALE = "0.15"
+WAITING = "document sync: waiting"  # the server's log line when an apply waits for a buffer
+
+
+@pytest.fixture(params=[False, True], ids=["plain-changes", "versioned"])
+def race(request: pytest.FixtureRequest, tmp_path: Path, user_config_home: Path) -> Iterator[Race]:
+    root = tmp_path / "ws"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "app.py").write_text(ORIGINAL)
+    session = SessionStore(state_dir(root)).create(root, prompt="a patch the person reviews")
+    store = PatchStore(root, state_dir(root), policy=PathPolicy(root))
+    patch = store.stage(DIFF, session_id=session.session_id)
+    editor = Editor(versioned=request.param, hold=True)
+    server = RawServer(root, server_env(tmp_path, DEEPSEEK_LS_CLIENT_TIMEOUT_SCALE=SCALE), on_request=editor.on_request)
+    editor.server = server
+    server.initialize(capabilities_for(request.param))
+    uri = (root / "app.py").as_uri()
+    editor.buffers[uri] = [TYPED, 2]
+    server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 2, "text": TYPED}})
+    try:
+        yield Race(server, editor, store, session.session_id, patch.patch_id, [h.hunk_id for h in patch.hunks], uri, root)
+        assert server.close() == 0, server.stderr()[-3000:]
+    finally:
+        server.kill()
+
+
+# How the editor answers the first edit: None = not at all (the server's wait runs out).
+def answer(r: Race, held: dict[str, Any], how: str | None) -> None:
+    if how == "result-and-error":
+        r.server.send_raw(encode({"jsonrpc": "2.0", "id": held["id"], "result": {"applied": True},
+                                  "error": {"code": 1, "message": "x"}}))
+    elif how is not None:
+        r.server.send({"jsonrpc": "2.0", "id": held["id"], "result": ANSWERS[how]})
+
+
+ANSWERS: dict[str, Any] = {"null": None, "empty-object": {}, "applied-string": {"applied": "yes"}, "number": 5}
+REASONS = {None: "no answer within", "result-and-error": "malformed answer"} | {k: "malformed answer" for k in ANSWERS}
+
+
+def first_accept_goes_unanswered(r: Race, how: str | None) -> dict[str, Any]:
+    """Accept hunk 0; the editor holds the edit and answers it `how`; the Accept's result."""
+    accepting = accept_hunk(r, 0)
+    assert r.editor.wait_held(1), "the accept sent no edit"
+    (held,) = r.editor.held
+    r.editor.held.clear()
+    r.editor.hold = False  # later edits are applied (and sent back) at once
+    answer(r, held, how)
+    result = r.server.answer(accepting, timeout=60)["result"]
+    assert result["applied"] is False and REASONS[how] in result["message"], result
+    assert r.status() == ["pending", "pending"] and r.events("PatchApplied@v1") == []  # nothing recorded
+    return held
+
+
+def assert_once(r: Race, again: dict[str, Any]) -> None:
+    """Hunk 0 is in the buffer exactly once, in its place, and recorded accepted once."""
+    assert r.editor.text(r.uri) == WITH_A, r.editor.text(r.uri)
+    assert again["applied"] is True, again
+    assert r.status() == ["accepted", "pending"] and r.events("PatchApplied@v1") == [r.hunks[0]]
+    assert (r.root / "app.py").read_text() == ORIGINAL  # the server never writes the file
+
+
+LATE_APPLIES = [
+    pytest.param(None, id="timeout-then-late-apply"),
+    pytest.param("null", id="malformed-null-then-late-apply"),
+    pytest.param("empty-object", id="malformed-empty-object-then-late-apply"),
+    pytest.param("applied-string", id="malformed-applied-string-then-late-apply"),
+    pytest.param("result-and-error", id="malformed-result-and-error-then-late-apply"),
+]
+
+
+@pytest.mark.parametrize("how", LATE_APPLIES)
+def test_never_clobber_when_the_editor_applies_an_unanswered_edit_late(race: Race, how: str | None) -> None:
+    """The editor applies the edit after the server gave up on its answer; its didChange comes
+    only after the person clicked Accept again. That Accept waits for it, then finds the hunk
+    already in the buffer: the hunk is there once, and recorded accepted."""
+    held = first_accept_goes_unanswered(race, how)
+    race.editor.send_back = False
+    late = race.editor._apply(held)  # noqa: SLF001 - the late apply, its didChange not sent yet
+    assert late["applied"], late
+    if how is None:
+        race.server.send({"jsonrpc": "2.0", "id": held["id"], "result": late})  # the late answer (dropped)
+    race.editor.send_back = True
+    waits = race.server.stderr().count(WAITING)
+    accepting = accept_hunk(race, 0)
+    # The late apply's didChange comes once the Accept is under way: the server waits for the
+    # buffer (it logs so), or (the bug) it already sent an edit computed from the old text.
+    race.server.wait(lambda: race.server.stderr().count(WAITING) > waits or race.editor.edits_received > 1)
+    race.editor.send_back_now(race.uri)
+    assert_once(race, race.server.answer(accepting)["result"])
+
+
+def reopen(r: Race) -> None:
+    r.server.notify("textDocument/didClose", {"textDocument": {"uri": r.uri}})
+    r.editor.buffers[r.uri][1] = 1
+    r.server.notify("textDocument/didOpen", {"textDocument": {"uri": r.uri, "languageId": "python", "version": 1,
+                                                              "text": r.editor.text(r.uri)}})
+
+
+def resend(r: Race) -> None:
+    r.editor.buffers[r.uri][1] += 1
+    r.editor.send_back_now(r.uri)  # whole text, new version
+
+
+NEVER_APPLIED = [
+    pytest.param(None, resend, id="timeout-never-applied-then-didChange"),
+    pytest.param(None, reopen, id="timeout-never-applied-then-reopen"),
+    pytest.param("null", resend, id="malformed-null-never-applied-then-didChange"),
+]
+
+
+@pytest.mark.parametrize(("how", "editor_sends"), NEVER_APPLIED)
+def test_never_clobber_when_an_unanswered_edit_is_never_applied(race: Race, how: str | None, editor_sends) -> None:
+    """The editor never applies the unanswered edit and sends nothing: the next Accept cannot
+    know what the buffer holds, so it refuses clearly and sends nothing. Once the editor sends
+    the buffer, Accept gives the hunk once."""
+    first_accept_goes_unanswered(race, how)
+    refused = race.server.answer(accept_hunk(race, 0))["result"]
+    assert refused["applied"] is False and "cannot tell whether it applied" in refused["message"], refused
+    assert race.editor.edits_received == 1, "an edit was computed on a guess"
+    assert race.editor.text(race.uri) == TYPED and race.status() == ["pending", "pending"]
+    editor_sends(race)
+    assert_once(race, race.server.answer(accept_hunk(race, 0))["result"])
