@@ -3,7 +3,7 @@ no answer in time, or an answer that says nothing (malformed), and the editor ap
 afterwards anyway. The server records nothing, and must not assume the edit was not applied:
 the buffer's state is unknown until the editor sends it (`didChange` / `didOpen`). The next
 Accept of that file waits for it (bounded) and then gives the hunk exactly once, or, if the
-buffer never comes, refuses (nothing sent) until it does.
+buffer never comes, refuses (nothing sent) until it does. An undo of the file waits the same way.
 
 The real server process over raw JSON-RPC; the editor of `test_hostile_editor_buffers.py`
 holds the applyEdit (as in `test_hostile_editor_races.py`), for a plain-`changes` client and
@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_hostile_editor_buffers import DIFF, ORIGINAL, TYPED, WITH_A, Editor, capabilities_for
+from test_hostile_editor_buffers import DIFF, ORIGINAL, TYPED, TYPED_LINE, WITH_A, Editor, World, capabilities_for, world  # noqa: F401
 from test_hostile_editor_races import Race, accept_hunk
+from test_hostile_editor_undo import cli
 
+from deepseek_ls.lsp import names
 from deepseek_ls.patch import PatchStore
 from deepseek_ls.policy import PathPolicy
 from deepseek_ls.store.sessions import SessionStore
@@ -152,3 +154,33 @@ def test_never_clobber_when_an_unanswered_edit_is_never_applied(race: Race, how:
     assert race.editor.text(race.uri) == TYPED and race.status() == ["pending", "pending"]
     editor_sends(race)
     assert_once(race, race.server.answer(accept_hunk(race, 0))["result"])
+
+
+def test_never_clobber_undo_after_an_unanswered_accept_applied_late(world: World) -> None:
+    """`deepseek.undo` (of a CLI apply of hunk B) after an Accept of hunk A whose edit the editor
+    answered malformed, then applied late: the undo waits for the buffer, then takes only B out
+    — A (once) and the person's typing stay, each line where it belongs."""
+    applied = cli(world.root, "apply", world.patch_id, "--hunk", world.hunks[1], "--yes")
+    assert applied.returncode == 0, applied.stderr
+    with_b = (world.root / "app.py").read_text()
+    world.editor.buffers[world.uri] = [TYPED_LINE + with_b, 2]
+    world.open(TYPED_LINE + with_b, version=2)
+    world.editor.hold = True
+    accepting = world.accept(0)
+    assert world.editor.wait_held(1)
+    (held,) = world.editor.held
+    world.editor.held.clear()
+    world.editor.hold = False
+    world.server.send({"jsonrpc": "2.0", "id": held["id"], "result": None})  # malformed
+    assert world.server.answer(accepting)["result"]["applied"] is False
+    world.editor.send_back = False
+    assert world.editor._apply(held)["applied"]  # noqa: SLF001 - the late apply, its didChange not sent yet
+    world.editor.send_back = True
+    waits = world.server.stderr().count(WAITING)
+    undoing = world.server.request("workspace/executeCommand", {"command": names.CMD_UNDO, "arguments": [{}]})
+    world.server.wait(lambda: world.server.stderr().count(WAITING) > waits or world.editor.edits_received > 1)
+    world.editor.send_back_now(world.uri)
+    undone = world.server.answer(undoing)
+    assert undone.get("result", {}).get("unsaved") == ["app.py"], undone
+    assert world.editor.text(world.uri) == TYPED.replace("line 2\n", "line 2\ninserted A\n"), world.editor.text(world.uri)
+    assert [world.status(0), world.status(1)] == ["pending", "pending"]  # A was never recorded; B undone
