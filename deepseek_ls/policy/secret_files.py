@@ -82,10 +82,14 @@ def _text_gate(shape: _Shape, head: str, lowered: list[str]) -> bool:
     return any(needle in head for needle in shape.needles)
 
 
+# Each shape's needles as bytes, encoded once (a build gates every file it reads).
+_BYTE_NEEDLES = {shape: tuple(needle.encode() for needle in shape.needles) for shape in _SHAPES}
+
+
 def _bytes_gate(shape: _Shape, head: bytes, lowered: list[bytes]) -> bool:
-    needles = [needle.encode() for needle in shape.needles]
+    needles = _BYTE_NEEDLES[shape]
     if shape.at_start:
-        return head.startswith(tuple(needles))
+        return head.startswith(needles)
     if shape.caseless:
         if not lowered:
             lowered.append(head.lower())  # ASCII letters only, as the pattern's re.A
@@ -155,7 +159,7 @@ def secret_kind_of_bytes(data: bytes) -> str | None:
         hits: set[int] = set()
         scanner.scan(head, _note_gate, hits)
         shapes = [shape for index, shape in enumerate(_SHAPES)
-                  if index in hits or (shape.at_start and head.startswith(shape.needles[0].encode()))]
+                  if index in hits or (shape.at_start and head.startswith(_BYTE_NEEDLES[shape]))]
     else:
         lowered: list[bytes] = []
         shapes = [shape for shape in _SHAPES if _bytes_gate(shape, head, lowered)]
