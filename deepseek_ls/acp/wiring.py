@@ -170,14 +170,9 @@ def undo_latest(agent: Any) -> str:
 
 def _text_now(agent: Any, rel: str) -> str | None:
     """The text the person sees: the client's buffer, else the disk (None: no such file)."""
-    from deepseek_ls.policy import safe_files
-
-    doc = agent.overlay.get(rel)
-    if doc is not None:
-        return doc[0]
     try:
-        return safe_files.read_text(agent.root, rel)
-    except (OSError, ValueError):
+        return agent.overlay.read_text(rel)
+    except (OSError, ValueError):  # missing, unreadable, not UTF-8, refused by the policy
         return None
 
 
