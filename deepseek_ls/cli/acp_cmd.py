@@ -23,16 +23,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _acp(args: argparse.Namespace) -> int:
-    from acp import run_agent
+    from acp import run_agent, stdio_streams
 
     from deepseek_ls.acp.server import DeepSeekAcpAgent
+    from deepseek_ls.acp.transport import StdioJsonRpc
 
     ctx = resolve_context(args, create_state=False)
     agent = DeepSeekAcpAgent(ctx.root, ctx.loaded_config)
 
     async def serve() -> None:
+        reader, writer = await stdio_streams(limit=1024 * 1024)  # the line cap is the transport's
         try:
-            await run_agent(agent)
+            # Our transport, not the SDK's default framing: a stray line must not end the connection.
+            await run_agent(agent, StdioJsonRpc(reader, writer))
         finally:
             await agent.aclose()
 
