@@ -52,10 +52,12 @@ if [ ! -x "$VENV/bin/python" ]; then
   fi
 fi
 
-# 2. Python packages: reinstall only when pyproject.toml changed.
+# 2. Python packages: reinstall only when pyproject.toml, setup.py or the native
+#    part (deepseek_ls/index/_native.c, compiled in place by the editable install) changed.
 stamp="$VENV/.deepseek-ls-installed"
-want="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1)"
-if [ ! -x "$VENV/bin/deepseek-ls" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+want="$(cat "$ROOT/pyproject.toml" "$ROOT/setup.py" "$ROOT"/deepseek_ls/index/*.c | sha256sum | cut -d' ' -f1)"
+if [ ! -x "$VENV/bin/deepseek-ls" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] ||
+   ! ls "$ROOT"/deepseek_ls/index/_native.*.so >/dev/null 2>&1; then
   log "installing deepseek-ls and test dependencies into $VENV"
   "$VENV/bin/python" -m pip install -q -e "$ROOT[test]"
   echo "$want" > "$stamp"

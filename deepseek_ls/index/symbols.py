@@ -22,6 +22,8 @@ from typing import Callable, NamedTuple
 
 from deepseek_ls import multiscan
 
+from . import native
+
 
 class Symbol(NamedTuple):
     """A tuple, not a dataclass: a build makes one per definition of every file."""
@@ -163,7 +165,17 @@ def _candidates(text: str) -> tuple[list[int], Callable[[str, int], int] | None]
     return first + [to - 1 for to in lines], _found_in([to - 3 for to in doubles], [to - 3 for to in singles])
 
 
+# The native twin of `_python_reference` (`_native.c`), None where it was not built.
+_NATIVE: Callable[[str, type], list[Symbol]] | None = native.module.python_symbols if native.module else None
+
+
 def _python(text: str) -> list[Symbol]:
+    if _NATIVE is not None:
+        return _NATIVE(text, Symbol)
+    return _python_reference(text)
+
+
+def _python_reference(text: str) -> list[Symbol]:
     out: list[Symbol] = []
     spans: list[tuple[int, int]] | None = None
     inside = 0  # the first string that does not end before the current line

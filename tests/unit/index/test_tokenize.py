@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from deepseek_ls.index.schema import code_analyzer
 from deepseek_ls.index.tokenize import index_text, split_identifier, sub_words
@@ -75,3 +77,25 @@ def test_the_symbols_field_splits_the_names_split_identifier_splits(name):
     from deepseek_ls.index.analyse import _compound
 
     assert _compound(name) == bool(split_identifier(name))
+
+
+@pytest.mark.parametrize("text", [
+    pytest.param("", id="empty"), pytest.param("___", id="only-underscores"), pytest.param("abc", id="none"),
+    pytest.param("parse_config", id="ascii"), pytest.param("é_é_", id="latin-1"), pytest.param("…_x", id="two-byte"),
+    pytest.param("😀__a", id="four-byte"), pytest.param("_" + "x" * 100_000 + "_", id="long"),
+])
+def test_the_native_index_text_deletes_every_underscore_like_the_reference(text):
+    from deepseek_ls.index import native, tokenize
+
+    assert native.module is not None, "deepseek_ls/index/_native.c was not built (pip install -e .)"
+    found = native.module.index_text(text)
+    assert found == tokenize._index_text_reference(text) == text.replace("_", "")
+    assert len(found) == len(text) - text.count("_")
+
+
+@given(st.text(max_size=200))
+@settings(max_examples=500, deadline=None)
+def test_the_native_index_text_agrees_with_the_reference_on_any_text(text):
+    from deepseek_ls.index import native, tokenize
+
+    assert native.module.index_text(text) == tokenize._index_text_reference(text)
