@@ -37,9 +37,11 @@ class _Shape(NamedTuple):
     pattern: re.Pattern[str]
     caseless: bool = False  # needles match in any ASCII letter case (bytes.lower(), Hyperscan's caseless)
     at_start: bool = False  # a needle must open the head
-    # A match, if any, can start at the start of a line that holds a needle: the pattern
-    # is tried only there (a search tries every position of the head).
+    # A match, if any, can start at the start of a line that holds a needle (or one of
+    # `line_needles`, when given): the pattern is tried only there (a search tries every
+    # position of the head).
     on_needle_line: bool = False
+    line_needles: tuple[str, ...] = ()
 
 
 # Each pattern is specific to a credential *file*, not to code that merely mentions
@@ -59,8 +61,11 @@ _SHAPES: tuple[_Shape, ...] = (
     ),
     _Shape("docker credentials", ('"auths"',),
            re.compile(r"\"auths\"\s*:\s*\{[^}]*\"auth\"\s*:\s*\"[A-Za-z0-9+/=]{8,}\"", re.S)),
+    # A match starts at a line whose first word is `machine` or `default` (after blanks,
+    # which may span lines: the match from that word's own line start is a match too).
     _Shape("netrc", ("password",),
-           re.compile(r"(?m)^\s*(?:machine\s+\S+|default)\b[^\n]*(?:\n[^\n]*){0,3}?\bpassword\s+\S+")),
+           re.compile(r"(?m)^\s*(?:machine\s+\S+|default)\b[^\n]*(?:\n[^\n]*){0,3}?\bpassword\s+\S+"),
+           on_needle_line=True, line_needles=("machine", "default")),
     # The name as configparser reads it (any letter case); the gate stops before the `k`,
     # so it holds in bytes as in text. Not re.I: that also folds `ſ` into `s`.
     _Shape("aws credentials", ("aws_secret_access_",),
@@ -131,7 +136,7 @@ def _matches(shape: _Shape, head: str) -> bool:
     if not shape.on_needle_line:
         return shape.pattern.search(head) is not None
     tried: set[int] = set()
-    for needle in shape.needles:
+    for needle in shape.line_needles or shape.needles:
         at = head.find(needle)
         while at >= 0:
             line_start = head.rfind("\n", 0, at) + 1

@@ -236,6 +236,8 @@ SECRET_CONTENT_DRESSED = [
     pytest.param("é" * 30_000 + "\nmachine h login me password hunter2\n", "netrc",
                  id="netrc-after-60k-bytes-of-two-byte-text"),
     pytest.param("machine h login é\n password hunter2\n", "netrc", id="netrc-non-ascii-login"),
+    pytest.param("x = 1\n  \n\t machine\n h\n login me\n password hunter2\n", "netrc", id="netrc-machine-after-blank-lines"),
+    pytest.param("import os\ndefault login me\n\n\npassword hunter2\n", "netrc", id="netrc-default-three-lines-up"),
 ]
 
 
@@ -262,3 +264,17 @@ def test_no_leak_every_engine_finds_the_same_credentials(parts: list[str]) -> No
     assert _python_gates_on_bytes(text) == expected
     if secret_files.engine() == "hyperscan":
         assert secret_files.secret_kind_of_bytes(text.encode()) == expected
+
+
+_LINE_FRAGMENTS = _FRAGMENTS + ["machine", "default", "defaults", "xmachine h", "  ", "\n\n", " \n ", "\x0b", "password x"]
+
+
+@given(st.lists(st.sampled_from(_LINE_FRAGMENTS), max_size=16))
+@settings(max_examples=1000, deadline=None)
+def test_no_leak_a_pattern_tried_only_at_needle_lines_finds_what_a_search_finds(parts: list[str]) -> None:
+    """Shapes whose pattern is tried only at the lines holding a needle (netrc, npm) find
+    exactly what a search over the whole head finds."""
+    text = "".join(parts)
+    for shape in secret_files._SHAPES:
+        if shape.on_needle_line:
+            assert secret_files._matches(shape, text) == (shape.pattern.search(text) is not None), shape.kind
