@@ -18,6 +18,13 @@
 #include <Python.h>
 #include <string.h>  /* memchr; memmem (Python.h defines _GNU_SOURCE) */
 
+/* A str is always ready from Python 3.12 on (the macro is deprecated there). */
+#if PY_VERSION_HEX >= 0x030C0000
+#define READY(text) 0
+#else
+#define READY(text) PyUnicode_READY(text)
+#endif
+
 typedef struct {
     int kind;          /* PyUnicode_1BYTE_KIND, 2 or 4 */
     const void *data;
@@ -395,7 +402,7 @@ static PyObject *python_symbols(PyObject *module, PyObject *const *args, Py_ssiz
     }
     PyObject *text = args[0];
     PyTypeObject *symbol_type = (PyTypeObject *)args[1];
-    if (PyUnicode_READY(text) < 0)
+    if (READY(text) < 0)
         return NULL;
     Text t = {PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)};
     PyObject *out = PyList_New(0);
@@ -475,7 +482,7 @@ static PyObject *index_text(PyObject *module, PyObject *text) {
         PyErr_SetString(PyExc_TypeError, "index_text(text: str)");
         return NULL;
     }
-    if (PyUnicode_READY(text) < 0)
+    if (READY(text) < 0)
         return NULL;
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
