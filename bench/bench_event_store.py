@@ -215,6 +215,18 @@ def bench_rebuild(root: Path, total: int) -> None:
           f"[target < 3 s: {'ok' if rebuild_s < 3 else 'MISSED'} (wall)]")
     print(f"  json.loads of lines {parse_s:.2f} s wall, {parse_cpu:.2f} s CPU   (baseline)")
     print(f"  ratio vs baseline   {rebuild_s / parse_s:.1f}x   ({total / rebuild_s:,.0f} events/s)")
+    try:
+        from deepseek_ls.store import provenance
+    except ImportError:
+        return
+    if not hasattr(provenance, "_verdicts"):
+        return  # a version before the whole-log seal
+    provenance._verdicts.clear()
+    t, c = time.perf_counter(), time.process_time()
+    assert provenance.why_not_ours(path.parent, path.parent.name) is None
+    verify_s, verify_cpu = time.perf_counter() - t, time.process_time() - c
+    print(f"  whole-log seal check {verify_s:.2f} s wall, {verify_cpu:.2f} s CPU   "
+          f"(once per process and log change: listing, replay, resume)   ratio vs json.loads {verify_s / parse_s:.2f}x")
 
 
 def main() -> int:
@@ -229,6 +241,7 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         root = Path(tmp)
+        os.environ["XDG_CONFIG_HOME"] = str(root / "xdg-config")  # the seal key: never the real ~/.config
         load = os.getloadavg()[0]
         print(f"# deepseek-ls event store bench ({sys.platform}, {os.cpu_count()} CPUs, "
               f"load {load:.1f}, dir {root})")

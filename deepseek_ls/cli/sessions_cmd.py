@@ -24,8 +24,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "List the sessions recorded under .deepseek/sessions/ (newest first).\n"
             "The list comes from .deepseek/state.db, brought up to date from the event logs.\n"
-            "Only sessions your deepseek-ls created are listed (each has a session.seal made with\n"
-            "your key); others, such as ones a repository ships, are named on stderr and ignored."
+            "Only sessions your deepseek-ls created in this workspace are listed (each has a\n"
+            "session.seal made with your key, and its log is the one it wrote); others, such as\n"
+            "ones a repository ships, are named on stderr and ignored. One you know to be yours\n"
+            "(made before sessions were sealed, or before this project was moved) can be adopted\n"
+            "with --adopt ID: it is shown, you confirm, and it is sealed as yours."
         ),
         handler=_sessions,
     )
@@ -33,6 +36,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--rebuild",
         action="store_true",
         help="rebuild every projection in state.db from the event logs first",
+    )
+    sessions.add_argument(
+        "--adopt",
+        metavar="ID",
+        help="vouch for an ignored session (a unique id prefix is enough): show it, ask, seal it as yours",
+    )
+    sessions.add_argument(
+        "--yes",
+        action="store_true",
+        help="with --adopt: do not ask (needed when stdin is not a terminal)",
     )
     replay = add_command(
         subparsers,
@@ -56,6 +69,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _sessions(args: argparse.Namespace) -> int:
     ctx = resolve_context(args, create_state=False)
     store = SessionStore(ctx.state_dir)
+    if args.adopt:
+        return _adopt(store, args)
     if args.rebuild and store.sessions_dir.is_dir():
         with Projections(ctx.state_dir) as projections:
             projections.rebuild()
@@ -63,7 +78,8 @@ def _sessions(args: argparse.Namespace) -> int:
 
     summaries = store.list(prices=price_book_for(ctx.config), warn=False)  # named just below
     for planted in store.ignored():
-        print(f"ignored session {planted.session_id}: not written by you: {planted.reason}", file=sys.stderr)
+        print(f"ignored session {planted.session_id}: not written by you: {planted.reason}.\n"
+              f"    {planted.hint}", file=sys.stderr)
     if args.json:
         print_json(summaries)
         return 0
@@ -79,6 +95,32 @@ def _sessions(args: argparse.Namespace) -> int:
               f"{s.event_count:>6} events  {prompt}{cost}{flag}")
         if s.state in ("Failed", "Paused") and (s.error or s.state_reason):
             print(f"    {s.state.lower()}: {s.error or s.state_reason}")
+    return 0
+
+
+def _adopt(store: SessionStore, args: argparse.Namespace) -> int:
+    """Show the session, ask (or take --yes), seal it as the person's, say where it was recorded."""
+    found = store.adoptable(args.adopt)  # SessionNotFound / CannotAdopt: the CLI prints them
+    prompt = (found.prompt or "").replace("\n", " ")
+    print(f"session {found.session_id}\n"
+          f"  created:   {found.created_at or '-'}\n"
+          f"  workspace: {found.workspace_root or '-'}\n"
+          f"  prompt:    {prompt[:200] or '-'}\n"
+          f"  events:    {found.event_count}"
+          + (f" (and a torn last line of {found.torn_bytes} bytes, left out)" if found.torn_bytes else "")
+          + f"\n  ignored because: {found.reason}", file=sys.stderr)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            print("not adopted: confirm on a terminal, or pass --yes if you trust this session",
+                  file=sys.stderr)
+            return 2
+        print("Adopt it as yours (it will be listed, replayed and resumed like your own)? [y/N] ",
+              end="", file=sys.stderr, flush=True)
+        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+            print("not adopted", file=sys.stderr)
+            return 1
+    audit = store.adopt(found)
+    print(f"adopted session {found.session_id} (recorded in {audit})", file=sys.stderr)
     return 0
 
 

@@ -83,6 +83,7 @@ class CheckpointStore:
             "files": entries,
             "restored": False,
             "meta": meta or {},
+            "workspace": seal.workspace_id(self.root),  # sealed with it: not ours in another workspace
         }
         _write_json(target / "manifest.json", manifest)
         self._prune()
@@ -118,8 +119,15 @@ class CheckpointStore:
             manifest = json.loads((self.dir / name / "manifest.json").read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
             return None
-        if seal.why_not_ours(manifest, "checkpoint_id", name) is not None:
+        workspace = seal.workspace_id(self.root)
+        if seal.why_not_ours(manifest, "checkpoint_id", name, workspace) is not None:
             return None
+        if seal.is_legacy(manifest):  # ours, sealed before seals named the workspace: bind it here
+            manifest["workspace"] = workspace
+            try:
+                _write_json(self.dir / name / "manifest.json", manifest)
+            except OSError:
+                pass  # read-only: checked the old way again next time
         return manifest
 
     def list(self) -> list[dict]:

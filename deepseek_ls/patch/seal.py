@@ -11,6 +11,13 @@ sha256 of every file the checkpoint stored. A record whose seal does not verify
 (planted by a repository, copied from another machine or user, altered, renamed,
 or made before seals) is not ours and is ignored (`why_not_ours` says why); a
 stored checkpoint file that no longer has its recorded hash refuses the undo.
+
+A seal also names the workspace it was made in (`workspace_id`: the resolved root), so a
+record of ours copied into another workspace (a repository prepared with it, a checkpoint of
+project A offered in project B) is not ours there. A record sealed before seals named their
+workspace (`is_legacy`) is the person's own and is re-sealed for the workspace it is found in
+on first read (`reseal_legacy`). A project that was moved no longer matches its old seals:
+the person vouches for them with `adopt` (docs/sessions.md).
 """
 
 from __future__ import annotations
@@ -37,6 +44,11 @@ def key_path() -> Path:
     from deepseek_ls.config_layers import user_config_path
 
     return user_config_path().parent / KEY_FILE
+
+
+def key() -> bytes:
+    """This user's sealing key (created on first use)."""
+    return _key()
 
 
 def _key() -> bytes:
@@ -99,9 +111,16 @@ def is_sealed(record: object) -> bool:
     return hmac.compare_digest(record["seal"], expected)
 
 
-def why_not_ours(record: object, id_field: str, expected_id: str) -> str | None:
-    """None when `record` is sealed with this user's key and names itself `expected_id` (its
-    file's name) in `id_field`; else why it is not ours, in words for a log line or the person."""
+def workspace_id(root: Path | str) -> str:
+    """The identity a seal binds a record to: the workspace root, absolute with links resolved."""
+    return str(Path(root).absolute().resolve())
+
+
+def why_not_ours(record: object, id_field: str, expected_id: str, workspace: str | None = None) -> str | None:
+    """None when `record` is sealed with this user's key, names itself `expected_id` (its file's
+    name) in `id_field` and, with `workspace` (`workspace_id`), was sealed in that workspace or
+    before seals named one (`is_legacy`); else why it is not ours, in words for a log line or the
+    person."""
     if not isinstance(record, dict):
         return "it is not a JSON object"
     if record.get("seal") is None:
@@ -110,7 +129,39 @@ def why_not_ours(record: object, id_field: str, expected_id: str) -> str | None:
         return "its seal does not verify (sealed by another user or machine, or altered since)"
     if record.get(id_field) != expected_id:
         return f"it was sealed as {record.get(id_field)!r}, not {expected_id!r} (copied or renamed)"
+    if workspace is not None and "workspace" in record and record["workspace"] != workspace:
+        return (f"it was sealed in another workspace ({record['workspace']!r}): copied from there, "
+                "or this project was moved or renamed since")
     return None
+
+
+def is_legacy(record: object) -> bool:
+    """A record sealed (by whichever key) before seals named their workspace."""
+    return isinstance(record, dict) and "workspace" not in record
+
+
+def reseal_legacy(record: dict, workspace: str) -> dict:
+    """A legacy record of ours (`why_not_ours` is None, `is_legacy`) sealed for `workspace`."""
+    return sealed({**record, "workspace": workspace})
+
+
+ADOPTIONS_FILE = "adoptions.jsonl"
+
+
+def record_adoption(entry: dict) -> Path:
+    """Append one line saying what the person adopted (a record they vouched for) to the audit
+    file beside the key, out of any workspace's reach; returns its path."""
+    path = key_path().parent / ADOPTIONS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps({"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **entry},
+                      sort_keys=True, ensure_ascii=False) + "\n"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, line.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return path
 
 
 def digest(data: bytes) -> str:

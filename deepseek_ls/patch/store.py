@@ -210,13 +210,19 @@ class PatchStore:
         cached = self._cache.get(path.name)
         if cached is None or cached[0] != key:
             text = path.read_text(encoding="utf-8")
-            cached = (key, text, _why_not_ours(text, path.stem))
+            cached = (key, text, _why_not_ours(text, path.stem, seal.workspace_id(self.root)))
             self._cache[path.name] = cached
             if cached[2] is not None:
                 log.warning("%s", NotOurPatch(path.stem, cached[2]))
         if cached[2] is not None:
             raise NotOurPatch(path.stem, cached[2])
-        return PatchSet.model_validate_json(cached[1])
+        ps = PatchSet.model_validate_json(cached[1])
+        if '"workspace"' not in cached[1] and seal.is_legacy(json.loads(cached[1])):
+            try:  # ours, sealed before seals named the workspace: bind it to this one
+                self._save(ps)
+            except OSError:
+                pass
+        return ps
 
     def pending(self) -> list[PatchSet]:
         return [p for p in self.list() if p.pending_hunks()]
@@ -475,7 +481,8 @@ class PatchStore:
         """Write the patch sealed (`seal.py`): only sealed patches are read back."""
         path = self._path(ps.patch_id)
         tmp = path.with_name(path.name + ".tmp")
-        record = seal.sealed(ps.model_dump(mode="json"))
+        # Sealed with its workspace: a patch of ours copied into another workspace is not ours there.
+        record = seal.sealed({**ps.model_dump(mode="json"), "workspace": seal.workspace_id(self.root)})
         tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False), encoding="utf-8")
         os.replace(tmp, path)
 
@@ -489,12 +496,12 @@ class PatchStore:
         return text
 
 
-def _why_not_ours(text: str, name: str) -> str | None:
+def _why_not_ours(text: str, name: str, workspace: str) -> str | None:
     try:
         record = json.loads(text)
     except ValueError:
         return "it is not JSON"
-    return seal.why_not_ours(record, "patch_id", name)
+    return seal.why_not_ours(record, "patch_id", name, workspace)
 
 
 _HUNK_SUMMARY = {"hunk_id", "file", "old_start", "old_lines", "new_start", "new_lines"}

@@ -13,6 +13,8 @@
   ``events.jsonl.torn-<timestamp>``. Nothing else is ever removed.
 - Payloads are validated against their kind's model and passed through
   `policy.redact.redact_obj` before they are written.
+- Each line ends with a mac chaining it to the line before (`store/chain.py`), so the
+  session's seal (`store/provenance.py`) covers the whole log; readers drop the field.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from pydantic import ValidationError
 
+from deepseek_ls.patch import seal
+from deepseek_ls.store import chain
 from deepseek_ls.store.writer import writer
 
 if TYPE_CHECKING:
@@ -78,6 +82,7 @@ def parse_line(line: bytes, path: Path, line_no: int) -> dict[str, Any]:
         raise CorruptLog(f"{path}:{line_no}: not a JSON event ({error})") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("seq_no"), int) or "kind" not in obj:
         raise CorruptLog(f"{path}:{line_no}: not an event envelope")
+    obj.pop("mac", None)  # the chain's (store/chain.py), checked by provenance, not part of the event
     return obj
 
 
@@ -107,6 +112,7 @@ class EventLog:
         self._size = -1  # file size after our last look at the tail; -1 = unknown
         self._last_future: Future[Event] | None = None
         self._last_seq = 0
+        self._chain = ""  # the mac the next line chains from (store/chain.py); set by _check_tail
         with self._locked():
             self._check_tail()
 
@@ -137,21 +143,25 @@ class EventLog:
         with self._locked():
             self._check_tail()
             seq_no = self._last_seq
+            prev = self._chain
+            key = seal.key()
             lines: list[bytes] = []
             events: list[Event] = []
             for kind, (body, clean) in items:
                 seq_no += 1
                 ts = utc_now()
-                lines.append(
+                line, prev = chain.chained(key, prev, (
                     f'{{"seq_no":{seq_no},"ts":"{ts}","session_id":{json.dumps(self.session_id)},'
-                    f'"kind":{json.dumps(kind)},"payload":{body}}}\n'.encode("utf-8")
-                )
+                    f'"kind":{json.dumps(kind)},"payload":{body}'.encode("utf-8")
+                ))
+                lines.append(line)
                 events.append(
                     Event.model_construct(seq_no=seq_no, ts=ts, session_id=self.session_id, kind=kind, payload=clean)
                 )
             data = b"".join(lines)
             self._write(data)
             self._last_seq = seq_no
+            self._chain = prev
             self._size += len(data)
         return events
 
@@ -239,6 +249,12 @@ class EventLog:
                     start = self._line_start(size - 1)
                     line = os.pread(self._fd, size - start, start)
                     self._last_seq = parse_line(line, self.path, -1)["seq_no"]
+        if size:
+            parts = chain.split(line)
+            # A last line without a mac (a log from before the chain): hash it all, once per open.
+            self._chain = parts[1] if parts else chain.head(os.pread(self._fd, size, 0))
+        else:
+            self._chain = chain.head(b"")
         self._size = size
 
     def _line_start(self, end: int) -> int:

@@ -4,7 +4,8 @@ Layout: ``<state_dir>/sessions/<session_id>/events.jsonl`` with UUIDv7 ids, so
 the directory listing is in creation order, and beside each log the sealed marker
 `session.seal` (`store/provenance.py`): only sessions whose marker verifies are
 listed, opened or resumed; the others (planted by a repository, another user's,
-made before markers) are `ignored()` and asking for one raises `NotOurSession`.
+made before markers, sealed in another workspace, altered) are `ignored()` and asking
+for one raises `NotOurSession`. The person can vouch for one (`adoptable`, then `adopt`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ class IgnoredSession(BaseModel):
 
     session_id: str
     reason: str
+
+    @property
+    def hint(self) -> str:
+        """How the person makes it theirs if they trust it."""
+        return provenance.adopt_hint(self.session_id)
 
 
 class SessionSummary(BaseModel):
@@ -124,6 +130,25 @@ class SessionStore:
             f"{id_or_prefix!r} matches {len(matches)} sessions ({', '.join(matches[:3])}, ...); "
             "give more of the id"
         )
+
+    def adoptable(self, id_or_prefix: str) -> provenance.Adoptable:
+        """The ignored session `id_or_prefix` names (a unique prefix is enough), as `adopt` would
+        seal it: shown to the person first. `CannotAdopt` when it is ours already or damaged."""
+        text = id_or_prefix.strip().lower()
+        matches = [sid for sid in self._candidates() if text and sid.startswith(text)]
+        if text in matches:
+            matches = [text]
+        if len(matches) != 1:
+            raise SessionNotFound(
+                f"no session {id_or_prefix!r} in {self.sessions_dir}" if not matches else
+                f"{id_or_prefix!r} matches {len(matches)} sessions ({', '.join(matches[:3])}, ...); give more of the id"
+            )
+        return provenance.adoptable(self.sessions_dir / matches[0], matches[0])
+
+    def adopt(self, found: provenance.Adoptable) -> Path:
+        """Seal the session `found` (from `adoptable`, confirmed by the person) as theirs here;
+        returns the audit file the adoption was recorded in."""
+        return provenance.adopt(self.sessions_dir / found.session_id, found)
 
     def _candidates(self) -> list[str]:
         if not self.sessions_dir.is_dir():
