@@ -3,7 +3,9 @@
 An ACP session is a conversation; each of its prompts ran as one of our sessions with
 its own event log. This record is what `session/load` and `session/list` read. Each
 record is sealed with the per-user key (`patch/seal.py`): one a repository ships (or
-another user wrote) is neither listed nor loaded, like the session logs it would name.
+another user wrote) is neither listed nor loaded, like the session logs it would name; nor
+is one sealed in another workspace (a record names its workspace root; one sealed before
+records did counts where its `cwd` is).
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ class AcpSessionStore:
         self.dir.mkdir(parents=True, exist_ok=True)
         path = self.dir / f"{record.session_id}.json"
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(seal.sealed(asdict(record)), indent=1), encoding="utf-8")
+        sealed = seal.sealed({**asdict(record), "workspace": seal.workspace_id(self.root)})
+        tmp.write_text(json.dumps(sealed, indent=1), encoding="utf-8")
         os.replace(tmp, path)
 
     def get(self, session_id: str) -> AcpSessionRecord | None:
@@ -56,9 +59,13 @@ class AcpSessionStore:
             return None  # never a path built from what the client sent
         try:
             data = json.loads((self.dir / f"{session_id}.json").read_text(encoding="utf-8"))
-            if seal.why_not_ours(data, "session_id", session_id) is not None:
-                return None  # planted or another user's: not a conversation of ours
+            workspace = seal.workspace_id(self.root)
+            if seal.why_not_ours(data, "session_id", session_id, workspace) is not None:
+                return None  # planted, another user's, or another workspace's: not a conversation of ours here
+            if seal.is_legacy(data) and not Path(seal.workspace_id(data.get("cwd"))).is_relative_to(workspace):
+                return None  # sealed before records named their workspace, and made elsewhere
             data.pop("seal")
+            data.pop("workspace", None)
             return AcpSessionRecord(**data)
         except (OSError, ValueError, TypeError):
             return None

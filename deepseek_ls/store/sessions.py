@@ -188,8 +188,8 @@ class SessionStore:
             _warned.update((str(self.sessions_dir), p.session_id) for p in fresh)
             named = "; ".join(f"{p.session_id}: {p.reason}" for p in fresh[:3])
             more = f" (and {len(fresh) - 3} more)" if len(fresh) > 3 else ""
-            _log.warning("ignoring %d session(s) in %s not written by you: %s%s",
-                         len(fresh), self.sessions_dir, named, more)
+            _log.warning("ignoring %d session(s) in %s not written by you: %s%s (one you know to be yours: "
+                         "`deepseek-ls sessions --adopt ID`)", len(fresh), self.sessions_dir, named, more)
         if not ours:
             return []
         with Projections(self.state_dir) as projections:

@@ -39,10 +39,33 @@ def _copied(store: AcpSessionStore, tmp_path: Path) -> str:
     return sid
 
 
+def _from_another_workspace(store: AcpSessionStore, tmp_path: Path) -> str:
+    # The person's own conversation in project A, copied into this workspace.
+    other = AcpSessionStore(tmp_path / "project-a")
+    sid = other.create(other.root, mode="agent").session_id
+    store.dir.mkdir(parents=True, exist_ok=True)
+    shutil.copy(other.dir / f"{sid}.json", store.dir / f"{sid}.json")
+    return sid
+
+
+def _legacy_from_another_workspace(store: AcpSessionStore, tmp_path: Path) -> str:
+    # Sealed before records named their workspace, in project A (its cwd), copied here.
+    from deepseek_ls.patch import seal
+
+    sid = new_id()
+    store.dir.mkdir(parents=True, exist_ok=True)
+    record = {"session_id": sid, "cwd": str(tmp_path / "project-a"), "mode": "agent", "title": "t",
+              "created": "", "updated": "", "ours": []}
+    (store.dir / f"{sid}.json").write_text(json.dumps(seal.sealed(record)))
+    return sid
+
+
 @pytest.mark.parametrize("plant", [
     pytest.param(_unsealed, id="unsealed"),
     pytest.param(_another_user, id="foreign-key"),
     pytest.param(_copied, id="copied-to-another-id"),
+    pytest.param(_from_another_workspace, id="sealed-in-another-workspace"),
+    pytest.param(_legacy_from_another_workspace, id="legacy-sealed-in-another-workspace"),
 ])
 def test_never_trust_planted_acp_sessions(plant, tmp_path: Path, user_config_home: Path) -> None:
     store = AcpSessionStore(tmp_path / "ws")
@@ -51,3 +74,16 @@ def test_never_trust_planted_acp_sessions(plant, tmp_path: Path, user_config_hom
     assert store.get(planted) is None
     assert [r.session_id for r in store.list()] == [ours]
     assert store.get(ours).mode == "plan"
+
+
+def test_an_acp_record_sealed_before_records_named_their_workspace_stays_ours(tmp_path: Path,
+                                                                             user_config_home: Path) -> None:
+    from deepseek_ls.patch import seal
+
+    store = AcpSessionStore(tmp_path / "ws")
+    sid = new_id()
+    store.dir.mkdir(parents=True, exist_ok=True)
+    record = {"session_id": sid, "cwd": str(store.root), "mode": "plan", "title": "mine",
+              "created": "", "updated": "", "ours": []}
+    (store.dir / f"{sid}.json").write_text(json.dumps(seal.sealed(record)))
+    assert store.get(sid).title == "mine"

@@ -100,3 +100,31 @@ def test_never_trust_an_altered_or_copied_session_through_the_cli(plant, why, cl
     assert f"--adopt {sid}" in listed.stderr
     replayed = cli(where, "replay", sid)
     assert replayed.returncode == 1 and "was not written by you" in replayed.stderr and "rm -rf" not in replayed.stdout
+
+
+@pytest.mark.parametrize(("answer", "code", "adopted"), [
+    pytest.param("n", 1, False, id="answered-no"),
+    pytest.param("", 1, False, id="just-enter"),
+    pytest.param("y", 0, True, id="answered-yes"),
+])
+def test_adopt_asks_on_a_terminal(answer, code, adopted, tmp_path, user_config_home):
+    import pty
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    sid = _old_log(root)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DEEPSEEK")}
+    env["XDG_CONFIG_HOME"] = str(user_config_home)
+    env["HOME"] = str(tmp_path / "home")
+    master, slave = pty.openpty()
+    try:
+        os.write(master, (answer + "\n").encode())
+        done = subprocess.run([sys.executable, "-m", "deepseek_ls", "sessions", "--adopt", sid], cwd=root, env=env,
+                              stdin=slave, capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert done.returncode == code, done.stderr
+    assert "Adopt it as yours" in done.stderr and PROMPT in done.stderr
+    assert (root / ".deepseek" / "sessions" / sid / "session.seal").exists() is adopted
+    assert (user_config_home / "deepseek-ls" / "adoptions.jsonl").exists() is adopted
