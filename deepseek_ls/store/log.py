@@ -113,6 +113,7 @@ class EventLog:
         self._last_future: Future[Event] | None = None
         self._last_seq = 0
         self._chain = ""  # the mac the next line chains from (store/chain.py); set by _check_tail
+        self._mac_key: bytes | None = None  # the user's key, looked up on the first write (a path lookup)
         with self._locked():
             self._check_tail()
 
@@ -144,7 +145,9 @@ class EventLog:
             self._check_tail()
             seq_no = self._last_seq
             prev = self._chain
-            key = seal.key()
+            if self._mac_key is None:
+                self._mac_key = seal.key()
+            key = self._mac_key
             lines: list[bytes] = []
             events: list[Event] = []
             for kind, (body, clean) in items:
