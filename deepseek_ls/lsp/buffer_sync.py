@@ -20,9 +20,16 @@ recorded — while the copy is known to be wrong or behind:
   it (event-driven, bounded), else refuses: an edit computed against the text before the
   last one would land on the wrong lines of a client that applies unversioned edits.
   Also when the editor gave no usable answer to our edit (no answer in time, a malformed
-  one: `unanswered`): it may still apply it, late, so the buffer holds the edit or not
-  and only the editor's next `didChange` / `didOpen` / `didClose` says which. Assuming
-  "not applied" would insert the hunk a second time on a plain-`changes` client.
+  one: `unanswered`): it may still apply it, late, so the buffer holds the edit or not.
+  Assuming "not applied" would insert the hunk a second time on a plain-`changes` client.
+  What the editor sends next settles it only when it can: a `didOpen` / whole-text change /
+  `didClose` (the server's copy is then the editor's text, whatever happened), a change
+  after which the server's copy is exactly the edit's result (it landed as sent), or, for
+  an edit pinned to a document version, a change to a later version (a versioned edit
+  cannot apply to another version). Any other change — the person typing, or the edit
+  landing late on top of that typing, where a plain edit's ranges name the wrong lines —
+  leaves the buffer *uncertain*: out of sync, as above, until the editor sends its whole
+  text; the person is told to check the buffer for the earlier hunk first.
 
 Applies, rejects and undos of one file are serialised (`lock`, `locks`): two quick clicks
 on Accept send one edit, then see the hunk is already accepted; a Reject sent while the
@@ -56,6 +63,7 @@ class BufferSync:
         self.out_of_sync: dict[str, str] = {}  # uri -> why the server cannot know the buffer
         self.behind: dict[str, str | None] = {}  # uri -> the text our applied edit gives
         self.unanswered: dict[str, str] = {}  # uri (also in `behind`) -> why the editor's answer said nothing
+        self.pinned: dict[str, int] = {}  # uri (also in `unanswered`) -> the version the unanswered edit named
         self.versions: dict[str, int] = {}  # uri of an open document -> the highest version the editor gave it
         self._locks: dict[str, asyncio.Lock] = {}
         self._heard: asyncio.Event | None = None
@@ -73,8 +81,7 @@ class BufferSync:
         """The editor sent `uri` (didOpen, didChange, didClose); `whole_text`: the server's
         copy is now exactly what it said (didOpen, a whole-text change, a close)."""
         key = _key(uri)
-        self.behind.pop(key, None)
-        self.unanswered.pop(key, None)
+        self._settle(key)
         if whole_text and self.out_of_sync.pop(key, None) is not None:
             log.info("document sync: %s is in sync again", uri[:300])
         if self._heard is not None:
@@ -89,12 +96,35 @@ class BufferSync:
             return None
         return f"the editor sent a change with version {version} after version {last}; versions must increase"
 
-    def changed(self, uri: str, version: int) -> None:
-        """A `didChange` of `uri` at `version` was taken (after `version_problem`)."""
+    def changed(self, uri: str, version: int, text: str | None = None) -> None:
+        """A `didChange` of `uri` at `version` was taken (after `version_problem`); `text`: the
+        server's copy after it. After an unanswered edit, a change that does not show whether
+        the edit landed leaves the buffer uncertain (module docstring)."""
         key = _key(uri)
         if key in self.versions:
             self.versions[key] = max(self.versions[key], version)
+        if key in self.unanswered and not self._shows_outcome(key, version, text):
+            reason = self.unanswered[key]
+            self._settle(key)
+            self.broken(uri, f"it changed after an edit the editor gave no usable answer to ({reason}), so that "
+                             "edit may be in it, possibly on the wrong lines, or may still land: check the buffer for it")
+            if self._heard is not None:
+                self._heard.set()
+            return
         self.heard(uri)
+
+    def _shows_outcome(self, key: str, version: int, text: str | None) -> bool:
+        """Whether a change to `version` giving `text` settles the unanswered edit of `key`: the
+        text is the edit's result, or the edit was pinned to an earlier version."""
+        if text is not None and self.behind.get(key) is not None and text == self.behind[key]:
+            return True
+        pinned = self.pinned.get(key)
+        return pinned is not None and version > pinned
+
+    def _settle(self, key: str) -> None:
+        self.behind.pop(key, None)
+        self.unanswered.pop(key, None)
+        self.pinned.pop(key, None)
 
     def opened(self, uri: str, version: int) -> None:
         """A `didOpen` of `uri` at `version` was taken: in sync, unless the document was open
@@ -117,12 +147,20 @@ class BufferSync:
         """The editor said it applied our edit of `uri`, giving `new_text`."""
         self.behind[_key(uri)] = new_text
         self.unanswered.pop(_key(uri), None)
+        self.pinned.pop(_key(uri), None)
 
-    def unanswered_edit(self, uri: str, new_text: str | None, reason: str) -> None:
-        """Our edit of `uri` (giving `new_text`) got no usable answer (`reason`): the editor may
-        apply it yet, so the next apply waits for the buffer as after `applied`."""
-        self.behind[_key(uri)] = new_text
-        self.unanswered[_key(uri)] = reason
+    def unanswered_edit(self, uri: str, new_text: str | None, reason: str, pinned: int | None = None) -> None:
+        """Our edit of `uri` (giving `new_text`; `pinned`: the document version it named, None
+        for a plain edit) got no usable answer (`reason`): the editor may apply it yet, so the
+        next apply waits for the buffer as after `applied`, and what the editor sends next
+        settles it only if it shows the outcome (module docstring)."""
+        key = _key(uri)
+        self.behind[key] = new_text
+        self.unanswered[key] = reason
+        if pinned is None:
+            self.pinned.pop(key, None)
+        else:
+            self.pinned[key] = pinned
 
     # Before an apply ------------------------------------------------------------------------
 
@@ -152,8 +190,7 @@ class BufferSync:
             log.info("document sync: waiting (up to %g s) for the editor to send %s", timeout, uri[:300])
         while key in self.behind:
             if self.behind[key] is not None and current() == self.behind[key]:
-                self.behind.pop(key, None)
-                self.unanswered.pop(key, None)
+                self._settle(key)
                 break
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0:

@@ -60,7 +60,9 @@ def did_open(ls: DeepSeekServer, params: types.DidOpenTextDocumentParams) -> Non
 
 def did_change(ls: DeepSeekServer, params: types.DidChangeTextDocumentParams) -> None:
     # pygls has already applied the changes to its copy of the buffer (checked by text_sync).
-    ls.buffer_sync.changed(params.text_document.uri, params.text_document.version)
+    doc = open_document(ls, params.text_document.uri)
+    ls.buffer_sync.changed(params.text_document.uri, params.text_document.version,
+                           doc.source if doc is not None else None)
     _sync_overlay(ls, params.text_document.uri)
     _changed(ls, params.text_document.uri)
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from deepseek_ls.lsp.edits import FileEdit, buffer_problem, changed, contradiction, file_edit, patch_store
+from deepseek_ls.lsp.edits import FileEdit, buffer_problem, changed, contradiction, file_edit, patch_store, pinned_version
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.transport import ClientRequestFailed
 from deepseek_ls.lsp.uris import open_document, relpath_to_uri
@@ -83,7 +83,7 @@ async def _apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | 
     except ClientRequestFailed as error:
         if error.answer_unknown:  # it may apply the edit yet: the next apply waits for the buffers
             for p in prepared:
-                ls.buffer_sync.unanswered_edit(p.uri, p.new_text, error.reason)
+                ls.buffer_sync.unanswered_edit(p.uri, p.new_text, error.reason, pinned_version(p.edit, p.uri))
         return ApplyResult(ok=False, patch_id=patch_id, files=outcomes, message=(
             f"the editor gave no usable answer to the edit of {', '.join(groups)} ({error.reason}); nothing was recorded"))
     if not response.applied:

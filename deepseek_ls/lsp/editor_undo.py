@@ -21,7 +21,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from deepseek_ls.lsp.edits import FileEdit, buffer_problem, contradiction, patch_store
+from deepseek_ls.lsp.edits import FileEdit, buffer_problem, contradiction, patch_store, pinned_version
 from deepseek_ls.lsp.editor_apply import caught_up, combine
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.transport import ClientRequestFailed
@@ -163,7 +163,7 @@ async def _undo(ls: DeepSeekServer, store: Any, checkpoint_ids: list[str]) -> Un
             put_back()
             if error.answer_unknown:  # it may apply the edit yet: the next apply waits for the buffers
                 for p in prepared:
-                    ls.buffer_sync.unanswered_edit(p.uri, p.new_text, error.reason)
+                    ls.buffer_sync.unanswered_edit(p.uri, p.new_text, error.reason, pinned_version(p.edit, p.uri))
             raise UndoNotApplied(f"undo not made: the editor gave no usable answer to the edit of {files} "
                                  f"({error.reason}); nothing was changed") from None
         if not response.applied:

@@ -145,6 +145,15 @@ def contradiction(response: types.ApplyWorkspaceEditResult) -> str | None:
     return response.failure_reason or f"change {response.failed_change} failed"
 
 
+def pinned_version(edit: types.WorkspaceEdit | None, uri: str) -> int | None:
+    """The document version `edit` names for `uri` (a versioned `TextDocumentEdit`), else None:
+    a plain edit, which the editor applies to whatever the buffer holds."""
+    for change in (edit.document_changes or []) if edit is not None else []:
+        if isinstance(change, types.TextDocumentEdit) and change.text_document.uri == uri:
+            return change.text_document.version
+    return None
+
+
 async def buffer_problem(ls: DeepSeekServer, uri: str, then: str = "accept again") -> str | None:
     """Why no edit of `uri` may be computed now (`buffer_sync`: out of sync, or the editor
     has not sent back the previous apply), waiting a little for the latter; None: go ahead.
@@ -207,7 +216,7 @@ async def _accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str]
         )
     except ClientRequestFailed as error:  # no answer in time, an error, or an answer we cannot read
         if error.answer_unknown:  # it may apply the edit yet: the next apply waits for the buffer
-            ls.buffer_sync.unanswered_edit(uri, prepared.new_text, error.reason)
+            ls.buffer_sync.unanswered_edit(uri, prepared.new_text, error.reason, pinned_version(prepared.edit, uri))
             return refused(
                 f"deepseek-ls: not recorded — the editor gave no usable answer to the edit of {file} ({error.reason}), "
                 "so it may or may not apply it. Nothing was recorded; check the buffer, then accept again "
