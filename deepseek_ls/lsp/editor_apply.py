@@ -19,7 +19,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from deepseek_ls.lsp.edits import FileEdit, buffer_problem, changed, contradiction, file_edit, patch_store, pinned_version
+from deepseek_ls.lsp.edits import (FileEdit, buffer_problem, changed, contradiction, file_edit, patch_store, pinned_version,
+                                   record_applied, settled_elsewhere)
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.transport import ClientRequestFailed
 from deepseek_ls.lsp.uris import open_document, relpath_to_uri
@@ -99,9 +100,12 @@ async def _apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | 
     for p in prepared:
         ls.buffer_sync.applied(p.uri, p.new_text)
     checkpoint_id = await asyncio.to_thread(_checkpoint, ls, patch_id, ids, prepared)
-    patch_store(ls).mark_applied(patch_id, ids, via="workspace/applyEdit", checkpoint_id=checkpoint_id)
+    settled = record_applied(patch_store(ls), patch_id, ids, via="workspace/applyEdit", checkpoint_id=checkpoint_id)
     await caught_up(ls, prepared)
     changed(ls, list(groups))
+    if settled:  # another process settled some hunks meanwhile: the apply's outcome is not all ours
+        return ApplyResult(ok=False, patch_id=patch_id, applied=[h for h in ids if h not in settled], files=outcomes,
+                           message=settled_elsewhere(", ".join(groups), settled))
     merged = [p.file for p in prepared if p.merged]
     return ApplyResult(ok=True, patch_id=patch_id, applied=ids, files=outcomes, message=(
         f"applied {len(ids)} hunk(s) to {len(groups)} file(s) in the editor"

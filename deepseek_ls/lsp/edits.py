@@ -239,7 +239,12 @@ async def _accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str]
             "Nothing was recorded; check the buffer, then accept again (a hunk already there is not added twice).",
             version)
     ls.buffer_sync.applied(uri, prepared.new_text)
-    store.mark_applied(patch_id, hunk_ids, via="workspace/applyEdit")
+    settled = record_applied(store, patch_id, hunk_ids, via="workspace/applyEdit")
+    if settled:
+        changed(ls, [file])
+        await _after_settled(ls, patch_id)
+        return refused(settled_elsewhere(file, settled), version) | {
+            "hunk_ids": [h for h in hunk_ids if h not in settled], "settled_elsewhere": settled}
     log.info("applied %s of %s to %s (version %s, 3-way=%s)", hunk_ids, patch_id, file, version, prepared.merged)
     changed(ls, [file])
     await _after_settled(ls, patch_id)
@@ -247,6 +252,55 @@ async def _accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str]
     if prepared.merged:
         result["message"] = "rebased onto your edits (3-way merge)"
     return result
+
+
+def record_applied(store: Any, patch_id: str, hunk_ids: list[str], **kwargs: Any) -> dict[str, str]:
+    """Record `hunk_ids` accepted after the editor applied them; those another process (the CLI,
+    another editor) settled since they were checked are left as that process left them. Returns
+    those (hunk id -> its status), {} when all were recorded. `PatchStore.mark_applied` is a
+    compare-and-set under the store's file lock, so two processes never both win."""
+    from deepseek_ls.patch import HunkSettled
+
+    settled: dict[str, str] = {}
+    remaining = list(hunk_ids)
+    while remaining:
+        try:
+            store.mark_applied(patch_id, remaining, **kwargs)
+            break
+        except HunkSettled as error:
+            settled.update(error.statuses)
+            remaining = [h for h in remaining if h not in error.statuses]
+    return settled
+
+
+def settled_elsewhere(file: str, settled: dict[str, str]) -> str:
+    """What the person is told when the editor applied hunks another process settled meanwhile."""
+    accepted = [h for h, status in settled.items() if status == "accepted"]
+    rejected = [h for h, status in settled.items() if status != "accepted"]
+    parts = [f"deepseek-ls: the editor applied the edit of {file}, but another deepseek-ls process (the CLI "
+             "or another editor) settled some of its hunks meanwhile."]
+    if accepted:
+        parts.append(f"Hunk(s) {', '.join(accepted)} had been applied there: not recorded twice; your buffer holds "
+                     "them now, and if that process wrote them to the disk, saving the buffer keeps them once.")
+    if rejected:
+        parts.append(f"Hunk(s) {', '.join(rejected)} had been rejected there and stay rejected: undo the edit in "
+                     "the editor to take them out of the buffer, or keep them by hand.")
+    return " ".join(parts)
+
+
+def reject_pending(store: Any, patch_id: str, hunk_ids: list[str], reason: str) -> list[str]:
+    """Reject those of `hunk_ids` still pending when the store's lock is taken (another process
+    may have settled some since they were read); the ids rejected."""
+    from deepseek_ls.patch import HunkSettled
+
+    remaining = list(hunk_ids)
+    while remaining:
+        try:
+            store.reject(patch_id, remaining, reason=reason)
+            return remaining
+        except HunkSettled as error:
+            remaining = [h for h in remaining if h not in error.statuses]
+    return []
 
 
 async def _after_settled(ls: DeepSeekServer, patch_id: str) -> None:
@@ -357,8 +411,7 @@ async def reject_file(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     store = patch_store(ls)
     async with ls.buffer_sync.lock(file):  # the hunks still pending once an Accept's edit is answered
         hunk_ids = _group_pending(store.get(a.patch_id), file).get(file, [])
-        if hunk_ids:
-            store.reject(a.patch_id, hunk_ids, reason="rejected in the editor")
+        hunk_ids = reject_pending(store, a.patch_id, hunk_ids, "rejected in the editor")
     if hunk_ids:
         changed(ls, [file])
         await _after_settled(ls, a.patch_id)
@@ -395,10 +448,9 @@ async def reject_all(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     async with ls.buffer_sync.locks(scope):  # Accepts whose edits are out are answered first
         for patch in _patches_in_scope(ls, a.patch_id):
             pending = [h for h in patch.pending_hunks() if h.file in scope]
-            if pending:
-                store.reject(patch.patch_id, [h.hunk_id for h in pending], reason="rejected in the editor")
-                rejected.extend(h.hunk_id for h in pending)
-                files.extend(h.file for h in pending)
+            done = reject_pending(store, patch.patch_id, [h.hunk_id for h in pending], "rejected in the editor")
+            rejected.extend(done)
+            files.extend(h.file for h in pending if h.hunk_id in done)
     if rejected:
         changed(ls, files)
         for patch in _patches_in_scope(ls, a.patch_id):

@@ -2,7 +2,7 @@
 
 from deepseek_ls.patch.gate import SafetyGate
 from deepseek_ls.patch.model import ApplyResult, FileChange, FileOutcome, Hunk, MergeResult, PatchError, PatchSet
-from deepseek_ls.patch.store import PatchStore
+from deepseek_ls.patch.store import HunkSettled, PatchStore
 
 __all__ = [
     "ApplyResult",
@@ -10,6 +10,7 @@ __all__ = [
     "FileOutcome",
     "Hunk",
     "MergeResult",
+    "HunkSettled",
     "PatchError",
     "PatchSet",
     "PatchStore",

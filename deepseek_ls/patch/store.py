@@ -67,6 +67,21 @@ class NotOurPatch(PatchError):
         self.reason = reason
 
 
+class HunkSettled(PatchError):
+    """A hunk state change found a hunk no longer pending (settled by another click, process or
+    client meanwhile); nothing was changed."""
+
+    def __init__(self, patch_id: str, statuses: dict[str, str], wanted: str) -> None:
+        self.patch_id = patch_id
+        self.statuses = statuses  # hunk id -> its status now
+        self.wanted = wanted
+        named = ", ".join(f"hunk {hid} is already {'applied' if status == 'accepted' else status}"
+                          for hid, status in statuses.items())
+        hint = ("; `deepseek-ls apply --undo` reverts the last apply"
+                if wanted == "rejected" and "accepted" in statuses.values() else "")
+        super().__init__(f"{named} (nothing was changed){hint}")
+
+
 class PatchStore:
     def __init__(
         self,
@@ -386,8 +401,9 @@ class PatchStore:
     def mark_applied(self, patch_id: str, hunk_ids: list[str], via: str = "workspace/applyEdit",
                      checkpoint_id: str | None = None) -> PatchSet:
         """Record hunks as accepted after someone else (the editor) applied them (`checkpoint_id`: the
-        snapshot of the buffers it was applied to, when one was made for an undo)."""
-        ps = self._set_status(patch_id, hunk_ids, "accepted")
+        snapshot of the buffers it was applied to, when one was made for an undo). Only pending hunks
+        move (`HunkSettled` otherwise, nothing recorded): another process may have settled them."""
+        ps = self._transition(patch_id, hunk_ids, "accepted")[0]
         files = sorted({ps.hunk(h).file for h in hunk_ids})
         payload = {"patch_id": patch_id, "hunk_ids": list(hunk_ids), "files": files, "via": via}
         if checkpoint_id:
@@ -396,23 +412,27 @@ class PatchStore:
         return ps
 
     def reject(self, patch_id: str, hunk_ids: list[str] | None = None, reason: str = "") -> PatchSet:
-        """Remember hunks (default: all pending) as rejected."""
-        if hunk_ids is None:
-            hunk_ids = [h.hunk_id for h in self.get(patch_id).pending_hunks()]
-        ps = self._set_status(patch_id, hunk_ids, "rejected")
-        self.sink.emit("PatchRejected@v1", {"patch_id": patch_id, "hunk_ids": list(hunk_ids), "reason": reason})
+        """Remember hunks (default: all pending, as they are when the lock is taken) as rejected.
+        Only pending hunks move (`HunkSettled` otherwise, nothing recorded)."""
+        ps, chosen = self._transition(patch_id, hunk_ids, "rejected")
+        self.sink.emit("PatchRejected@v1", {"patch_id": patch_id, "hunk_ids": chosen, "reason": reason})
         return ps
 
-    def _set_status(self, patch_id: str, hunk_ids: list[str], status: str) -> PatchSet:
+    def _transition(self, patch_id: str, hunk_ids: list[str] | None, status: str) -> tuple[PatchSet, list[str]]:
+        """Compare-and-set, across processes: under the store's file lock, read the patch as it is
+        on disk now and move `hunk_ids` (None: every pending hunk) from pending to `status` — all
+        of them, or none when any is no longer pending (the editor and the CLI each read, change
+        and write the patch file; checking before taking the lock would let one undo the other)."""
         with self._lock:
             ps = self.get(patch_id)
-            for hid in hunk_ids:
-                hunk = ps.hunk(hid)
-                if status == "rejected" and hunk.status == "accepted":
-                    raise PatchError(f"hunk {hid} is already applied; `deepseek-ls apply --undo` reverts the last apply")
-                hunk.status = status  # type: ignore[assignment]
+            chosen = [h.hunk_id for h in ps.pending_hunks()] if hunk_ids is None else list(hunk_ids)
+            settled = {hid: ps.hunk(hid).status for hid in chosen if ps.hunk(hid).status != "pending"}
+            if settled:
+                raise HunkSettled(patch_id, settled, status)
+            for hid in chosen:
+                ps.hunk(hid).status = status  # type: ignore[assignment]
             self._save(ps)
-        return ps
+        return ps, chosen
 
     def undo(self) -> list[str]:
         """Undo the latest apply on disk (`undo_on_disk`); the files its record covers ([] when there is
