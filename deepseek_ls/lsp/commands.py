@@ -81,7 +81,7 @@ async def plan(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 
         show_document(ls, mission_document_path(ls, session_id))  # the mission card waits for a decision
         return {"session_id": session_id, "plan": new_plan.to_json(), "mission": view["hetun"].get("mission"),
-                "mission_uri": mission_document_path(ls, session_id).as_uri()}
+                "mission_uri": ls.uri_of(mission_document_path(ls, session_id).relative_to(ls.root).as_posix())}
     return {"session_id": session_id, "plan": new_plan.to_json()}
 
 
@@ -139,7 +139,7 @@ async def show_plan(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
         raise LookupError(f"session {a.session_id} has no plan")
     path = write_plan_document(ls, a.session_id, view["plan"], keep_comments=True)
     show_document(ls, path)
-    return {"uri": path.as_uri()}
+    return {"uri": ls.uri_of(path.relative_to(ls.root).as_posix())}
 
 
 def explain_routing(ls: DeepSeekServer, args: Any) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from deepseek_ls.lsp.edits import (FileEdit, buffer_problem, changed, contradict
                                    record_applied, settled_elsewhere)
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.transport import ClientRequestFailed
-from deepseek_ls.lsp.uris import open_document, relpath_to_uri
+from deepseek_ls.lsp.uris import open_document
 from deepseek_ls.tools.overlay import read_disk_text
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ async def _apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | 
     if not groups:
         return ApplyResult(ok=True, patch_id=patch_id, message="no pending hunks to apply")
     problems = [f"{file}: {problem}" for file in groups
-                if (problem := await buffer_problem(ls, relpath_to_uri(ls.root, file))) is not None]
+                if (problem := await buffer_problem(ls, ls.uri_of(file))) is not None]
     if problems:
         return ApplyResult(ok=False, patch_id=patch_id, message="nothing was applied:\n" + "\n".join(problems))
     prepared = [file_edit(ls, patch, ids, file) for file, ids in groups.items()]

@@ -25,7 +25,7 @@ from deepseek_ls.lsp.edits import FileEdit, buffer_problem, contradiction, patch
 from deepseek_ls.lsp.editor_apply import caught_up, combine
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.transport import ClientRequestFailed
-from deepseek_ls.lsp.uris import relpath_to_uri, uri_to_relpath
+from deepseek_ls.lsp.uris import uri_to_relpath
 from deepseek_ls.lsp.workspace_edit import FileTarget, UnsupportedEdit
 from deepseek_ls.lsp.workspace_edit import build as build_edit
 from deepseek_ls.policy import safe_files
@@ -98,7 +98,7 @@ async def undo_checkpoints(ls: DeepSeekServer, checkpoint_ids: list[str]) -> Und
     covered = _covered(store, checkpoint_ids)
     async with lock, ls.buffer_sync.locks(covered):  # after any apply or reject of those files
         problems = [f"{rel}: {problem}" for rel in covered
-                    if (problem := await buffer_problem(ls, relpath_to_uri(ls.root, rel), then="undo again"))]
+                    if (problem := await buffer_problem(ls, ls.uri_of(rel), then="undo again"))]
         if problems:  # the text the undo would be computed from is not what the person sees
             raise UndoNotApplied("undo refused, nothing was changed:\n" + "\n".join(problems))
         return await _undo(ls, store, checkpoint_ids)
@@ -133,7 +133,7 @@ async def _undo(ls: DeepSeekServer, store: Any, checkpoint_ids: list[str]) -> Un
             edit = build_edit(ls, target, version, text, f.target or "", removes_file=f.target is None)
         except UnsupportedEdit as error:
             raise UndoNotApplied(f"undo refused, nothing was changed: {error}") from None
-        prepared.append(FileEdit(f.path, relpath_to_uri(ls.root, f.path), version, edit, new_text=f.target))
+        prepared.append(FileEdit(f.path, ls.uri_of(f.path), version, edit, new_text=f.target))
     written: list[Any] = []
 
     def put_back() -> None:

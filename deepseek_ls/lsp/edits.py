@@ -22,7 +22,7 @@ from deepseek_ls.lsp import names, params
 from deepseek_ls.lsp.hunk_views import HunkView, HunkViews
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.transport import ClientRequestFailed
-from deepseek_ls.lsp.uris import aliases, current_text, open_document, relpath_to_uri, uri_to_relpath
+from deepseek_ls.lsp.uris import aliases, current_text, open_document, uri_to_relpath
 from deepseek_ls.lsp.workspace_edit import FileTarget, UnsupportedEdit
 from deepseek_ls.lsp.workspace_edit import build as build_edit
 from deepseek_ls.workspace import STATE_DIR_NAME
@@ -83,7 +83,7 @@ def changed(ls: DeepSeekServer, files: list[str]) -> None:
     """Hunks changed state: drop caches, tell the client, refresh lenses."""
     if ls.hunk_views is not None:
         ls.hunk_views.invalidate()
-    uris = [relpath_to_uri(ls.root, f) for f in sorted(set(files))]
+    uris = [ls.uri_of(f) for f in sorted(set(files))]
     ls.notify(names.NOTIFY_HUNKS_CHANGED, {"uris": uris})
     refresh_lenses(ls)
 
@@ -117,8 +117,8 @@ def file_edit(ls: DeepSeekServer, patch: Any, hunk_ids: list[str], file: str) ->
     edit the client cannot express is a refusal, nothing else."""
     store = patch_store(ls)
     target = FileTarget.of(patch, file)
-    uri = relpath_to_uri(ls.root, file)
-    source_uri = relpath_to_uri(ls.root, target.source) if (ls.root / target.source).exists() else uri
+    uri = ls.uri_of(file)
+    source_uri = ls.uri_of(target.source) if (ls.root / target.source).exists() else uri
     text, version = current_text(ls, source_uri)
     old_text = text if open_document(ls, source_uri) is not None or (ls.root / target.source).is_file() else None
     merged = store.merge_hunks(patch.patch_id, hunk_ids, file, text)
@@ -186,7 +186,7 @@ async def accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str],
             raise ValueError(f"hunk {hunk_id} is already {status}")
         chosen = [h for h in hunk_ids if h not in settled]
         if not chosen:
-            return {"applied": False, "uri": relpath_to_uri(ls.root, file), "hunk_ids": [], "skipped": list(settled),
+            return {"applied": False, "uri": ls.uri_of(file), "hunk_ids": [], "skipped": list(settled),
                     "message": f"nothing to apply in {file}: its hunks were settled meanwhile"}
         result = await _accept_in_file(ls, patch_id, chosen, file)
         if settled:
@@ -197,7 +197,7 @@ async def accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str],
 async def _accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str], file: str) -> dict[str, Any]:
     store = patch_store(ls)
     patch = store.get(patch_id)
-    uri = relpath_to_uri(ls.root, file)
+    uri = ls.uri_of(file)
 
     def refused(message: str, version: int | None) -> dict[str, Any]:  # nothing applied, nothing recorded
         ls.show_message(message, types.MessageType.Warning)
@@ -503,7 +503,7 @@ def pending_hunks_request(ls: DeepSeekServer, raw: Any) -> dict[str, Any]:
     a = params.parse_args(params.OptionalSessionArgs, raw)
     files = []
     for rel in hunk_views(ls).files() if _ever_staged(ls) else []:
-        uri = relpath_to_uri(ls.root, rel)
+        uri = ls.uri_of(rel)
         hunks = [hunk_json(ls, uri, v) for v in views_for_uri(ls, uri)
                  if a.session_id is None or v.session_id == a.session_id]
         if hunks:

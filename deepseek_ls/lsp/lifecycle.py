@@ -15,22 +15,25 @@ from deepseek_ls.lsp.approvals import ApprovalBroker, LspUI
 from deepseek_ls.lsp.logging import detach_client_logs, forward_logs_to_client
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.services import Services
+from deepseek_ls.lsp.uris import editor_spelling
 
 log = logging.getLogger(__name__)
 
 
 def workspace_root(params: types.InitializeParams) -> Path:
     """The folder the editor opened: first workspace folder, else rootUri/rootPath, else cwd."""
+    candidate = _root_as_sent(params)
+    return Path(candidate).resolve() if candidate else Path.cwd().resolve()
+
+
+def _root_as_sent(params: types.InitializeParams) -> str | None:
     candidates: list[str | None] = []
     if params.workspace_folders:
         candidates.append(to_fs_path(params.workspace_folders[0].uri))
     if params.root_uri:
         candidates.append(to_fs_path(params.root_uri))
     candidates.append(params.root_path)
-    for candidate in candidates:
-        if candidate:
-            return Path(candidate).resolve()
-    return Path.cwd().resolve()
+    return next((c for c in candidates if c), None)
 
 
 def initialize(ls: DeepSeekServer, params: types.InitializeParams) -> None:
@@ -39,8 +42,12 @@ def initialize(ls: DeepSeekServer, params: types.InitializeParams) -> None:
     are not on the start-up path)."""
     text_sync.install(ls)  # positions in the negotiated encoding, LSP's line breaks
     ls.root = workspace_root(params)
+    sent = _root_as_sent(params)
+    # The editor names files under its own spelling of the root (e.g. a symlink to it): URIs the
+    # server sends are spelled the same way, or they would never match the editor's buffers.
+    ls.client_root = editor_spelling(sent, ls.root) if sent else None
     ls.initialization_options = params.initialization_options
-    log.info("workspace root %s", ls.root)
+    log.info("workspace root %s%s", ls.root, f" (the editor's spelling: {ls.client_root})" if ls.client_root else "")
 
 
 def _set_up(ls: DeepSeekServer) -> None:

@@ -18,7 +18,7 @@ from deepseek_ls.agent.hetun import mission as missions
 from deepseek_ls.lsp import names, params
 from deepseek_ls.lsp.edits import changed
 from deepseek_ls.lsp.server import DeepSeekServer
-from deepseek_ls.lsp.uris import current_text, relpath_to_uri
+from deepseek_ls.lsp.uris import current_text
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ async def modify_mission(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     card = ((view.get("hetun") or {}).get("mission") or {})
     text = (a.text or "").strip()
     if not text and ls.root is not None:
-        document, _ = current_text(ls, relpath_to_uri(ls.root, mission_doc_relpath(a.session_id)))
+        document, _ = current_text(ls, ls.uri_of(mission_doc_relpath(a.session_id)))
         text = missions.read_text(document)
     if not text or text == str(card.get("text", "")).strip():
         path = write_mission_document(ls, a.session_id, view)

@@ -23,6 +23,7 @@ from deepseek_ls.lsp.buffer_sync import BufferSync
 from deepseek_ls.lsp.questions import QuestionBroker
 from deepseek_ls.lsp.tasks import BackgroundTasks
 from deepseek_ls.lsp.transport import HardenedProtocol, Limits, cap, serve_stdio, serve_tcp, strict_converter
+from deepseek_ls.lsp.uris import relpath_to_uri
 
 if TYPE_CHECKING:
     from deepseek_ls.config_models import Config
@@ -64,7 +65,8 @@ class DeepSeekServer(LanguageServer):
             protocol_cls=HardenedProtocol,
             converter_factory=strict_converter,
         )
-        self.root: Path | None = None
+        self.root: Path | None = None  # resolved: what the policy and the file guards check against
+        self.client_root: Path | None = None  # the editor's spelling of `root` when it differs (a symlink)
         self.initialization_options: Any = None
         self.settings: Settings | None = None
         self.services: Services | None = None
@@ -132,6 +134,12 @@ class DeepSeekServer(LanguageServer):
                 if record.get("patch_id") == patch_id:
                     return {**record, "session_id": view.get("session_id")}
         return {}
+
+    def uri_of(self, relpath: str) -> str:
+        """The URI of the workspace file `relpath`, spelled as the editor spells the root (a
+        symlink it opened the workspace through), so it names the editor's buffer (`uris`)."""
+        assert self.root is not None
+        return relpath_to_uri(self.root, relpath, self.client_root)
 
     def client_supports(self, *path: str) -> bool:
         """True when the client's capabilities have a truthy value at `path`."""

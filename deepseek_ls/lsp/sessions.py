@@ -20,7 +20,7 @@ from deepseek_ls.lsp.progress import work_done
 from deepseek_ls.lsp.questions import cancel_questions
 from deepseek_ls.lsp.routing import explanation
 from deepseek_ls.lsp.server import DeepSeekServer
-from deepseek_ls.lsp.uris import current_text, relpath_to_uri
+from deepseek_ls.lsp.uris import current_text
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def plan_document_path(ls: DeepSeekServer, session_id: str) -> Path:
 def plan_comments(ls: DeepSeekServer, session_id: str) -> dict[str, list[str]]:
     """Comments the person wrote in the plan document (buffer if open, else disk)."""
     assert ls.root is not None
-    text, _ = current_text(ls, relpath_to_uri(ls.root, plan_doc_relpath(session_id)))
+    text, _ = current_text(ls, ls.uri_of(plan_doc_relpath(session_id)))
     return read_comments(text)
 
 
@@ -294,7 +294,7 @@ def register(server: DeepSeekServer) -> None:
 
 
 def show_document(ls: DeepSeekServer, path: Path) -> None:
-    uri = relpath_to_uri(ls.root, path.relative_to(ls.root).as_posix())
+    uri = ls.uri_of(path.relative_to(ls.root).as_posix())
     if ls.client_supports("window", "show_document", "support"):
         ls.tasks.spawn(
             ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True)), "show plan"

@@ -33,11 +33,34 @@ def _relpath_cached(root: Path, uri: str) -> str | None:
         return None
 
 
-def relpath_to_uri(root: Path, relpath: str) -> str:
-    uri = from_fs_path(str((root / relpath).resolve()))
+def relpath_to_uri(root: Path, relpath: str, spelled: Path | None = None) -> str:
+    """The file URI of the workspace file `relpath`: its resolved path, written under `spelled`
+    (the editor's spelling of `root`, e.g. through a symlink: `DeepSeekServer.uri_of`) when it
+    lies inside `root`. A path that resolves outside `root` (a symlink out of the workspace) keeps
+    its real path: the editor's spelling never makes an outside file look like a workspace one."""
+    path = (root / relpath).resolve()
+    if spelled is not None:
+        try:
+            path = spelled / path.relative_to(root.resolve())
+        except ValueError:
+            pass
+    uri = from_fs_path(str(path))
     if uri is None:
         raise ValueError(f"cannot make a file URI of {relpath!r}")
     return uri
+
+
+def editor_spelling(candidate: str, root: Path) -> Path | None:
+    """The editor's own spelling of the workspace root `root` (its resolved path), when it names
+    it otherwise (through a symlink): absolute, normalised, symlinks kept. None when it is `root`
+    or does not lead there."""
+    spelled = Path(os.path.normpath(os.path.abspath(candidate)))
+    if spelled == root:
+        return None
+    try:
+        return spelled if spelled.resolve() == root else None
+    except OSError:
+        return None
 
 
 def open_document(ls: DeepSeekServer, uri: str) -> TextDocument | None:

@@ -9,7 +9,7 @@ from lsprotocol import types
 
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.sessions import agent, driving, refresh_session
-from deepseek_ls.lsp.uris import open_document, relpath_to_uri, uri_to_relpath
+from deepseek_ls.lsp.uris import open_document, uri_to_relpath
 from deepseek_ls.tools.overlay import read_disk_text
 
 
@@ -39,7 +39,7 @@ def unsaved(ls: DeepSeekServer, files: list[str]) -> list[str]:
     """Files whose open buffer differs from the file on disk."""
     out = []
     for rel in files:
-        uri = relpath_to_uri(ls.root, rel)
+        uri = ls.uri_of(rel)
         doc = open_document(ls, uri)
         if doc is None:
             continue

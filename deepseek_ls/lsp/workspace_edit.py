@@ -17,7 +17,7 @@ from lsprotocol import types
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.positions import negotiated
 from deepseek_ls.lsp.textedits import apply_edits, minimal_edits
-from deepseek_ls.lsp.uris import open_document, relpath_to_uri
+from deepseek_ls.lsp.uris import open_document
 
 
 class UnsupportedEdit(ValueError):
@@ -64,14 +64,14 @@ def _text_edits(old: str, new: str, encoding: str) -> list[types.TextEdit]:
 
 
 def _exists(ls: DeepSeekServer, rel: str) -> bool:
-    return open_document(ls, relpath_to_uri(ls.root, rel)) is not None or (ls.root / rel).exists()
+    return open_document(ls, ls.uri_of(rel)) is not None or (ls.root / rel).exists()
 
 
 def build(
     ls: DeepSeekServer, target: FileTarget, version: int | None, old: str, new: str, *, removes_file: bool
 ) -> types.WorkspaceEdit:
     """The edit turning `old` (the text of `target.source`, at `version`) into `new`."""
-    uri = relpath_to_uri(ls.root, target.file)
+    uri = ls.uri_of(target.file)
     edits = _text_edits(old, new, negotiated(ls))
     versioned = ls.client_supports("workspace", "workspace_edit", "document_changes")
     ops = _resource_ops(ls)
@@ -82,7 +82,7 @@ def build(
             raise UnsupportedEdit(
                 f"your editor cannot delete {target.file} through LSP; apply this patch with `deepseek-ls apply`"
             )
-        source_uri = relpath_to_uri(ls.root, target.source)
+        source_uri = ls.uri_of(target.source)
         return types.WorkspaceEdit(document_changes=[types.DeleteFile(uri=source_uri)])
     if renaming:
         if not (versioned and "rename" in ops):
@@ -90,7 +90,7 @@ def build(
                 f"your editor cannot rename {target.source} to {target.file} through LSP; "
                 "apply this patch with `deepseek-ls apply`"
             )
-        source_uri = relpath_to_uri(ls.root, target.source)
+        source_uri = ls.uri_of(target.source)
         return types.WorkspaceEdit(
             document_changes=[
                 types.RenameFile(old_uri=source_uri, new_uri=uri),
