@@ -13,6 +13,7 @@ import importlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
@@ -139,7 +140,12 @@ class DeepSeekServer(LanguageServer):
         """The URI of the workspace file `relpath`, spelled as the editor spells the root (a
         symlink it opened the workspace through), so it names the editor's buffer (`uris`)."""
         assert self.root is not None
-        return relpath_to_uri(self.root, relpath, self.client_root)
+        uri = relpath_to_uri(self.root, relpath, self.client_root)
+        if self.client_root is not None and unquote(uri) not in self.workspace.text_documents:
+            real = relpath_to_uri(self.root, relpath)
+            if unquote(real) in self.workspace.text_documents:  # this buffer it opened under the real path
+                return real
+        return uri
 
     def client_supports(self, *path: str) -> bool:
         """True when the client's capabilities have a truthy value at `path`."""

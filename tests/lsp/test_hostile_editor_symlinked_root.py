@@ -115,11 +115,22 @@ async def accept_unopened(world: Linked, editor: BufferEditor, state) -> None:
     assert [uri for uri in editor.buffers] == [file_uri(world.link, "app.py")]
 
 
+async def accept_opened_under_the_real_path(world: Linked, editor: BufferEditor, state) -> None:
+    """The editor names the root through the link but this buffer by its real path: the edit
+    goes to the buffer it has."""
+    editor.root = world.real
+    uri = editor.open("app.py", TYPED)
+    result = await run(editor.client, names.CMD_ACCEPT_HUNK, {"patch_id": world.patch_id, "hunk_id": world.hunks[0]})
+    assert result["applied"] is True and result["uri"] == uri, result
+    assert editor.text("app.py") == WITH_A
+
+
 STORIES = [
     pytest.param(accept_hunk, ["accepted", "pending"], id="accept-hunk-with-unsaved-typing"),
     pytest.param(accept_file, ["accepted", "accepted"], id="accept-file-with-unsaved-typing"),
     pytest.param(undo_of_a_disk_apply, ["pending", "pending"], id="undo-with-unsaved-typing"),
     pytest.param(accept_unopened, ["accepted", "pending"], id="accept-unopened-file"),
+    pytest.param(accept_opened_under_the_real_path, ["accepted", "pending"], id="accept-buffer-opened-by-real-path"),
 ]
 
 
@@ -131,7 +142,8 @@ async def test_never_clobber_through_a_symlinked_root(linked, story, statuses: l
     for params in state.applied_edits:  # every edit named the file as the editor does
         edit = params.edit
         uris = [c.text_document.uri for c in edit.document_changes or []] + list(edit.changes or {})
-        assert uris and all(uri.startswith(world.link.as_uri() + "/") for uri in uris), uris
+        spelled = world.real if story is accept_opened_under_the_real_path else world.link
+        assert uris and all(uri.startswith(spelled.as_uri() + "/") for uri in uris), uris
     if story is not undo_of_a_disk_apply:
         assert (world.real / "app.py").read_text() == ORIGINAL  # the buffer has it; the disk on save
 
