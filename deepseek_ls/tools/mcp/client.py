@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -43,6 +45,12 @@ class McpToolInfo:
     description: str
     input_schema: dict[str, Any]
     read_only: bool
+
+    @property
+    def fingerprint(self) -> str:
+        """What the model was offered and the person approved: description, schema, read-only hint."""
+        body = json.dumps([self.description, self.input_schema, self.read_only], sort_keys=True, default=str)
+        return hashlib.sha256(body.encode("utf-8")).hexdigest()[:12]
 
 
 class McpConnection:
@@ -158,7 +166,10 @@ class McpConnection:
             cwd = Path(config.cwd) if config.cwd else self.cwd
             if not cwd.is_absolute():
                 cwd = self.cwd / cwd
-            params = StdioServerParameters(command=config.command or "", args=config.args, env=config.env or None, cwd=cwd)
+            # "replace": a line of bytes that are not UTF-8 is one bad message (logged, skipped), where
+            # "strict" ended the reader and every later answer waited for the call's timeout.
+            params = StdioServerParameters(command=config.command or "", args=config.args, env=config.env or None, cwd=cwd,
+                                           encoding_error_handler="replace")
             return stdio_client(params, errlog=errlog or sys.stderr)
         if config.type == "sse":
             from mcp.client.sse import sse_client

@@ -147,6 +147,15 @@ class McpManager:
             raise McpCallError(f"MCP tool {tool!r} of {server!r} is not allowed by this server's allow/deny lists")
         return await conn.call(tool, arguments)
 
+    async def current(self, server: str, tool: str) -> McpToolInfo | None:
+        """The tool as the server lists it now (starting it if needed; a restarted server lists anew),
+        None when it no longer offers it."""
+        conn = self.connections.get(server)
+        if conn is None:
+            raise McpUnavailable(f"MCP server {server!r} is not configured, approved and enabled here")
+        await conn.ensure_started()
+        return next((t for t in conn.tools if t.name == tool), None)
+
     def status(self) -> list[dict[str, Any]]:
         """One row per known server: what `mcp list`, health checks and the editors show."""
         rows = []

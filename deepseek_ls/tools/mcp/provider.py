@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from deepseek_ls.policy.redact import redact_obj
+from deepseek_ls.policy.redact import cut_head, cut_tail, redact_obj
 from deepseek_ls.store.ids import new_id
 from deepseek_ls.tools.mcp.client import McpToolInfo
 from deepseek_ls.tools.mcp.manager import McpManager
@@ -42,8 +42,18 @@ def _tool(manager: McpManager, info: McpToolInfo, name: str) -> Tool:
     cap = manager.config.max_result_bytes
 
     async def handler(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+        # A server restarted since the listing (it crashed, maybe on purpose) lists anew: a tool offered
+        # as read-only, or approved, may now act. Only the definition that was offered runs.
+        now = await manager.current(info.server, info.name)
+        if now is None:
+            raise RuntimeError(f"MCP server {info.server!r} no longer offers {info.name!r}; it was not run")
+        if now.fingerprint != info.fingerprint:
+            raise RuntimeError(
+                f"MCP tool {info.server}/{info.name} changed since it was offered (its description, arguments or "
+                "read-only hint); it was not run. The next request offers it as it is now"
+            )
         if not info.read_only:
-            await approve_call(ctx, info.server, info.name, name, args)
+            await approve_call(ctx, info.server, info.name, name, args, info.fingerprint)
         result = await manager.call(info.server, info.name, args)
         rendered = render_result(result, cap)
         if rendered["is_error"]:
@@ -61,16 +71,18 @@ def _tool(manager: McpManager, info: McpToolInfo, name: str) -> Tool:
     )
 
 
-async def approve_call(ctx: ToolContext, server: str, tool: str, name: str, args: dict[str, Any]) -> None:
+async def approve_call(ctx: ToolContext, server: str, tool: str, name: str, args: dict[str, Any],
+                       fingerprint: str = "") -> None:
     """Ask before an MCP tool that acts runs (live, and in replay where the recording answers).
-    Raises `ToolDenied` when the person or the policy says no."""
+    "Always allow" is bound to the tool's definition (`fingerprint`): a server that changes what the
+    tool says it does is asked about again. Raises `ToolDenied` when the person or the policy says no."""
     shown = json.dumps(redact_obj(args), ensure_ascii=False)
     request = ApprovalRequest(
         request_id=new_id(),
         kind="mcp.call",
         title=f"Run MCP tool {server}/{tool}",
         detail=(shown if len(shown) <= 2000 else shown[:2000] + " …"),
-        command=f"mcp {server} {tool}",
+        command=f"mcp {server} {tool}" + (f" @{fingerprint}" if fingerprint else ""),
     )
     await ctx.approve(request, tool=name)
 
@@ -112,14 +124,18 @@ def render_result(result: Any, cap: int) -> dict[str, Any]:
     structured = getattr(result, "structured_content", None)
     if not parts and structured is not None:
         parts.append(json.dumps(structured, ensure_ascii=False))
-    text = redact_obj("\n".join(parts))
+    text = "\n".join(parts)
     raw = text.encode("utf-8")
     truncated = len(raw) > cap
     if truncated:
+        # Cut first, then redact only what is kept: redacting a 50 MB result whole held the event
+        # loop for seconds. Neither side keeps the word the cut split (half a secret is not
+        # recognised by redaction).
         half = cap // 2
-        text = (
-            raw[:half].decode("utf-8", "ignore")
-            + f"\n... [{len(raw) - 2 * half} bytes cut: the result exceeded {cap} bytes] ...\n"
-            + raw[-half:].decode("utf-8", "ignore")
-        )
+        head = cut_head(raw[:half].decode("utf-8", "ignore"), half, cut_inside=True)
+        tail = cut_tail(raw[-half:].decode("utf-8", "ignore"))
+        text = (redact_obj(head) + f"\n... [{len(raw) - 2 * half} bytes cut: the result exceeded {cap} bytes] ...\n"
+                + redact_obj(tail))
+    else:
+        text = redact_obj(text)
     return {"text": text, "is_error": bool(getattr(result, "is_error", False)), "truncated": truncated}
