@@ -147,7 +147,13 @@ class AcpUI:
             log.info("session/request_permission failed (%s); denying", exc)
             return None
         outcome = getattr(response, "outcome", None)
-        return getattr(outcome, "option_id", None) if getattr(outcome, "outcome", None) == "selected" else None
+        picked = getattr(outcome, "option_id", None) if getattr(outcome, "outcome", None) == "selected" else None
+        if picked is not None and picked not in {o.option_id for o in options}:
+            # Only an option we offered is an answer (a mission choice "99" raised IndexError and ended
+            # the turn); anything else counts as no answer: denied, or the question left open.
+            log.warning("session/request_permission: option %r was never offered; taken as no answer", picked[:80])
+            return None
+        return picked
 
 
 def _as_update(call: Any) -> Any:
