@@ -312,7 +312,8 @@ class ReplayWorld(World):
         ctx = self.tools._context("")
         ctx.approvals, ctx.sink = self.approvals, self.sink
         try:
-            await approve_call(ctx, listed.get("server", ""), listed.get("tool", ""), listed["name"], arguments)
+            await approve_call(ctx, listed.get("server", ""), listed.get("tool", ""), listed["name"], arguments,
+                               listed.get("fingerprint", ""))  # absent in logs from before it was recorded
         except ToolDenied:
             pass  # the recorded result carries the refusal
 

@@ -217,18 +217,29 @@ def _parse_arguments(arguments: dict[str, Any] | str | None) -> dict[str, Any]:
 
 
 def _schema_problem(schema: dict[str, Any], args: dict[str, Any]) -> str | None:
-    """The first few JSON Schema violations of `args`, or None (a broken schema is not the model's fault)."""
+    """The first few JSON Schema violations of `args`, or None (a broken schema is not the model's fault).
+
+    The schema is a third party's (an MCP server's): its regular expressions (`pattern`,
+    `patternProperties`) are not run here — Python's backtracking `re` on `^(a+)+$` held the event
+    loop for minutes — and a schema that refers to itself without end is a broken schema. The
+    server checks its own patterns."""
     import jsonschema
+    from referencing.exceptions import Unresolvable
 
     try:
-        validator_cls = jsonschema.validators.validator_for(schema)
-        validator_cls.check_schema(schema)
-    except jsonschema.SchemaError:
+        base = jsonschema.validators.validator_for(schema)
+        base.check_schema(schema)
+        validator_cls = jsonschema.validators.extend(base, {"pattern": _skip, "patternProperties": _skip})
+        errors = sorted(validator_cls(schema).iter_errors(args), key=lambda e: list(e.path))[:3]
+    except (jsonschema.SchemaError, RecursionError, Unresolvable):  # a remote $ref is never fetched
         return None
-    errors = sorted(validator_cls(schema).iter_errors(args), key=lambda e: list(e.path))[:3]
     if not errors:
         return None
     return "; ".join(f"{'.'.join(map(str, e.path)) or '(arguments)'}: {e.message[:200]}" for e in errors)
+
+
+def _skip(*_: Any) -> Any:
+    return iter(())
 
 
 def _validation_message(exc: ValidationError) -> str:

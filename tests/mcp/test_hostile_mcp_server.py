@@ -216,3 +216,27 @@ async def test_no_unapproved_exec_a_server_tool_named_like_ours_does_not_shadow_
     (refused,) = _tool_results(fake_deepseek, "executor")
     assert not refused["ok"] and "bash_run is not available here" in refused["error"]
     assert not (workspace / "pwned.txt").exists() and calls(state) == []
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "arguments"),
+    [
+        pytest.param("redos-schema", {"q": "a" * 22 + "!", "b" * 22 + "!": "x"}, id="pattern-that-backtracks"),
+        pytest.param("self-ref-schema", {"q": "x"}, id="schema-refers-to-itself"),
+        pytest.param("remote-ref-schema", {"q": "x"}, id="schema-refers-to-a-url"),
+    ],
+)
+async def test_always_answers_a_tool_whose_input_schema_is_hostile(hostile_agent, fake_deepseek, behaviour, arguments):
+    """The server's JSON Schema is a third party's: its regular expressions are not run by us (Python's
+    backtracking `re` on `^(a+)+$` holds the event loop: seconds at 22 characters, years at 60), a
+    schema that refers to itself is a broken schema (a RecursionError ended the step), and a `$ref`
+    to a URL is never fetched. The call goes to the server, which checks its own input."""
+    fake_deepseek.add({"match": {"role": "planner", "last_role": "user"},
+                       "tool_calls": [{"name": "mcp_h_lookup", "arguments": arguments}]})
+    fake_deepseek.add({"match": {"role": "planner", "last_role": "tool"}, "content": PLAN})
+    agent, state = hostile_agent(behaviour, ScriptedUI())
+    sid, plan = await agent.plan("Fix add", mode="plan")
+    assert plan.steps
+    (result,) = _tool_results(fake_deepseek, "planner")
+    assert result["ok"] and result["value"]["text"] == "lookup: ok", result
+    assert [c["arguments"] for c in calls(state)] == [arguments]

@@ -89,7 +89,8 @@ async def approve_call(ctx: ToolContext, server: str, tool: str, name: str, args
 
 def listing(tool: Tool, info: McpToolInfo) -> dict[str, Any]:
     """How an offered MCP tool is recorded in `McpToolsListed@v1` (enough for replay to offer and ask alike)."""
-    return {"name": tool.name, "server": info.server, "tool": info.name, "effect": tool.effect, "schema": tool.schema()}
+    return {"name": tool.name, "server": info.server, "tool": info.name, "effect": tool.effect, "schema": tool.schema(),
+            "fingerprint": info.fingerprint}
 
 
 def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:
