@@ -18,6 +18,7 @@ import logging
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text
 from acp.helpers import update_current_mode
@@ -45,6 +46,8 @@ from deepseek_ls import __version__
 from deepseek_ls.acp.sessions import AcpSessionRecord, AcpSessionStore
 from deepseek_ls.acp.ui import AcpUI
 from deepseek_ls.acp.updates import patch_outcome, plan_update, replay_updates
+from deepseek_ls.policy.paths import secret_location
+from deepseek_ls.policy.secret_files import secret_kind
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +170,10 @@ class DeepSeekAcpAgent:
         session = self._session(session_id)
         if session.turn is not None and not session.turn.done():
             raise RequestError.invalid_request({"reason": "a prompt is already running in this session"})
-        text, context = _prompt_text(prompt)
+        text, context, left_out = _prompt_text(prompt, session.agent.config.policy.deny_paths)
+        if left_out:
+            session.ui.send(update_agent_message_text(
+                f"[left out of the prompt: {', '.join(left_out)} — secret files never reach the model]\n"))
         if not text.strip():
             raise RequestError.invalid_params({"reason": "the prompt has no text"})
         mode, text = _command(text, session.record.mode)
@@ -363,9 +369,11 @@ async def _close(session: AcpSession) -> None:
         log.debug("closing an ACP session failed", exc_info=True)
 
 
-def _prompt_text(blocks: list[Any]) -> tuple[str, str | None]:
-    """The prompt's text, and embedded resources (files the client attached) as context."""
-    texts, context = [], []
+def _prompt_text(blocks: list[Any], deny_paths: list[str]) -> tuple[str, str | None, list[str]]:
+    """The prompt's text, embedded resources (files the client attached) as context, and the
+    attachments left out: a secret location (`policy.deny_paths`, `.git/`) or credential content
+    is refused as our own file tools refuse it, whoever attached it."""
+    texts, context, left_out = [], [], []
     for block in blocks or []:
         kind = getattr(block, "type", None)
         if kind == "text":
@@ -373,10 +381,17 @@ def _prompt_text(blocks: list[Any]) -> tuple[str, str | None]:
         elif kind == "resource":
             res = block.resource
             if getattr(res, "text", None) is not None:
-                context.append(f"--- {getattr(res, 'uri', '')}\n{res.text}")
+                uri = str(getattr(res, "uri", ""))
+                why = secret_location(unquote(urlparse(uri).path), deny_paths) or (
+                    f"its content looks like {secret_kind(res.text)}" if secret_kind(res.text) else None)
+                if why:
+                    log.warning("ACP: attachment %s left out (%s)", uri[:200], why)
+                    left_out.append(uri[:200])
+                    continue
+                context.append(f"--- {uri}\n{res.text}")
         elif kind == "resource_link":
             texts.append(f"(see {getattr(block, 'uri', '')})")
-    return "\n".join(texts), ("\n\n".join(context) or None)
+    return "\n".join(texts), ("\n\n".join(context) or None), left_out
 
 
 def _command(text: str, mode: str) -> tuple[str, str]:

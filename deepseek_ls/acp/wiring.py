@@ -127,7 +127,7 @@ def build_agent(root: Path, loaded: Any, ui: Any, mcp_servers: list[Any], *, con
         servers = mcp.servers
         for name, cfg in extra.items():
             servers.servers[name] = McpServerSpec(name, cfg, "the editor (session/new)", "user")
-        mcp = McpManager(root, servers, config.mcp, log_dir=sdir / "mcp")
+        mcp = McpManager(root, servers, config.mcp, log_dir=sdir / "mcp", deny_paths=config.policy.deny_paths)
     agent = Agent(root, config, llm=LLMClient(config.llm), ui=ui, overlay=overlay, index=index, mcp=mcp,
                   state_dir=sdir)
     if files is not None:

@@ -147,7 +147,8 @@ class Services:
     def _make_mcp(self) -> Any:
         from deepseek_ls.tools.mcp import McpManager
 
-        return McpManager(self.root, self.mcp_servers(), self.config.mcp, log_dir=self.root / ".deepseek" / "mcp")
+        return McpManager(self.root, self.mcp_servers(), self.config.mcp, log_dir=self.root / ".deepseek" / "mcp",
+                          deny_paths=self.config.policy.deny_paths)
 
     def mcp_servers(self) -> Any:
         """The MCP server definitions as of now (files re-read, approvals re-checked)."""

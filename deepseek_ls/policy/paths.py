@@ -122,3 +122,20 @@ def _compile_deny(patterns: list[str]) -> Callable[[str], bool]:
         return lambda path: False
     combined = re.compile("|".join(f"(?:{p})" for p in parts))
     return lambda path: combined.search(path) is not None
+
+
+def secret_location(path: str, deny_paths: list[str] | tuple[str, ...]) -> str | None:
+    """Why a path someone else names (an absolute path, the path of a `file://` URI: an editor's
+    attachment, an MCP server's resource) is a secret location by `deny_paths` (or `.git/`), or None.
+    Unanchored deny patterns match at any depth, so `/home/me/.aws/credentials` is caught as
+    `.aws/credentials` would be."""
+    parts = [p for p in str(path).replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    if parts and len(parts[0]) == 2 and parts[0][1] == ":":
+        parts = parts[1:]  # a Windows drive
+    if not parts:
+        return None
+    try:
+        PathPolicy(Path("/"), deny_paths)._check_components(path, "/".join(parts))
+    except PolicyViolation as exc:
+        return exc.reason
+    return None

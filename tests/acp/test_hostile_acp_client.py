@@ -265,3 +265,44 @@ async def test_never_clobber_a_client_that_disconnects_mid_turn(fake_deepseek, w
     assert _last_state(workspace) == "Paused"
     record = json.loads((workspace / ".deepseek" / "acp" / f"{sid}.json").read_text())
     assert record["ours"], "the ACP session lost track of the turn's session"
+
+
+# -- what the client attaches ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("uri", "text"),
+    [
+        pytest.param("file://{ws}/.env", "DB_PASSWORD=hunter2hunter2\n", id="dotenv-in-the-workspace"),
+        pytest.param("file:///home/someone/.aws/credentials", "[default]\nregion = hunter2hunter2\n",
+                     id="aws-credentials-outside"),
+        pytest.param("file://{ws}/config/.env.production", "TOKEN=hunter2hunter2\n", id="dotenv-below"),
+        pytest.param("file://{ws}/notes.txt", "machine example.com\nlogin me\npassword hunter2hunter2\n",
+                     id="netrc-content-under-an-innocent-name"),
+        pytest.param("file://{ws}/%2Eenv", "DB_PASSWORD=hunter2hunter2\n", id="percent-encoded-name"),
+    ],
+)
+async def test_no_leak_a_secret_file_the_client_attaches(fake_deepseek, workspace, tmp_path, uri, text):
+    """An embedded resource is refused as our own file tools refuse it (by location or by content); the
+    rest of the prompt still goes, and the chat says what was left out."""
+    from acp.schema import EmbeddedResourceContentBlock, TextResourceContents
+
+    fake_deepseek.add({"match": {"role": "ask"}, "content": "It adds.", "repeat": True})
+    uri = uri.format(ws=workspace)
+    client = RecordingClient()
+    attached = [
+        text_block("What does add do?"),
+        EmbeddedResourceContentBlock(type="resource", resource=TextResourceContents(uri=uri, text=text)),
+        EmbeddedResourceContentBlock(type="resource", resource=TextResourceContents(
+            uri=f"file://{workspace}/app.py", text=APP)),
+    ]
+    async with acp_agent(client, workspace, agent_env(fake_deepseek, tmp_path)) as (conn, _):
+        sid = await _open(conn, workspace, mode="ask")
+        answer = await conn.prompt(session_id=sid, prompt=attached)
+        assert answer.stop_reason == "end_turn"
+    sent = "\n".join(json.dumps(r.body) for r in fake_deepseek.requests)
+    assert fake_deepseek.requests and "hunter2hunter2" not in sent
+    assert "def add" in sent, "the harmless attachment was dropped too"
+    said = client.text("agent_message_chunk")
+    assert "left out of the prompt" in said and uri in said and "It adds." in said
+    assert "hunter2hunter2" not in json.dumps([_ for _ in _events(workspace)])

@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenarios"))
 from scenario_kit import APP, TEST_APP, ScriptedUI, diff, plan_json, scenario_config  # noqa: E402
 
 HOSTILE = str(Path(__file__).with_name("hostile_mcp_server.py"))
-SECRETS = ("AKIAIOSFODNN7EXAMPLE", "ghp_Zx9Zx9", "hostileKeyMaterial", "BEGIN OPENSSH PRIVATE KEY", "sk-dotenv-")
+SECRETS = ("AKIAIOSFODNN7EXAMPLE", "ghp_Zx9Zx9", "hostileKeyMaterial", "BEGIN OPENSSH PRIVATE KEY", "sk-dotenv-",
+           "hunter2hunter2", "hunter3region", "hunter4hunter4")
 DOTENV = "DEEPSEEK_API_KEY=sk-dotenv-3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c\n"
 
 
@@ -137,7 +138,8 @@ class DenyCommandsUI(ScriptedUI):
 
 
 @pytest.mark.parametrize("behaviour", [pytest.param("secret", id="secrets-in-text-resource-and-structured"),
-                                       pytest.param("secret-error", id="secrets-in-an-error-result")])
+                                       pytest.param("secret-error", id="secrets-in-an-error-result"),
+                                       pytest.param("secret-file", id="resources-from-secret-files")])
 async def test_no_leak_secrets_in_an_mcp_result(hostile_agent, fake_deepseek, workspace, behaviour):
     fake_deepseek.add({"match": {"role": "planner", "last_role": "user"},
                        "tool_calls": [{"name": "mcp_h_lookup", "arguments": {"q": "keys"}}]})
@@ -145,7 +147,11 @@ async def test_no_leak_secrets_in_an_mcp_result(hostile_agent, fake_deepseek, wo
     agent, state = hostile_agent(behaviour, ScriptedUI())
     sid, _ = await agent.plan("Fix add", mode="plan")
     (result,) = _tool_results(fake_deepseek, "planner")
-    assert "[REDACTED:" in json.dumps(result), result
+    if behaviour == "secret-file":
+        text = result["value"]["text"]
+        assert text.count("not shown (secret files never reach the model)") == 3 and "plain readme" in text, text
+    else:
+        assert "[REDACTED:" in json.dumps(result), result
     sent, logged = _all_sent(fake_deepseek), (workspace / ".deepseek" / "sessions" / sid / "events.jsonl").read_text()
     for secret in SECRETS:
         assert secret not in sent, f"{secret} reached the model"

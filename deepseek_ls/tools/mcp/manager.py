@@ -26,8 +26,13 @@ class McpManager:
         *,
         env: Mapping[str, str] | None = None,
         log_dir: Path | None = None,
+        deny_paths: list[str] | tuple[str, ...] | None = None,
     ) -> None:
+        from deepseek_ls.config_models import DEFAULT_DENY_PATHS
+
         self.root = Path(root).resolve()
+        # Secret locations (`policy.deny_paths`): resources a server returns from there are not shown.
+        self.deny_paths = tuple(DEFAULT_DENY_PATHS if deny_paths is None else deny_paths)
         self.servers = servers
         self.config = config
         self.env = dict(os.environ if env is None else env)
@@ -86,7 +91,7 @@ class McpManager:
             if config.mcp.enabled
             else McpServerSet()
         )
-        return cls(root, servers, config.mcp, env=env, log_dir=log_dir)
+        return cls(root, servers, config.mcp, env=env, log_dir=log_dir, deny_paths=config.policy.deny_paths)
 
     @classmethod
     def for_workspace(cls, root: Path, loaded: Any, state_dir: Path | None, *, env: Mapping[str, str] | None = None) -> "McpManager":

@@ -55,7 +55,7 @@ def _tool(manager: McpManager, info: McpToolInfo, name: str) -> Tool:
         if not info.read_only:
             await approve_call(ctx, info.server, info.name, name, args, info.fingerprint)
         result = await manager.call(info.server, info.name, args)
-        rendered = render_result(result, cap)
+        rendered = render_result(result, cap, manager.deny_paths)
         if rendered["is_error"]:
             raise RuntimeError(f"MCP tool {info.server}/{info.name} reported an error: {rendered['text'][:1000]}")
         return rendered
@@ -102,8 +102,29 @@ def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def render_result(result: Any, cap: int) -> dict[str, Any]:
-    """`CallToolResult` -> {"text", "is_error", "truncated", "structured"?}: what the model is given."""
+def _secret_resource(uri: str, text: str | None, deny_paths: list[str] | tuple[str, ...]) -> str | None:
+    """Why an embedded resource is a secret file (its location, or its content), or None: a server that
+    reads files hands back `.env` as readily as our own tools would refuse it."""
+    from urllib.parse import unquote, urlparse
+
+    from deepseek_ls.policy.paths import secret_location
+    from deepseek_ls.policy.secret_files import secret_kind
+
+    where = secret_location(unquote(urlparse(uri).path), deny_paths)
+    if where:
+        return where
+    kind = secret_kind(text) if text else None
+    return f"its content looks like {kind}" if kind else None
+
+
+def render_result(result: Any, cap: int, deny_paths: list[str] | tuple[str, ...] | None = None) -> dict[str, Any]:
+    """`CallToolResult` -> {"text", "is_error", "truncated", "structured"?}: what the model is given.
+    Embedded resources at a secret location (`deny_paths`, default `policy.deny_paths`' default) or
+    with credential content are named, not shown."""
+    if deny_paths is None:
+        from deepseek_ls.config_models import DEFAULT_DENY_PATHS
+
+        deny_paths = DEFAULT_DENY_PATHS
     parts: list[str] = []
     for block in getattr(result, "content", None) or []:
         kind = getattr(block, "type", "")
@@ -117,7 +138,11 @@ def render_result(result: Any, cap: int) -> dict[str, Any]:
             res = block.resource
             text = getattr(res, "text", None)
             uri = str(getattr(res, "uri", ""))
-            parts.append(f"[resource {uri}]\n{text}" if text is not None else f"[binary resource {uri}; not shown]")
+            secret = _secret_resource(uri, text, deny_paths)
+            if secret:
+                parts.append(f"[resource {uri}: {secret}; not shown (secret files never reach the model)]")
+            else:
+                parts.append(f"[resource {uri}]\n{text}" if text is not None else f"[binary resource {uri}; not shown]")
         elif kind == "resource_link":
             parts.append(f"[resource link: {getattr(block, 'uri', '')} {getattr(block, 'name', '') or ''}]".strip())
         else:
