@@ -306,3 +306,35 @@ async def test_no_leak_a_secret_file_the_client_attaches(fake_deepseek, workspac
     said = client.text("agent_message_chunk")
     assert "left out of the prompt" in said and uri in said and "It adds." in said
     assert "hunter2hunter2" not in json.dumps([_ for _ in _events(workspace)])
+
+
+class HugeReads(RecordingClient):
+    """fs/read_text_file answers 10 MB for any file (not what is on disk)."""
+
+    async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
+                             **kwargs: Any):
+        self.reads.append(path)
+        return ReadTextFileResponse(content="# padding\n" * 1_000_000)
+
+
+@pytest.mark.parametrize(
+    ("size", "client_cls"),
+    [
+        pytest.param(10 * 1024 * 1024, RecordingClient, id="prompt-of-10-MB"),
+        pytest.param(1000, HugeReads, id="buffer-of-10-MB"),
+    ],
+)
+async def test_always_answers_huge_prompts_and_buffers(fake_deepseek, workspace, tmp_path, size, client_cls):
+    """A 10 MB prompt, or a client whose buffers are 10 MB each: the prompt is answered (the model call
+    may refuse it; the turn says so) and the agent still serves the session afterwards."""
+    fake_deepseek.add({"match": {"role": "ask"}, "content": "It adds.", "repeat": True})
+    client = client_cls()
+    async with acp_agent(client, workspace, agent_env(fake_deepseek, tmp_path)) as (conn, proc):
+        sid = await _open(conn, workspace, mode="ask")
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("What does add do? " + "x" * size)])
+        assert answer.stop_reason == "end_turn"
+        again = await conn.prompt(session_id=sid, prompt=[text_block("And sub?")])
+        assert again.stop_reason == "end_turn" and proc.returncode is None
+    assert "It adds." in client.text("agent_message_chunk")
+    _events(workspace)
+    assert (workspace / "app.py").read_text() == APP
