@@ -108,7 +108,7 @@ def test_a_custom_api_key_variable_is_compared_through_its_mask(show, cli_env):
 def test_no_leak_the_cache_holds_the_masked_key_only(show, cli_env):
     secret = "sk-verysecretvalue4321"
     show(env={"DEEPSEEK_API_KEY": secret})
-    entries = list(Path(cli_env["HOME"], ".cache", "deepseek-ls", "config-show").glob("*.json"))
+    entries = list(Path(show_cache.cache_dir(cli_env)).glob("*.json"))
     assert entries and all(secret not in p.read_text() for p in entries)
     assert all(p.stat().st_mode & 0o077 == 0 for p in entries)
 
