@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -45,6 +46,8 @@ class AcpUI:
         self.shown_patches: set[str] = set()
         self.pending: set[asyncio.Task[Any]] = set()
         self.progress_said: dict[str, str] = {}  # token -> the last progress line shown
+        self.progress_started: dict[str, float] = {}  # token -> when its first line was shown
+        self.progress_chunks: dict[str, int] = {}  # token -> model text chunks streamed while it ran
         self.closed = False
         # Model text is the answer in `ask`; while planning and editing it is plan JSON and
         # diffs, shown as the agent's thinking (the plan and the edits arrive as their own updates).
@@ -81,6 +84,9 @@ class AcpUI:
             self.on_session(session_id)
         if not text:
             return
+        if channel in ("content", "reasoning"):
+            for token in self.progress_chunks:
+                self.progress_chunks[token] += 1
         if channel == "content" and self.content_is_answer:
             self.send(update_agent_message_text(text))
         else:  # reasoning, and status lines (verification results, MCP tools, retries)
@@ -89,10 +95,23 @@ class AcpUI:
     def progress(self, token: str, message: str, percentage: int | None = None, *, done: bool = False) -> None:
         """ACP has no progress notification: what a step is waiting for and which model it asks
         ("planner: queued for M: why", "executor: asking M (max-think)", "verifying: …") is a
-        thought line, once per change; counters and "done" lines are left to the turn's own updates."""
-        if done or percentage is not None or self.progress_said.get(token) == message:
+        thought line, once per change; so is its end ("planner: done (2.1s, 40 tokens)", "failed",
+        "cancelled", "verification passed: …"), with the time since its first line and the model
+        text chunks streamed meanwhile (the CLI's count). Percentages are left out."""
+        if done:
+            started = self.progress_started.pop(token, None)
+            chunks = self.progress_chunks.pop(token, 0)
+            self.progress_said.pop(token, None)
+            if started is None:
+                return  # its start was never shown: its end alone says nothing
+            tokens = f", {chunks} tokens" if chunks else ""
+            self.send(update_agent_thought_text(f"{message} ({time.monotonic() - started:.1f}s{tokens})\n"))
+            return
+        if percentage is not None or self.progress_said.get(token) == message:
             return
         self.progress_said[token] = message
+        self.progress_started.setdefault(token, time.monotonic())
+        self.progress_chunks.setdefault(token, 0)
         self.send(update_agent_thought_text(f"{message}\n"))
 
     async def ask_user(self, question: str, choices: list[str] | None = None) -> str | None:
