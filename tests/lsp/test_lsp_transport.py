@@ -303,7 +303,7 @@ def editor_sends_the_file(server: RawServer) -> None:
 
 
 @pytest.fixture(scope="module")
-def staged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RawServer, PatchStore, str, str, dict[str, Any]]]:
+def staged_module(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RawServer, PatchStore, str, str, dict[str, Any]]]:
     tmp = tmp_path_factory.mktemp("apply")
     root = tmp / "ws"
     root.mkdir()
@@ -334,6 +334,15 @@ def staged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RawServer
     yield server, store, patch.patch_id, patch.hunks[0].hunk_id, answer
     server.kill()
     same_user.undo()
+
+
+@pytest.fixture
+def staged(staged_module, monkeypatch: pytest.MonkeyPatch) -> tuple[RawServer, PatchStore, str, str, dict[str, Any]]:
+    """The module's server and patch, this test being the server's user too (every test gets its own
+    XDG directories, tests/conftest.py: the module's are set again over them)."""
+    server = staged_module[0]
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(server.root.parent / "xdg-config"))
+    return staged_module
 
 
 @pytest.mark.parametrize(("answer", "reason", "unknown"), ODD_APPLY_EDIT_ANSWERS)
