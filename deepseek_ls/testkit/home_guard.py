@@ -40,6 +40,7 @@ Snapshot = dict[str, tuple[int, int, int]]
 
 _watched: list[tuple[Path, bool]] = []  # (directory, recursive)
 _session_base: str | None = None
+_session_owner: object | None = None  # the config that set it (an in-process pytester run is another)
 _session_before: Snapshot = {}
 
 
@@ -94,9 +95,10 @@ def _point_at(base: Path, setenv) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    global _session_base, _session_before
+    global _session_base, _session_before, _session_owner
     if _session_base is not None:
         return
+    _session_owner = config
     _watched[:] = real_state_dirs(os.environ)
     _session_before = snapshot(_watched)
     _session_base = tempfile.mkdtemp(prefix="deepseek-ls-tests-")
@@ -106,12 +108,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     global _session_base
-    if _session_base is not None:
+    if _session_base is not None and config is _session_owner:
         shutil.rmtree(_session_base, ignore_errors=True)
         _session_base = None
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if session.config is not _session_owner:
+        return
     found = changes(_session_before, snapshot(_watched))
     if found:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
