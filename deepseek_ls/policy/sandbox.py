@@ -367,27 +367,42 @@ class Sandbox:
 
 
 def _linked_git_dirs(root: Path) -> list[Path]:
-    """The git directories outside `root` that git uses for it when `root` is a linked worktree:
-    the repository's common git directory and the worktree's own (`<common>/worktrees/<id>`), as
-    `git_safety.locate` accepts them (the worktree's `gitdir` file points back at `root`). Nothing
-    for a repository git is not run on, or one whose git directory is in the workspace anyway."""
+    """What git needs outside `root` to work in it, as `git_safety.locate` accepts it, read-only:
+
+    - when `root` is a linked worktree: the repository's common git directory and the worktree's
+      own (`<common>/worktrees/<id>`; its `gitdir` file points back at `root`);
+    - when `root` is a subdirectory of its repository's work tree (a lane of such a workspace):
+      also the top level's `.git` (the directory, or a linked worktree's `.git` file) git finds there.
+
+    Bound by name because they may lie under /tmp or the home, which the sandbox replaces — git in
+    the workspace would then find no repository at all. Nothing for a repository git is not run on."""
     try:
         loc = git_safety.locate(root)
     except (git_safety.UnsafeRepository, OSError):
         return []
-    if loc is None or loc.worktree != root or loc.gitdir.is_relative_to(root):
+    if loc is None:
         return []
-    dirs = [loc.gitdir]
+    dirs: list[Path] = []
+    if loc.worktree != root:
+        dirs.append(loc.worktree / ".git")  # outside the workspace, which is below the top level
+    if not loc.gitdir.is_relative_to(root):
+        dirs.append(loc.gitdir)
     commondir = loc.gitdir / "commondir"
     if commondir.is_file():
         try:
             common = (loc.gitdir / commondir.read_text(encoding="utf-8", errors="replace").strip()).resolve()
         except OSError:
             common = None
-        if common is not None and common.is_dir() and loc.gitdir.is_relative_to(common):
+        if common is not None and common.is_dir() and loc.gitdir.is_relative_to(common) \
+                and not common.is_relative_to(root):
             dirs.insert(0, common)  # objects, refs, config; the worktree's own directory is inside it
-    # A bind over a directory holding the workspace would make the workspace read-only.
-    return [d for d in dirs if not root.is_relative_to(d)]
+    # A bind over a directory holding the workspace would make the workspace read-only; one inside
+    # another is bound with it.
+    out: list[Path] = []
+    for d in dirs:
+        if not root.is_relative_to(d) and not any(d.is_relative_to(o) for o in out) and d not in out:
+            out.append(d)
+    return out
 
 
 def _mask(path: Path) -> list[str]:

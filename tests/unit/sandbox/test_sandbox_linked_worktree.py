@@ -90,3 +90,44 @@ async def test_no_leak_gitfile_naming_a_foreign_worktree_dir_stays_hidden(under_
     (workspace / ".git").write_text(f"gitdir: {admin}\n")
     result = await run(workspace, ["cat", str(other / ".git" / "secret-marker")])
     assert result.exit_code != 0 and "other repository" not in result.stdout, result.stdout
+
+
+def _plain_subdir(under_tmp: Path) -> tuple[Path, Path]:
+    main = repository(under_tmp / "main")
+    return main / "src", main / ".git"
+
+
+def _lane_subdir(under_tmp: Path) -> tuple[Path, Path]:
+    main = repository(under_tmp / "main")
+    lane = under_tmp / "lanes" / "lane-1"
+    git(main, "worktree", "add", "-q", "-b", "lane/x", str(lane))
+    return lane / "src", main / ".git"
+
+
+SUBDIR_WORKSPACES = [
+    pytest.param(_plain_subdir, id="subdirectory-of-a-repository-under-tmp"),
+    pytest.param(_lane_subdir, id="lane-subdirectory-of-a-linked-worktree-under-tmp"),
+]
+
+
+@requires_sandbox
+@pytest.mark.parametrize("make", SUBDIR_WORKSPACES)
+async def test_no_unapproved_exec_git_of_a_subdirectory_workspace_works_read_only(under_tmp: Path, make) -> None:
+    """A workspace below its repository's top level (a lane of such a workspace: `<lane>/src`): the
+    top level's `.git` lies outside the workspace, under /tmp, which the sandbox replaced — git found
+    no repository. It is bound now (what `git_safety.locate` accepts), read-only like the rest."""
+    workspace, gitdir = make(under_tmp)
+    (workspace / "app.py").write_text("x = 2\n")
+    status = await run(workspace, ["git", "status", "--porcelain", "--", "."])
+    assert status.exit_code == 0, status.stdout + status.stderr
+    assert status.stdout.strip() == "M src/app.py"  # porcelain paths are relative to the top level
+    head = await run(workspace, ["git", "log", "-1", "--format=%s"])
+    assert (head.exit_code, head.stdout.strip()) == (0, "base"), head.stdout + head.stderr
+    dot = workspace.parent / ".git"
+    before = tree_digest(gitdir), dot.read_bytes() if dot.is_file() else b""
+    targets = [dot if dot.is_file() else dot / "config", gitdir / "config", gitdir / "hooks" / "post-checkout"]
+    code = ("import sys\nfor p in sys.argv[1:]:\n    try:\n        open(p, 'a').write('#evil\\n'); print('WROTE', p)\n"
+            "    except OSError as e:\n        print('REFUSED', p)\n")
+    result = await run(workspace, [sys.executable, "-c", code, *map(str, targets)])
+    assert "WROTE" not in result.stdout and result.stdout.count("REFUSED") == len(targets), result.stdout
+    assert (tree_digest(gitdir), dot.read_bytes() if dot.is_file() else b"") == before
