@@ -272,13 +272,18 @@ DEFAULT_DENY_PATHS: tuple[str, ...] = (
     ".netrc", "_netrc", ".npmrc", ".yarnrc.yml", ".pypirc", ".gem/credentials", ".cargo/credentials*",
     ".git-credentials", ".config/gh/hosts.yml", ".pgpass", ".my.cnf", ".htpasswd",
     # build tools' registry passwords
-    ".m2/settings.xml", ".gradle/gradle.properties", ".config/pip/pip.conf", ".pip/pip.conf",
+    ".m2/settings.xml", ".m2/settings-security.xml", ".gradle/gradle.properties", ".ivy2/.credentials",
+    ".config/pip/pip.conf", ".pip/pip.conf",
     ".composer/auth.json", ".config/composer/auth.json", ".config/rclone/rclone.conf",
     # shell and REPL histories: what people typed (export API_KEY=..., mysql -p...)
     ".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".history", ".python_history",
     ".node_repl_history", ".psql_history", ".mysql_history", ".sqlite_history", ".rediscli_history",
     ".irb_history", ".lesshst", ".viminfo", ".local/share/fish/fish_history",
 )
+
+
+# Download caches of build tools: artifacts, no credentials (those sit beside them, not inside).
+DEFAULT_BUILD_CACHES = ("~/.m2/repository", "~/.gradle/caches/modules-2", "~/.npm/_cacache")
 
 
 class SandboxConfig(_Section):
@@ -293,8 +298,12 @@ class SandboxConfig(_Section):
     # Extra absolute paths hidden inside the sandbox, on top of policy.deny_paths matches.
     masked_paths: list[str] = Field(default_factory=list)
     # Extra paths under the home directory shown read-only inside the sandbox (the home is otherwise
-    # empty there but for the toolchains on PATH), e.g. a build cache "~/.m2/repository".
+    # empty there but for the toolchains on PATH and the build caches below), e.g. "~/.ivy2/cache".
     readable_paths: list[str] = Field(default_factory=list)
+    # Build tools' download caches shown read-only inside the sandbox, never the credential files
+    # beside them (~/.m2/settings.xml, ~/.gradle/gradle.properties). A Gradle `caches/modules-2`
+    # becomes Gradle's read-only dependency cache (GRADLE_RO_DEP_CACHE); [] shows none.
+    build_caches: list[str] = Field(default_factory=lambda: list(DEFAULT_BUILD_CACHES))
 
 
 # gitignore-style patterns, matched case-insensitively (policy.exec_config_files).

@@ -13,7 +13,10 @@ command wrote: the sandbox lets commands write the workspace). A command the pol
 (`pytest -q`) may use the virtualenv the person activated inside the workspace, but
 `resolve_program` takes from such a directory only that virtualenv's own interpreter and the
 entry points pip wrote for it (a `#!` line naming its python): an `rg` or `ls` planted there is
-passed over for the system's.
+passed over for the system's. What that command starts in turn looks names up on the same
+PATH: `command_exec_path` keeps of the in-workspace directories only virtualenv bins, and inside the
+sandbox each of those is a view holding only what `resolve_program` would take from it
+(`policy/sandbox_venv.py`).
 """
 
 from __future__ import annotations
@@ -113,6 +116,43 @@ def resolve_program(name: str, path: str | None, *, workspace: Path | str | None
             continue
         return str(candidate)
     return None
+
+
+def command_exec_path(path: str | None, *, workspace: Path | str | None) -> str:
+    """The `PATH` a command runs with: `safe_exec_path(path)` without the directories inside the
+    workspace that are not a virtualenv's bin (`/repo/bin`, `/repo/node_modules/.bin`), whose files the
+    repository chooses. A virtualenv's bin stays; the sandbox shows only its vetted programs."""
+    roots = _roots(workspace)
+    kept = [entry for entry in safe_exec_path(path).split(os.pathsep)
+            if not _inside(entry, roots) or _is_venv_bin(Path(entry))]
+    return os.pathsep.join(kept) or os.defpath.lstrip(os.pathsep)
+
+
+def workspace_venv_bins(path: str | None, *, workspace: Path | str | None) -> list[Path]:
+    """The virtualenv bin directories inside the workspace that `path` names (resolved, in order)."""
+    roots = [str(r) for r in _roots(workspace)]
+    found: list[Path] = []
+    for entry in safe_exec_path(path).split(os.pathsep):
+        resolved = os.path.realpath(entry)  # runs for every command: strings, not pathlib
+        if not any(resolved.startswith(r.rstrip("/") + "/") for r in roots):
+            continue
+        if os.path.isfile(os.path.join(os.path.dirname(resolved), "pyvenv.cfg")) and os.path.isdir(resolved) \
+                and Path(resolved) not in found:
+            found.append(Path(resolved))
+    return found
+
+
+def is_virtualenv_program(candidate: Path, *, workspace: Path | str | None) -> bool:
+    """Whether `candidate` (in a virtualenv's bin inside the workspace) is one `resolve_program` takes."""
+    return _virtualenv_program(candidate, _roots(workspace))
+
+
+def _is_venv_bin(directory: Path) -> bool:
+    try:
+        directory = directory.resolve()
+    except OSError:
+        return False
+    return directory.is_dir() and (directory.parent / "pyvenv.cfg").is_file()
 
 
 def _virtualenv_program(candidate: Path, roots: list[Path]) -> bool:

@@ -6,18 +6,21 @@ that gives the program:
 - a read-only view of the whole system (`--ro-bind / /`), its own `/dev`,
   `/proc`, `/tmp` and an empty `/run` (no docker, dbus or agent sockets);
 - an empty home directory (a tmpfs) with only the toolchains the command runs
-  with bound back read-only (`policy/sandbox_home.py`): another project's `.env`
-  or a token under the home is not there to read;
+  with and the build tools' download caches bound back read-only
+  (`policy/sandbox_home.py`): another project's `.env`, `~/.m2/settings.xml` or a
+  token under the home is not there to read;
 - the workspace writable, except `.git/` and `.deepseek/` (read-only binds over
   them, so no hook, config or approval setting can be planted); when the workspace
   is a linked worktree (`git worktree`, a teammate lane), its git directory and the
   repository's common one are bound read-only too, wherever they are (under `/tmp`
-  they would otherwise be hidden by the sandbox's own `/tmp`);
+  they would otherwise be hidden by the sandbox's own `/tmp`), and so is the top level's
+  `.git` when the workspace is a subdirectory of its repository;
 - secret locations masked: every file or directory in the workspace and at the
   top of the home directory that matches `policy.deny_paths` is covered by an
   empty file or an empty read-only tmpfs, as is the user's deepseek-ls config;
-- no Unix socket of the machine: abstract ones belong to the network namespace,
-  path-bound ones outside the hidden places are covered (`policy/sandbox_sockets.py`);
+- no Unix socket of the machine: abstract ones belong to the network namespace; the
+  directories of path-bound ones, `/var/tmp` and `$XDG_RUNTIME_DIR` are hidden whole (a socket
+  bound there later is gone too), one in the workspace is covered (`policy/sandbox_sockets.py`);
 - no network (`--unshare-net`: only a loopback nobody listens on), its own PID
   namespace that dies with us (`--unshare-pid --die-with-parent`: when the
   command ends or is killed, everything it started — a `setsid` or double-fork
@@ -47,7 +50,7 @@ import platformdirs
 
 from deepseek_ls.globs import gitignore_spec
 from deepseek_ls.config_models import SandboxConfig
-from deepseek_ls.policy import git_safety, sandbox_home, sandbox_sockets
+from deepseek_ls.policy import git_safety, sandbox_home, sandbox_sockets, sandbox_venv
 from deepseek_ls.policy.env import host_exec_path, note_workspace
 
 log = logging.getLogger(__name__)
@@ -134,6 +137,7 @@ class Sandbox:
         self._deny = _matcher([_unanchored(p.lower()) for p in deny_paths])
         self.home = Path(home) if home is not None else Path(os.path.expanduser("~"))
         self._walk_cache: dict[str, tuple[int, list[Path], list[tuple[str, str]], int, list[Path]]] = {}
+        self._children_cache: dict[tuple[str, tuple[str, ...]], tuple[int, list[Path]]] = {}
         # `.git` directories and files of repositories nested in the workspace (found by the walk):
         # read-only like the workspace's own, so no hook or config is planted for the person's git.
         self._nested_git: list[Path] = []
@@ -157,9 +161,12 @@ class Sandbox:
             return self.status()  # lru_cache: answered from memory when this binary was probed
         return await asyncio.to_thread(self.status)
 
-    def wrap(self, argv: list[str], *, cwd: Path | None = None, read_only: bool = False) -> list[str]:
+    def wrap(self, argv: list[str], *, cwd: Path | None = None, read_only: bool = False,
+             exec_path: str | None = None) -> list[str]:
         """The bwrap command line that runs `argv` confined, in `cwd` (default: the workspace root).
-        `read_only`: the workspace is bound read-only too (the Hetun helper block writes nothing)."""
+        `read_only`: the workspace is bound read-only too (the Hetun helper block writes nothing).
+        `exec_path`: the PATH the command runs with (default: ours); a virtualenv bin inside the
+        workspace on it shows only its vetted programs (`policy/sandbox_venv.py`)."""
         bwrap = self.bwrap()
         if bwrap is None:
             raise RuntimeError("bubblewrap is not installed")
@@ -167,15 +174,25 @@ class Sandbox:
         # The home directories become empty; a home inside the workspace is hidden after the workspace
         # is bound (else that bind would uncover it), a workspace that is the home stays whole.
         hidden = [h for h in sandbox_home.homes(self.home) if h != self.root]
-        shown = sandbox_home.exposed(hidden, root=self.root, env=os.environ, extra=self.config.readable_paths)
+        caches, gradle_cache = sandbox_home.build_caches(self.config.build_caches, env=os.environ)
+        shown = sandbox_home.exposed(hidden, root=self.root, env=os.environ,
+                                     extra=[*caches, *self.config.readable_paths])
+        extras = [] if read_only else self.config.writable_paths
+        writable = [p for p in (Path(os.path.expanduser(extra)) for extra in extras) if p.is_absolute() and p.exists()]
+        linked = _linked_git_dirs(self.root)
+        exec_path = os.environ.get("PATH", "") if exec_path is None else exec_path
+        visible = [*shown, self.root, *writable, *linked]
+        # Unix sockets (an ssh-agent, a daemon, a session bus): their directories are hidden first, so
+        # one bound there later is gone too, and everything the command needs is bound back after.
+        needed = [Path(p) for p in [*exec_path.split(os.pathsep), *argv[:1]] if os.path.isabs(p)]
+        sockets = sandbox_sockets.cover(hidden, visible, keep=needed)
+        for directory in sockets.directories:
+            args += ["--tmpfs", str(directory)]
         before = [h for h in hidden if not h.is_relative_to(self.root)]
         args += self._home_view(before, shown)
-        writable = []
-        for extra in ([] if read_only else self.config.writable_paths):
-            p = Path(os.path.expanduser(extra))
-            if p.is_absolute() and p.exists():
-                args += ["--bind", str(p), str(p)]
-                writable.append(p)
+        args += gradle_cache
+        for p in writable:
+            args += ["--bind", str(p), str(p)]
         root = str(self.root)
         args += ["--ro-bind" if read_only else "--bind", root, root]
         args += self._home_view([h for h in hidden if h not in before], shown)
@@ -195,19 +212,19 @@ class Sandbox:
         for target in self._gitfile_targets([self.root / ".git", *self._nested_git]):
             args += ["--ro-bind", str(target), str(target)]
         # A linked worktree's git directory outside the workspace (`git worktree add`, a teammate
-        # lane): read-only, and bound by name because it may lie under /tmp, which the sandbox
+        # lane), and the top level's `.git` when the workspace is a subdirectory of its repository:
+        # read-only, and bound by name because they may lie under /tmp, which the sandbox
         # replaces — git in the workspace would then find no repository at all.
-        linked = _linked_git_dirs(self.root)
         for target in linked:
             args += ["--ro-bind", str(target), str(target)]
+        args += sandbox_venv.venv_views(exec_path, root=self.root)
         # Masks come last: a later bind (the workspace, when it is or contains $HOME) would uncover them.
         # What the home's tmpfs hid needs none (an empty placeholder would only be created for it).
-        visible = [*shown, self.root, *writable, *linked]
         home_masks = [m for m in [*self._home_masks(), *self._denied_children(shown, hidden)]
                       if not any(m.is_relative_to(h) for h in hidden) or any(m.is_relative_to(v) for v in visible)]
-        # Unix sockets bound to a path (an ssh-agent, a daemon) elsewhere: connect() is refused. Before
-        # the masks: one inside a masked directory is gone with it (and the mask is read-only).
-        for sock in sandbox_sockets.sockets_to_mask(hidden, visible):
+        # Unix sockets bound to a path where a directory could not be hidden (the workspace, what is bound
+        # back): connect() is refused. Before the masks: one inside a masked directory is gone with it.
+        for sock in sockets.sockets:
             args += ["--ro-bind", "/dev/null", str(sock)]
         for path in [*home_masks, *workspace_masks]:
             args += _mask(path)
@@ -233,23 +250,37 @@ class Sandbox:
 
     def _denied_children(self, shown: list[Path], hidden: list[Path]) -> list[Path]:
         """Deny-listed entries directly inside a toolchain directory bound back from the home
-        (`~/.cargo/credentials.toml`), matched by their home-relative path."""
+        (`~/.cargo/credentials.toml`), matched by their home-relative path. Cached per directory
+        mtime (an entry added, removed or renamed changes it): a build cache has many entries."""
         out: list[Path] = []
         for directory in shown:
             try:
-                entries = list(os.scandir(directory))
+                mtime = os.stat(directory).st_mtime_ns
             except OSError:
                 continue
-            for entry in entries:
-                path = Path(entry.path)
-                home = next((h for h in hidden if path.is_relative_to(h)), None)
-                rel = path.relative_to(home).as_posix() if home is not None else entry.name
-                try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                except OSError:
-                    continue
-                if self._denied(rel, is_dir) or self._denied(entry.name, is_dir):
-                    out.append(path)
+            key = (str(directory), tuple(map(str, hidden)))
+            hit = self._children_cache.get(key)
+            if hit is None or hit[0] != mtime:
+                hit = (mtime, self._scan_children(directory, hidden))
+                self._children_cache[key] = hit
+            out += hit[1]
+        return out
+
+    def _scan_children(self, directory: Path, hidden: list[Path]) -> list[Path]:
+        out: list[Path] = []
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            return out
+        home = next((h for h in hidden if directory.is_relative_to(h)), None)
+        prefix = directory.relative_to(home).as_posix() + "/" if home is not None else ""
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if self._denied(prefix + entry.name, is_dir) or self._denied(entry.name, is_dir):
+                out.append(Path(entry.path))
         return out
 
     def _denied(self, rel: str, is_dir: bool) -> bool:

@@ -16,7 +16,13 @@ the sandbox, and only these are bound back, read-only:
   link target's prefix (a virtualenv's `python` -> `~/.pyenv/versions/3.11.7`);
 - toolchain roots named by the environment (`VIRTUAL_ENV`, `CONDA_PREFIX`, `PYENV_ROOT`,
   `RUSTUP_HOME`, `CARGO_HOME`, `NVM_DIR`, `GOROOT`, `GOPATH`, `JAVA_HOME`, `SDKMAN_DIR`);
-- `policy.sandbox.readable_paths` (anything else a build needs, e.g. `~/.m2/repository`).
+- build tools' download caches (`policy.sandbox.build_caches`: `~/.m2/repository`,
+  `~/.npm/_cacache`), never the credential files beside them (`~/.m2/settings.xml`,
+  `~/.gradle/gradle.properties`: not bound, and deny-listed should a wider path be); Gradle's
+  `~/.gradle/caches/modules-2` is shown at `GRADLE_CACHE_VIEW` as Gradle's read-only dependency
+  cache (`GRADLE_RO_DEP_CACHE`), since Gradle must write its own `~/.gradle` (locks) and does
+  so in the empty home;
+- `policy.sandbox.readable_paths` (anything else a build needs, e.g. `~/.ivy2/cache`).
 
 The workspace and `policy.sandbox.writable_paths` are bound after the tmpfs and stay visible;
 deny-listed entries inside what is bound back are still masked. Writes to the rest of the home
@@ -37,6 +43,8 @@ _BIN_NAMES = {"bin", "sbin", "shims"}
 # read their toolchains from ~/.rustup (unless RUSTUP_HOME says otherwise).
 _COMPANIONS = {".cargo": (".rustup",)}
 _WORKSPACE_VENVS = (".venv/bin", "venv/bin")
+# Where a Gradle `caches/modules-2` is shown: Gradle's read-only dependency cache holds `modules-2`.
+GRADLE_CACHE_VIEW = Path("/run/deepseek-ls/gradle-ro-dep-cache")
 # (directory, mtime) -> the home-relative link targets found in it
 _LINK_CACHE: dict[str, tuple[int, list[Path]]] = {}
 
@@ -86,6 +94,25 @@ def exposed(hidden: list[Path], *, root: Path, env: Mapping[str, str], extra: It
         if p.exists() and not any(p.is_relative_to(o) for o in out):
             out.append(p)
     return out
+
+
+def build_caches(entries: Iterable[str], *, env: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """`entries` (`policy.sandbox.build_caches`) split into the paths to show read-only at their
+    place (for `exposed`'s `extra`) and the bwrap arguments that show a Gradle `caches/modules-2`
+    as Gradle's read-only dependency cache (unless the environment names one already)."""
+    shown: list[str] = []
+    args: list[str] = []
+    for entry in entries:
+        path = _resolved(Path(os.path.expanduser(entry)))
+        if not path.is_absolute() or not path.is_dir():
+            continue
+        if path.name == "modules-2" and path.parent.name == "caches":
+            if not args and "GRADLE_RO_DEP_CACHE" not in env:
+                args += ["--ro-bind", str(path), str(GRADLE_CACHE_VIEW / "modules-2"),
+                         "--setenv", "GRADLE_RO_DEP_CACHE", str(GRADLE_CACHE_VIEW)]
+            continue
+        shown.append(str(path))
+    return shown, args
 
 
 def _resolved(path: Path) -> Path:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 PROC_NET_UNIX = Path("/proc/net/unix")
@@ -47,11 +48,66 @@ def bound_socket_paths(table: Path = PROC_NET_UNIX) -> list[Path]:
     return found
 
 
-def sockets_to_mask(hidden: Iterable[Path], visible: Iterable[Path], table: Path = PROC_NET_UNIX) -> list[Path]:
-    """The bound sockets a sandbox would still show: it replaces /tmp, /run, /dev and /proc and hides
-    the directories in `hidden` (the home directories), but binds `visible` back (the workspace,
-    writable paths, toolchains), wherever they are."""
-    gone = [*_REPLACED, *hidden]
-    shown = list(visible)
-    return [p for p in bound_socket_paths(table)
-            if not any(p.is_relative_to(g) for g in gone) or any(p.is_relative_to(v) for v in shown)]
+# Where anyone may bind a socket, outside the places the sandbox replaces.
+ALWAYS_HIDDEN = (Path("/var/tmp"),)
+
+
+@dataclass(frozen=True)
+class SocketCover:
+    directories: list[Path]  # hidden whole (an empty tmpfs), before anything is bound back
+    sockets: list[Path]  # covered one by one (an empty file), after everything is bound
+
+
+def cover(hidden: Iterable[Path], visible: Iterable[Path], *, keep: Iterable[Path] = (),
+          env: Mapping[str, str] | None = None, table: Path = PROC_NET_UNIX) -> SocketCover:
+    """How a sandbox that replaces /tmp, /run, /dev and /proc and hides `hidden` (the home
+    directories), but binds `visible` back (the workspace, writable paths, toolchains), keeps the
+    machine's sockets out of reach. `keep`: directories the command needs (PATH), never hidden."""
+    # Plain string prefixes: this runs for every command, and pathlib's is_relative_to is slow.
+    gone = [str(p) for p in [*_REPLACED, *hidden]]
+    shown = [str(p) for p in visible]
+    needed = [_resolved(p) for p in [*shown, *keep]]
+    env = os.environ if env is None else env
+    runtime = env.get("XDG_RUNTIME_DIR", "")
+    directories: list[str] = []
+    for candidate in (*ALWAYS_HIDDEN, *([Path(runtime)] if os.path.isabs(runtime) else [])):
+        where = _hideable(str(candidate), gone, needed)
+        if where is not None and where not in directories:
+            directories.append(where)
+    sockets: list[Path] = []
+    for path in bound_socket_paths(table):
+        text = str(path)
+        inside_shown = _under(text, shown)
+        if not inside_shown and _under(text, [*gone, *directories]):
+            continue
+        where = None if inside_shown else _hideable(os.path.dirname(text), gone, needed)
+        if where is None:
+            sockets.append(path)
+        elif where not in directories:
+            directories.append(where)
+    # Outermost first: one inside another is hidden with it.
+    directories.sort(key=lambda d: d.count("/"))
+    outer = [d for i, d in enumerate(directories) if not _under(d, directories[:i])]
+    return SocketCover([Path(d) for d in outer], sockets)
+
+
+def _under(path: str, places: Iterable[str | None]) -> bool:
+    return any(p is not None and (path == p or path.startswith(p.rstrip("/") + "/")) for p in places)
+
+
+def _hideable(directory: str, gone: list[str], needed: list[str | None]) -> str | None:
+    """`directory` (resolved) when an empty tmpfs may replace it in the sandbox, else None: not a
+    top-level directory, not one the sandbox replaces anyway, none holding what the command needs."""
+    directory = os.path.realpath(directory)
+    if directory.count("/") < 2 or not os.path.isdir(directory) or _under(directory, gone):
+        return None
+    if any(path is None or _under(path, [directory]) for path in needed):
+        return None
+    return directory
+
+
+def _resolved(path: Path | str) -> str | None:
+    try:
+        return os.path.realpath(path, strict=False)
+    except (OSError, ValueError):
+        return None  # cannot tell where it is: nothing is hidden for fear of hiding it

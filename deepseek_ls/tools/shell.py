@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from deepseek_ls.policy.command_secrets import guard_command
 from deepseek_ls.policy.diff_secrets import blob_kinds, hide_secret_diffs, looks_like_patch
-from deepseek_ls.policy.env import host_exec_path, resolve_program, scrubbed_env
+from deepseek_ls.policy.env import command_exec_path, host_exec_path, resolve_program, scrubbed_env
 from deepseek_ls.policy.redact import cut_head, cut_tail
 from deepseek_ls.policy.errors import PolicyViolation
 from deepseek_ls.policy.git_safety import UnsafeRepository, harden_command, is_git_command, prepare
@@ -61,6 +61,9 @@ async def run_command(
     env = scrubbed_env()
     run_argv = argv
     workspace = sandbox.root if sandbox is not None else cwd
+    # What the command starts looks names up on this PATH too: of the workspace's directories only a
+    # virtualenv's bin stays, and the sandbox shows only its vetted programs (policy/sandbox_venv.py).
+    env["PATH"] = command_exec_path(env.get("PATH"), workspace=workspace)
     if not is_git_command(argv):
         # From a PATH directory inside the workspace only a virtualenv's python and pip's entry points
         # run (an activated project venv's pytest); a planted `rg` there is passed over (policy/env.py).
@@ -78,7 +81,7 @@ async def run_command(
             raise PolicyViolation(subject, "unsafe_repository", f"git is not run on this repository: {error}") from None
     if sandbox is not None and (await sandbox.astatus()).available:
         env["TMPDIR"] = "/tmp"
-        run_argv = sandbox.wrap(run_argv, cwd=cwd)
+        run_argv = sandbox.wrap(run_argv, cwd=cwd, exec_path=env.get("PATH"))
     out = await proc.run_bounded(run_argv, cwd=cwd, env=env, timeout=timeout, max_output_bytes=max_output_bytes)
     stdout = _text(out.stdout, out.stdout_omitted, max_output_bytes)
     stderr = _text(out.stderr, out.stderr_omitted, max_output_bytes)
