@@ -15,6 +15,9 @@ that gives the program:
   repository's common one are bound read-only too, wherever they are (under `/tmp`
   they would otherwise be hidden by the sandbox's own `/tmp`), and so is the top level's
   `.git` when the workspace is a subdirectory of its repository;
+- a virtualenv bin inside the workspace on the command's PATH shows only the venv's own
+  programs, and the venv is read-only (`policy/sandbox_venv.py`): what the command starts
+  never runs a program planted there by name;
 - secret locations masked: every file or directory in the workspace and at the
   top of the home directory that matches `policy.deny_paths` is covered by an
   empty file or an empty read-only tmpfs, as is the user's deepseek-ls config;

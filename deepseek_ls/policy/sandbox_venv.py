@@ -38,7 +38,9 @@ def venv_views(exec_path: str | None, *, root: Path) -> list[str]:
     args: list[str] = []
     for bindir in workspace_venv_bins(exec_path, workspace=root):
         kept = _vetted(bindir, root)
-        args += ["--ro-bind", str(bindir.parent), str(bindir.parent), "--tmpfs", str(bindir)]
+        for part in _venv_parts(bindir.parent, root):
+            args += ["--ro-bind", str(part), str(part)]
+        args += ["--tmpfs", str(bindir)]
         for entry in kept:
             if entry.is_symlink():
                 args += ["--symlink", os.readlink(entry), str(entry)]
@@ -46,6 +48,15 @@ def venv_views(exec_path: str | None, *, root: Path) -> list[str]:
                 args += ["--ro-bind", str(entry), str(entry)]
         args += ["--remount-ro", str(bindir)]
     return args
+
+
+def _venv_parts(venv: Path, root: Path) -> list[Path]:
+    """What to make read-only of the venv: all of it, unless it is the workspace itself (a venv made
+    in the project's root), whose other files stay writable: then its config and libraries."""
+    if venv != root:
+        return [venv]
+    return [p for p in (venv / name for name in ("pyvenv.cfg", "lib", "lib64", "include"))
+            if p.exists() and not p.is_symlink()]
 
 
 def _vetted(bindir: Path, root: Path) -> list[Path]:

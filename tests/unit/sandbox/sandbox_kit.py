@@ -1,7 +1,7 @@
 """Helpers for the sandbox and command-approval tests: a git workspace with canaries around it.
 
 A canary is what an escaped command would change: a marker file outside the workspace (under
-/tmp, which the sandbox replaces, and under /var/tmp, which it leaves read-only), a snapshot of
+/tmp and under /var/tmp, both of which the sandbox replaces with its own tmpfs), a snapshot of
 `.git/` and of `.deepseek/`. `Canaries.assert_intact()` proves that nothing happened.
 """
 

@@ -120,3 +120,26 @@ async def test_no_unapproved_exec_planted_into_the_activated_venv(tmp_path: Path
                                      max_output_bytes=64_000, sandbox=sandbox)
     assert "REFUSED" in result.stdout and "WROTE" not in result.stdout, result.stdout + result.stderr
     assert (target.read_bytes() if target.exists() else None) == before
+
+
+@requires_sandbox
+async def test_a_venv_made_in_the_workspace_root_leaves_the_workspace_writable(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python -m venv .` in the project: the venv's parts are read-only, the project's files are not."""
+    root, _ = make_workspace(tmp_path)
+    (root / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).resolve().parent}\n")
+    (root / "lib" / "python3" / "site-packages").mkdir(parents=True)
+    (root / "bin").mkdir()
+    (root / "bin" / "python").symlink_to(Path(sys.executable).resolve())
+    (root / "bin" / "git").write_text("#!/bin/sh\necho PLANTED\n")
+    (root / "bin" / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{root / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    sandbox = Sandbox(root, deny_paths=PolicyConfig().deny_paths, config=SandboxConfig())
+    code = ("import subprocess, sys\nsubprocess.run(['git', '--version'])\n"
+            "for p in sys.argv[1:]:\n    try:\n        open(p, 'a').write('x\\n'); print('WROTE', p)\n"
+            "    except OSError:\n        print('REFUSED', p)\n")
+    pth, source = root / "lib/python3/site-packages/evil.pth", root / "src/app.py"
+    result = await shell.run_command(["python", "-c", code, str(pth), str(source)], cwd=root, timeout=60,
+                                     max_output_bytes=64_000, sandbox=sandbox)
+    assert "PLANTED" not in result.stdout, result.stdout
+    assert f"REFUSED {pth}" in result.stdout and f"WROTE {source}" in result.stdout, result.stdout + result.stderr
