@@ -112,13 +112,14 @@ def test_toolchains_under_the_home_stay_usable(tmp_path: Path, home: Path) -> No
 
 @requires_bwrap
 def test_readable_paths_show_more_of_the_home(tmp_path: Path, home: Path) -> None:
-    cache = home / ".m2" / "repository" / "lib.jar"
+    # Not a default build cache (~/.m2/repository is: test_no_leak_build_tool_credentials.py).
+    cache = home / ".ivy2" / "cache" / "lib.jar"
     cache.parent.mkdir(parents=True)
     cache.write_text("JAR")
     root, _ = make_workspace(home / "code")
-    hidden = _run(Sandbox(root), "cat ~/.m2/repository/lib.jar")
-    shown = _run(Sandbox(root, config=SandboxConfig(readable_paths=["~/.m2/repository"])),
-                 "cat ~/.m2/repository/lib.jar; echo x > ~/.m2/repository/new || echo READ-ONLY")
+    hidden = _run(Sandbox(root), "cat ~/.ivy2/cache/lib.jar")
+    shown = _run(Sandbox(root, config=SandboxConfig(readable_paths=["~/.ivy2/cache"])),
+                 "cat ~/.ivy2/cache/lib.jar; echo x > ~/.ivy2/cache/new || echo READ-ONLY")
     assert "JAR" not in hidden.stdout
     assert "JAR" in shown.stdout and "READ-ONLY" in shown.stdout, shown
     assert not (cache.parent / "new").exists()
