@@ -323,7 +323,10 @@ async def test_no_unapproved_exec_planted_conftest_is_confined_by_the_sandbox(tm
     world = World(root, config, sink=sink, overlay=host.overlay, patches=None, tools=host)
     try:
         result = await world.run_command("python -m pytest -q -s", 60)
-        assert result.output.count("REFUSED") == len(targets), result.output
+        # /var/tmp is the sandbox's own tmpfs (sockets may be bound there): a write there succeeds
+        # inside and vanishes with it; the host's marker is checked by assert_intact.
+        refused = [t for t in targets if not t.is_relative_to("/var/tmp")]
+        assert all(f"REFUSED {t} " in result.output for t in refused), result.output
         assert ui.approvals == []
         canaries.assert_intact()
     finally:
