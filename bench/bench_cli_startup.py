@@ -15,8 +15,10 @@ prints ours / baseline / ratio (medians) and our p95.
   `.deepseek/config.toml` (one setting kept, one that loosens policy dropped with a
   warning; also without pydantic), `(cold, models table)` with a `[models.NAME]` registry
   entry (left to the full pydantic validation, like every non-plain value: the slowest case);
-- `sessions` (an empty workspace) is listed for reference (not an issue-17 goal): it loads the full
-  config (pydantic) for its price book, but neither the LLM client nor the event models.
+- `sessions` lists a workspace's sessions: `(empty workspace)`, `(3 sessions, no model call)` and
+  `(3 sessions, priced calls)`. The config (pydantic, the model registry) is loaded only for the
+  price book, when a listed session has a model call to price (cli/sessions_cmd.py); the event
+  store itself still imports pydantic (its summary and event models).
 
 Target (issue 17): `--help` and `config show` <= 3x the baseline.
 """
@@ -50,8 +52,29 @@ CASES = [
     ("config show --json (cold, edited)", [*DS, "config", "show", "--json"], PLAIN_EDIT, None, True),
     ("config show (cold, edited workspace cfg)", [*DS, "config", "show"], None, WORKSPACE_EDIT, True),
     ("config show (cold, models table)", [*DS, "config", "show"], MODELS_EDIT, None, True),
-    ("deepseek-ls sessions", [*DS, "sessions"], None, None, False),
+    ("sessions (empty workspace)", [*DS, "sessions"], None, None, False),
+    ("sessions (3 sessions, no model call)", [*DS, "sessions"], None, None, False),
+    ("sessions (3 sessions, priced calls)", [*DS, "sessions"], None, None, False),
 ]
+# The workspaces of the `sessions` cases that hold sessions: label -> whether they record model calls.
+SESSIONS = {"sessions (3 sessions, no model call)": False, "sessions (3 sessions, priced calls)": True}
+
+
+def make_sessions(root: Path, with_calls: bool) -> None:
+    """Three sessions sealed with the bench user's key (XDG_CONFIG_HOME is set before this runs)."""
+    from deepseek_ls.store.sessions import SessionStore
+
+    store = SessionStore(root / ".deepseek")
+    for n in range(3):
+        with store.create(root, "agent", f"task {n}") as log:
+            log.append("TurnAdded@v1", {"role": "user", "content": f"task {n}"})
+            if with_calls:
+                log.append("LLMCall@v1", {"call_id": f"c{n}", "role": "planner", "profile": "fast",
+                                          "model": "deepseek-v4-flash", "request_hash": f"h{n}", "started_at": "2026-01-05T12:00:00+00:00",
+                                          "usage": {"prompt_tokens": 1000, "completion_tokens": 200,
+                                                    "prompt_cache_hit_tokens": 600,
+                                                    "prompt_cache_miss_tokens": 400}})
+
 
 
 def main() -> int:
@@ -62,6 +85,8 @@ def main() -> int:
         base = {k: v for k, v in os.environ.items() if not k.startswith("DEEPSEEK")}
         base["XDG_CONFIG_HOME"] = str(Path(tmp) / "xdg")
         base["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")  # warm cases: the first run fills it
+        os.environ["XDG_CONFIG_HOME"] = base["XDG_CONFIG_HOME"]  # the sessions made here are that user's
+        os.environ.pop("DEEPSEEK_LS_USER_CONFIG", None)
         workspace = Path(tmp) / "ws"
         workspace.mkdir()
         envs, cwds = {}, {}
@@ -71,6 +96,10 @@ def main() -> int:
                 cwds[label] = Path(tmp) / f"ws-{i}"
                 (cwds[label] / ".deepseek").mkdir(parents=True)
                 (cwds[label] / ".deepseek" / "config.toml").write_text(workspace_config)
+            if label in SESSIONS:
+                cwds[label] = Path(tmp) / f"ws-{i}"
+                cwds[label].mkdir()
+                make_sessions(cwds[label], SESSIONS[label])
             env = dict(base)
             if user_config is not None:
                 path = Path(tmp) / f"user-{i}.toml"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from deepseek_ls.cli.common import add_command, print_json, resolve_context
+from deepseek_ls.cli.common import add_command, print_json, resolve_context, resolve_root
 from deepseek_ls.store.projections import Projections, session_projection
 from deepseek_ls.store.sessions import SessionStore
 
@@ -67,16 +67,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _sessions(args: argparse.Namespace) -> int:
-    ctx = resolve_context(args, create_state=False)
-    store = SessionStore(ctx.state_dir)
+    from deepseek_ls.workspace import state_dir
+
+    root = resolve_root(args)
+    sd = state_dir(root, create=False)
+    store = SessionStore(sd)
     if args.adopt:
         return _adopt(store, args)
     if args.rebuild and store.sessions_dir.is_dir():
-        with Projections(ctx.state_dir) as projections:
+        with Projections(sd) as projections:
             projections.rebuild()
-    from deepseek_ls.llm.budget import price_book_for
-
-    summaries = store.list(prices=price_book_for(ctx.config), warn=False)  # named just below
+    summaries = store.list(prices=_lazy_price_book(args), warn=False)  # named just below
     for planted in store.ignored():
         print(f"ignored session {planted.session_id}: not written by you: {planted.reason}.\n"
               f"    {planted.hint}", file=sys.stderr)
@@ -84,7 +85,7 @@ def _sessions(args: argparse.Namespace) -> int:
         print_json(summaries)
         return 0
     if not summaries:
-        print(f"no sessions yet in {ctx.state_dir}", file=sys.stderr)
+        print(f"no sessions yet in {sd}", file=sys.stderr)
         return 0
     for s in summaries:
         prompt = (s.prompt or "").replace("\n", " ")
@@ -122,6 +123,23 @@ def _adopt(store: SessionStore, args: argparse.Namespace) -> int:
     audit = store.adopt(found)
     print(f"adopted session {found.session_id} (recorded in {audit})", file=sys.stderr)
     return 0
+
+
+def _lazy_price_book(args: argparse.Namespace):
+    """The config's price book, loaded (with the config: pydantic, the model registry) only when a
+    listed session's model call is priced: a listing of sessions without calls starts as fast as
+    `--help` (bench/bench_cli_startup.py). A bad config is then reported as by any command."""
+    book = None
+
+    def prices(model: str):
+        nonlocal book
+        if book is None:
+            from deepseek_ls.llm.budget import price_book_for
+
+            book = price_book_for(resolve_context(args, create_state=False).config)
+        return book(model)
+
+    return prices
 
 
 def _replay(args: argparse.Namespace) -> int:

@@ -137,7 +137,7 @@ def console_script() -> list[str]:
     pytest.param(["sessions"], "argparse", id="building-the-parser"),
     pytest.param(["config", "show"], "deepseek_ls.cli.show_cache", id="config-show-fast-path"),
     pytest.param(["sessions"], "deepseek_ls.cli.sessions_cmd", id="importing-a-command"),
-    pytest.param(["sessions"], "deepseek_ls.config", id="loading-the-config"),
+    pytest.param(["models"], "deepseek_ls.config", id="loading-the-config"),  # (sessions loads it only to price calls)
 ])
 def test_ctrl_c_during_start_up_says_interrupted_and_exits_130(tmp_path, cli_env, empty_dir, launcher, args,
                                                                module):

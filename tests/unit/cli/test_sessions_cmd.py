@@ -100,3 +100,37 @@ def test_a_real_ask_session_is_listed_and_replayed_from_its_log(run_cli, fake_de
     (call,) = replayed["llm_calls"]
     assert call["role"] == row["mode"]
     assert "test-key" not in (run_cli("replay", row["session_id"], "--json").stdout)
+
+
+def _with_a_call(root) -> str:
+    store = SessionStore(root / ".deepseek")
+    with store.create(root, "agent", "priced") as log:
+        log.append("TurnAdded@v1", {"role": "user", "content": "priced"})
+        log.append("LLMCall@v1", {"call_id": "c1", "role": "planner", "profile": "fast", "model": "deepseek-v4-flash",
+                                  "request_hash": "h", "usage": {"prompt_tokens": 1000, "completion_tokens": 200,
+                                                                 "prompt_cache_hit_tokens": 600,
+                                                                 "prompt_cache_miss_tokens": 400}})
+        return log.session_id
+
+
+def test_sessions_prices_recorded_calls_from_the_config(run_cli, empty_dir, cli_env):
+    # The config is loaded only to price calls (start-up): a session with one still gets its cost.
+    sid = _with_a_call(empty_dir)
+    (row,) = json.loads(run_cli("sessions", "--json").stdout)
+    cost = row["cost"]
+    assert row["session_id"] == sid and cost["calls"] == 1 and cost["unpriced_calls"] == 0, cost
+    assert cost["cost"] is not None and cost["cost"] > 0 and "$" in cost["text"], cost
+
+
+def test_sessions_reports_a_bad_config_when_it_prices_a_call(run_cli, empty_dir, cli_env):
+    from pathlib import Path
+
+    user = Path(cli_env["XDG_CONFIG_HOME"]) / "deepseek-ls" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text("[router]\nthreshold_high = 'high'\n")
+    make_session(empty_dir, "no call")
+    listed = run_cli("sessions")  # nothing to price: the config is not read
+    assert listed.returncode == 0 and "no call" in listed.stdout, listed.stderr
+    _with_a_call(empty_dir)
+    priced = run_cli("sessions")
+    assert priced.returncode != 0 and "threshold_high" in priced.stderr and "Traceback" not in priced.stderr
