@@ -129,6 +129,7 @@ def build_steps(root: Path) -> None:
     """Where the build's CPU goes: each step over the whole corpus on its own (in memory,
     the vocabulary warm as in a build's second half), then tantivy indexing the documents."""
     from deepseek_ls.index.languages import language_for
+    from deepseek_ls.index import symbols
     from deepseek_ls.index.symbols import extract_symbols
     from deepseek_ls.index.storage import create_index
     from deepseek_ls.policy.secret_files import engine, secret_kind_of_bytes
@@ -151,6 +152,8 @@ def build_steps(root: Path) -> None:
         "decode": cpu(lambda: [decode(d) for _, d in datas]),
         f"secret check ({engine()})": cpu(lambda: [secret_kind_of_bytes(d) for _, d in datas]),
         "symbols": cpu(lambda: [extract_symbols(language_for(p), t) for (p, _), t in zip(datas, texts)]),
+        # the same, by the pure-Python twin of the native module (what an install without a C compiler runs)
+        "symbols (Python twin)": cpu(lambda: [symbols._python_reference(t) for t in texts]),
         "whole analysis": cpu(lambda: [analyse(p, d, max_file_bytes=10**7) for p, d in datas]),
     }
     analysed = [analyse(p, d, max_file_bytes=10**7) for p, d in datas]
