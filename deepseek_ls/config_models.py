@@ -373,6 +373,9 @@ class IndexConfig(_Section):
     # Worker processes for a full build's analysis; 0 = one per CPU but one (tantivy's
     # indexing thread needs a core; in-process on 2 CPUs), 1 = in-process.
     build_workers: int = Field(default=0, ge=0, le=64)
+    # tantivy indexing threads of a full build; 0 = one per CPU, at most 4; 1 keeps a core
+    # free for the editor while a build runs. Updates always use one (documents in order).
+    build_threads: int = Field(default=0, ge=0, le=16)
     # Never indexed, on top of .gitignore (gitignore syntax, relative to the workspace root).
     exclude: list[str] = Field(
         default_factory=lambda: [

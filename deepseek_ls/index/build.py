@@ -36,7 +36,7 @@ from .manifest import Manifest, SkippedFile, merkle_root
 from .reader import ContentReader, FileBytes, UnreadableFile, UnstableFile, disk_stat
 from .schema import SCHEMA_VERSION
 from .sources import Snapshot, SourceFile, resolve_paths, take_snapshot
-from .storage import create_index, finish, new_writer, next_generation, open_index
+from .storage import build_threads, create_index, finish, new_writer, next_generation, open_index
 
 
 log = logging.getLogger(__name__)
@@ -227,7 +227,7 @@ def full_build(
     started = time.perf_counter()
     gen_dir = index_dir / next_generation(index_dir)
     index = create_index(gen_dir)
-    writer = new_writer(index)
+    writer = new_writer(index, build_threads(config.build_threads))
     batch = _Batch(writer, config, cache)
     disk_reads: dict[str, tuple[int | None, int | None]] = {}
     restarted: list[str] = []

@@ -70,3 +70,30 @@ def test_worker_processes_and_in_process_builds_agree(tmp_path, make_index):
     assert parallel._opened().manifest.identity() == serial_identity
     assert [parallel.query(q, top_k=5).model_dump() for q in ("handler_7", "request body", "Model42")] == serial_answers
     assert parallel.repo_map(token_budget=300) == serial_map
+
+
+def test_several_indexing_threads_give_what_one_gives(tmp_path, make_index):
+    """A full build may index with several tantivy threads (a segment each): the same
+    manifest, answers and repo map as with one, ties included (files of equal score
+    come back in path order, whichever segment holds them)."""
+    root = tmp_path / "ties"
+    for i in range(400):
+        path = root / f"pkg{i % 5}" / f"mod_{i:03d}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        body = "def handler(requestBody):\n    return requestBody\n" if i % 2 else f"class Model{i}:\n    handler = 1\n"
+        path.write_text(body + "# padding\n" * 200)
+    queries = ("handler", "request body", "Model42", "padding")
+
+    one = make_index(root, build_threads=1)
+    one.build()
+    assert one._opened().searcher.num_segments == 1
+    identity = one._opened().manifest.identity()
+    expected = [one.query(q, top_k=7).model_dump() for q in queries]
+    repo_map = one.repo_map(query="handler", token_budget=400)
+
+    several = make_index(root, build_threads=4)
+    several.build()
+    assert several._opened().searcher.num_segments > 1  # really written by several threads
+    assert several._opened().manifest.identity() == identity
+    assert [several.query(q, top_k=7).model_dump() for q in queries] == expected
+    assert several.repo_map(query="handler", token_budget=400) == repo_map
