@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from deepseek_ls.cli.common import add_command, exit_with, print_json, resolve_context
 from deepseek_ls.patch import PatchError, PatchSet, PatchStore, SafetyGate
 from deepseek_ls.patch.model import LOCATED_LABELS
 from deepseek_ls.policy.paths import PathPolicy
+
+if TYPE_CHECKING:
+    from deepseek_ls.store.log import EventLog
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -157,10 +161,16 @@ def _apply(args: argparse.Namespace) -> int:
     if not args.yes and not _confirm(ps, args):
         print(f"not applied; the patch stays staged as {ps.patch_id}", file=sys.stderr)
         return 1
+    log = _session_log(store, ps)
     try:
+        if log is not None:
+            store.sink = log  # the apply goes into the session's history, as the editor's does
         result = store.apply(ps.patch_id, hunk_ids=args.hunk, files=args.file)
     except PatchError as exc:
         exit_with(f"{exc}\nnothing was changed")
+    finally:
+        if log is not None:
+            log.close()
     if args.json:
         print_json(result)
     elif result.ok:
@@ -168,6 +178,21 @@ def _apply(args: argparse.Namespace) -> int:
     if not result.ok:
         exit_with(result.message)
     return 0
+
+
+def _session_log(store: PatchStore, ps: PatchSet) -> "EventLog | None":
+    """The log of the session that proposed `ps` (its applies belong in that session's
+    history, which `replay` and the audit read), or None: a diff staged here has none, and
+    a session that is gone or not the person's own is not written to (said on stderr)."""
+    if not ps.session_id:
+        return None
+    from deepseek_ls.store.sessions import SessionStore
+
+    try:
+        return SessionStore(store.state_dir).open(ps.session_id)
+    except Exception as exc:  # noqa: BLE001 - not found, not ours, unreadable: the apply goes on
+        print(f"note: the apply is not recorded in session {ps.session_id}: {exc}", file=sys.stderr)
+        return None
 
 
 def _read_diff(source: str) -> str:

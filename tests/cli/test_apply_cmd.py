@@ -195,3 +195,44 @@ def test_deleting_the_last_file_of_a_directory_removes_it_and_undo_brings_both_b
     assert not (workspace / "pkg").exists()  # pkg/sub and pkg were left empty: removed, as git apply does
     assert run(workspace, "apply", "--undo").returncode == 0
     assert (workspace / "pkg" / "sub" / "only.py").read_text() == "x = 1\n"
+
+
+def _session_patch(workspace: Path) -> tuple[str, str]:
+    """A patch a session of the person's proposed, staged as the server stages it."""
+    from deepseek_ls.patch import PatchStore
+    from deepseek_ls.policy.paths import PathPolicy
+    from deepseek_ls.store.sessions import SessionStore
+
+    state = workspace / ".deepseek"
+    with SessionStore(state).create(workspace, "agent", "change two files") as log:
+        session_id = log.session_id
+    store = PatchStore(workspace, state, policy=PathPolicy(workspace, []))
+    return session_id, store.stage(TWO_FILES, session_id=session_id).patch_id
+
+
+def _session_events(workspace: Path, session_id: str) -> list[dict]:
+    log = workspace / ".deepseek" / "sessions" / session_id / "events.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def test_an_apply_from_the_cli_is_in_the_history_of_the_session_that_proposed_it(workspace: Path) -> None:
+    session_id, patch_id = _session_patch(workspace)
+    proc = run(workspace, "apply", patch_id, "--yes")
+    assert proc.returncode == 0, proc.stderr
+    applied = [e for e in _session_events(workspace, session_id) if e["kind"] == "PatchApplied@v1"]
+    assert [(e["payload"]["patch_id"], e["payload"]["via"], sorted(e["payload"]["files"])) for e in applied] == [
+        (patch_id, "disk", ["a.txt", "b.txt"])]
+    sessions = run(workspace, "sessions", "--json")
+    assert sessions.returncode == 0, sessions.stderr
+    assert session_id in sessions.stdout  # still the person's own session after the CLI appended to it
+
+
+def test_an_apply_whose_session_is_gone_still_applies_and_says_it_is_not_recorded(workspace: Path) -> None:
+    import shutil
+
+    session_id, patch_id = _session_patch(workspace)
+    shutil.rmtree(workspace / ".deepseek" / "sessions" / session_id)
+    proc = run(workspace, "apply", patch_id, "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert f"not recorded in session {session_id}" in proc.stderr
+    assert (workspace / "a.txt").read_text() == "one\nTWO\nthree\n"
