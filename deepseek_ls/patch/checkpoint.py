@@ -115,8 +115,10 @@ class CheckpointStore:
         """The checkpoint's manifest; None when it is unreadable or not ours: without a seal made
         with this user's key (one a repository shipped in `.deepseek/`, from another machine, or
         altered), or sealed under another name (`seal.py`)."""
+        path = self.dir / name / "manifest.json"
         try:
-            manifest = json.loads((self.dir / name / "manifest.json").read_text(encoding="utf-8"))
+            raw = path.read_text(encoding="utf-8")
+            manifest = json.loads(raw)
         except (OSError, json.JSONDecodeError):
             return None
         workspace = seal.workspace_id(self.root)
@@ -125,7 +127,11 @@ class CheckpointStore:
         if seal.is_legacy(manifest):  # ours, sealed before seals named the workspace: bind it here
             manifest["workspace"] = workspace
             try:
-                _write_json(self.dir / name / "manifest.json", manifest)
+                # Under the lock and only if unchanged since read: another process may have marked
+                # it restored meanwhile, and writing this copy back would let it be undone twice.
+                with self._lock:
+                    if path.read_text(encoding="utf-8") == raw:
+                        _write_json(path, manifest)
             except OSError:
                 pass  # read-only: checked the old way again next time
         return manifest

@@ -233,8 +233,15 @@ class PatchStore:
             raise NotOurPatch(path.stem, cached[2])
         ps = PatchSet.model_validate_json(cached[1])
         if '"workspace"' not in cached[1] and seal.is_legacy(json.loads(cached[1])):
-            try:  # ours, sealed before seals named the workspace: bind it to this one
-                self._save(ps)
+            # Ours, sealed before seals named the workspace: bind it to this one. Under the store's
+            # lock and only if the file is still what was read: another process may have changed a
+            # hunk's state meanwhile, and saving this copy would undo that (an accepted hunk pending
+            # again, applied twice).
+            try:
+                with self._lock:
+                    now = path.stat()
+                    if (now.st_ino, now.st_mtime_ns, now.st_ctime_ns, now.st_size) == key:
+                        self._save(ps)
             except OSError:
                 pass
         return ps

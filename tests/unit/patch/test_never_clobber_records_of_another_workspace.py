@@ -126,3 +126,43 @@ def test_a_patch_sealed_before_workspaces_is_still_offered_and_is_bound(projects
     again = PatchStore(a, a / ".deepseek", policy=PathPolicy(a))
     assert [p.patch_id for p in again.list()] == [patch.patch_id]
     assert json.loads(path.read_text())["workspace"] == seal.workspace_id(a)
+
+
+def test_never_clobber_a_hunk_settled_while_a_legacy_patch_was_being_bound(projects, monkeypatch):
+    """Binding a legacy patch to its workspace saves it again: when another process (here another
+    store) rejected its hunk between the read and that save, the stale copy must not be written
+    back (the hunk would be pending again, and could be applied after the person rejected it)."""
+    a, _ = projects
+    patch = PatchStore(a, a / ".deepseek", policy=PathPolicy(a)).stage(DIFF)
+    _strip_workspace(a / ".deepseek" / "patches" / f"{patch.patch_id}.json")
+    other = PatchStore(a, a / ".deepseek", policy=PathPolicy(a))
+    real = seal.is_legacy
+
+    def meanwhile(record):
+        monkeypatch.setattr(seal, "is_legacy", real)
+        other.reject(patch.patch_id, reason="the person said no elsewhere")
+        return real(record)
+
+    monkeypatch.setattr(seal, "is_legacy", meanwhile)
+    PatchStore(a, a / ".deepseek", policy=PathPolicy(a)).get(patch.patch_id)
+    after = PatchStore(a, a / ".deepseek", policy=PathPolicy(a)).get(patch.patch_id)
+    assert [h.status for h in after.hunks] == ["rejected"]
+
+
+def test_never_clobber_a_checkpoint_restored_while_it_was_being_bound(projects, monkeypatch):
+    """The same for a legacy checkpoint another process undid between the read and the binding
+    save: written back, it would be unrestored again, and a second undo would clobber the file."""
+    a, _ = projects
+    cid = _checkpoint(a)
+    _strip_workspace(a / ".deepseek" / "checkpoints" / cid / "manifest.json")
+    other = CheckpointStore(a, a / ".deepseek")
+    real = seal.is_legacy
+
+    def meanwhile(record):
+        monkeypatch.setattr(seal, "is_legacy", real)
+        other.mark_restored([cid])
+        return real(record)
+
+    monkeypatch.setattr(seal, "is_legacy", meanwhile)
+    CheckpointStore(a, a / ".deepseek").list()
+    assert CheckpointStore(a, a / ".deepseek").latest_unrestored() is None
