@@ -162,6 +162,12 @@ class BufferSync:
         else:
             self.pinned[key] = pinned
 
+    def unanswered_reason(self, uri: str) -> str | None:
+        """Why the outcome of our last edit of `uri` is unknown (the editor may still apply it),
+        or None. A Reject of its hunks waits for that to settle: rejected, the hunk could still
+        land in the buffer afterwards."""
+        return self.unanswered.get(_key(uri))
+
     # Before an apply ------------------------------------------------------------------------
 
     def lock(self, file: str) -> asyncio.Lock:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 from lsprotocol import types
@@ -372,6 +373,19 @@ async def accept_hunk(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     return await accept_in_file(ls, a.patch_id, [a.hunk_id], hunk.file)
 
 
+def _refuse_reject_while_an_edit_may_land(ls: DeepSeekServer, files: Iterable[str]) -> None:
+    """A Reject is refused (nothing recorded) for a file whose last edit got no usable answer:
+    the editor may still apply it, and the hunk, recorded rejected, would then be in the buffer."""
+    stuck = {file: reason for file in dict.fromkeys(files)
+             if (reason := ls.buffer_sync.unanswered_reason(ls.uri_of(file))) is not None}
+    if stuck:
+        named = ", ".join(f"{file} ({reason})" for file, reason in stuck.items())
+        raise ValueError(
+            f"not rejected: the editor gave no usable answer to an earlier edit of {named}, so it may still "
+            "apply it, and a rejected hunk would then be in your buffer. Check the buffer, then reject again "
+            "once the editor has sent it (reopen the file if it does not); nothing was recorded")
+
+
 async def reject_hunk(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     a = params.parse_args(params.HunkArgs, args)
     store = patch_store(ls)
@@ -380,6 +394,7 @@ async def reject_hunk(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
         status = store.get(a.patch_id).hunk(a.hunk_id).status
         if status != "pending":
             raise ValueError(f"hunk {a.hunk_id} is already {status}")
+        _refuse_reject_while_an_edit_may_land(ls, [file])
         store.reject(a.patch_id, [a.hunk_id], reason="rejected in the editor")
     changed(ls, [file])
     await _after_settled(ls, a.patch_id)
@@ -411,6 +426,8 @@ async def reject_file(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     store = patch_store(ls)
     async with ls.buffer_sync.lock(file):  # the hunks still pending once an Accept's edit is answered
         hunk_ids = _group_pending(store.get(a.patch_id), file).get(file, [])
+        if hunk_ids:
+            _refuse_reject_while_an_edit_may_land(ls, [file])
         hunk_ids = reject_pending(store, a.patch_id, hunk_ids, "rejected in the editor")
     if hunk_ids:
         changed(ls, [file])
@@ -446,6 +463,7 @@ async def reject_all(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     files: list[str] = []
     scope = [h.file for patch in _patches_in_scope(ls, a.patch_id) for h in patch.pending_hunks()]
     async with ls.buffer_sync.locks(scope):  # Accepts whose edits are out are answered first
+        _refuse_reject_while_an_edit_may_land(ls, scope)
         for patch in _patches_in_scope(ls, a.patch_id):
             pending = [h for h in patch.pending_hunks() if h.file in scope]
             done = reject_pending(store, patch.patch_id, [h.hunk_id for h in pending], "rejected in the editor")

@@ -29,8 +29,9 @@ import pytest
 from lsp_harness import editor_apply
 from lsprotocol import types
 from test_hostile_editor_buffers import DIFF, ORIGINAL, TYPED, Editor, capabilities_for
-from test_hostile_editor_races import Race, accept_hunk
+from test_hostile_editor_races import Race, accept_hunk, reject_hunk
 
+from deepseek_ls.lsp import names
 from deepseek_ls.patch import PatchStore
 from deepseek_ls.policy import PathPolicy
 from deepseek_ls.store.sessions import SessionStore
@@ -227,3 +228,25 @@ def test_an_unanswered_edit_that_lands_as_sent_settles_the_buffer(race: Race) ->
     result = race.server.answer(accept_hunk(race, 0))["result"]
     assert result["applied"] is True and a_count(race) == 1 and a_in_place(race), result
     assert race.status() == ["accepted", "pending"]
+
+
+REJECTS = [
+    pytest.param(lambda r: reject_hunk(r, 0), id="reject-the-hunk"),
+    pytest.param(lambda r: r.command(names.CMD_REJECT_FILE, patch_id=r.patch_id, uri=r.uri), id="reject-the-file"),
+    pytest.param(lambda r: r.command(names.CMD_REJECT_ALL, patch_id=r.patch_id), id="reject-all"),
+]
+
+
+@pytest.mark.parametrize("reject", REJECTS)
+def test_never_clobber_a_reject_waits_while_an_unanswered_edit_may_still_land(race: Race, reject) -> None:
+    """A Reject after an Accept whose edit got no usable answer: the editor may apply that edit yet,
+    and the hunk, recorded rejected, would then sit in the buffer. Refused, nothing recorded, until
+    the editor sends the buffer; then the Reject goes through."""
+    unanswered_accept(race, "malformed-null")
+    answer = race.server.answer(reject(race))
+    assert "no usable answer" in answer.get("error", {}).get("message", ""), answer
+    assert race.status() == ["pending", "pending"] and race.events("PatchRejected@v1") == []
+    whole_text(race)  # the editor sends its buffer: the edit did not land
+    answer = race.server.answer(reject(race))
+    assert "error" not in answer, answer
+    assert race.status()[0] == "rejected" and a_count(race) == 0
