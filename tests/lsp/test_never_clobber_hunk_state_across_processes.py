@@ -116,7 +116,7 @@ def won(action: str, proc: subprocess.Popen) -> bool:
 
 
 # What the winner leaves: the hunk's status, and the events the session must hold for it.
-OUTCOME = {"editor-accept": ("accepted", 1, 0), "cli-apply": ("accepted", 0, 0), "editor-reject": ("rejected", 0, 1)}
+OUTCOME = {"editor-accept": ("accepted", 1, 0), "cli-apply": ("accepted", 1, 0), "editor-reject": ("rejected", 0, 1)}
 
 PAIRS = [
     pytest.param("editor-reject", "editor-accept", id="reject-in-one-editor-vs-accept-in-another"),
@@ -139,7 +139,7 @@ def test_never_clobber_a_hunk_settled_by_another_process(ws: Workspace, first: s
         assert len(winners) == 1, f"round {round_}: {winners} both changed hunk {hunk_id}"
         status, applied, rejected = OUTCOME[winners[0]]
         assert ws.status(patch_id, hunk_id) == status, round_
-        # The CLI logs to no session; the editor's change is the session's only record of the hunk.
+        # The winner's change is the session's only record of the hunk (the CLI logs to the patch's session too).
         assert (ws.events("PatchApplied@v1", patch_id, hunk_id), ws.events("PatchRejected@v1", patch_id, hunk_id)) == (applied, rejected)
         on_disk = (ws.root / "app.py").read_text()
         assert ("inserted A" in on_disk) is (winners[0] == "cli-apply"), on_disk  # only the CLI writes the disk
