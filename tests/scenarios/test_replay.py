@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from scenario_kit import diff, plan_json, scenario_config
 
 from deepseek_ls.agent.replay import replay_session
+from deepseek_ls.store.provenance import NotOurSession
 
 ADD_FIX = diff("app.py", ["    return a - b"], ["    return a + b"], start=6)
 
@@ -20,8 +22,9 @@ async def test_tampered_recording_diverges_at_the_first_differing_event(make_age
     assert view["state"] == "Completed"
     sid = view["session_id"]
 
-    # The person's own log edited by hand after its first event (still theirs: only the first
-    # event is sealed, docs/architecture.md): its recorded planner answer names a different step.
+    # The person's own log edited by hand after its first event: no longer theirs (every line is
+    # chained to the seal, docs/architecture.md) until they adopt it (`sessions --adopt`), which
+    # they may; its recorded planner answer then names a different step.
     forged_id = sid
     forged = agent.store.log_path(sid)
     original = forged.read_bytes()
@@ -33,10 +36,14 @@ async def test_tampered_recording_diverges_at_the_first_differing_event(make_age
             line = json.dumps(event)
         lines.append(line)
     forged.write_text("\n".join(lines) + "\n")
+    with pytest.raises(NotOurSession):  # an edited log is not replayed as the person's own
+        await replay_session(workspace, agent.state_dir, scenario_config(), forged_id)
+    agent.store.adopt(agent.store.adoptable(forged_id))
 
     report = await replay_session(workspace, agent.state_dir, scenario_config(), forged_id)
     assert not report.ok
     first_plan = next(e.seq_no for e in agent.store.open(forged_id).read() if e.kind == "PlanCreated@v1")
     assert report.divergence["seq_no"] == first_plan
     assert "PlanCreated@v1" in report.message and "Fix sub" in report.message
-    forged.write_bytes(original)  # the fixture replays every session at teardown
+    forged.write_bytes(original)  # the fixture replays every session at teardown: theirs again as written
+    agent.store.adopt(agent.store.adoptable(forged_id))
