@@ -63,8 +63,8 @@ MAX_BUILD_THREADS = 4
 
 def build_threads(configured: int) -> int:
     """`index.build_threads`; 0 = one per CPU, at most `MAX_BUILD_THREADS`. On 2 CPUs
-    two threads measured 1.43-1.47x raw tantivy's wall time against 1.74-1.89x with
-    one, for 1.43-1.45x its CPU against 1.34-1.40x (bench/bench_index.py, docs/index.md)."""
+    two threads measured 1.38-1.47x raw tantivy's wall time against 1.74-1.89x with
+    one, for 1.41-1.45x its CPU against 1.34-1.40x (bench/bench_index.py, docs/index.md)."""
     return configured or max(1, min(os.cpu_count() or 1, MAX_BUILD_THREADS))
 
 

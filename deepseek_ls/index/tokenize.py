@@ -18,6 +18,7 @@ only by `_` (`a_b`, `ab`) are one term.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from . import native
 
@@ -27,16 +28,14 @@ _WORD = re.compile(r"\w+")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+")
 
 
-def index_text(text: str) -> str:
-    """Text for the code-analyzed fields (documents and query strings): every `_`
-    deleted, so an identifier is one term in its normal form. (`_native.index_text`
-    where it was built: one pass instead of `str.replace`'s count and copy.)"""
+def _index_text_reference(text: str) -> str:
     return text.replace("_", "")
 
 
-_index_text_reference = index_text
-if native.module is not None:
-    index_text = native.module.index_text  # noqa: F811
+# Text for the code-analyzed fields (documents and query strings): every `_` deleted, so an
+# identifier is one term in its normal form. `_native.index_text` where it was built: one
+# pass instead of `str.replace`'s count and copy.
+index_text: Callable[[str], str] = native.module.index_text if native.module else _index_text_reference
 
 
 def split_identifier(word: str) -> list[str]:

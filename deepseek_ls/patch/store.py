@@ -220,8 +220,7 @@ class PatchStore:
         its text and verdict are reused while its stat is unchanged (the language server lists
         pending patches on every code-lens request). Every call returns a fresh PatchSet: callers
         change statuses before saving."""
-        st = path.stat()
-        key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)  # each save is a new inode
+        key = _file_key(path)
         cached = self._cache.get(path.name)
         if cached is None or cached[0] != key:
             text = path.read_text(encoding="utf-8")
@@ -239,8 +238,7 @@ class PatchStore:
             # again, applied twice).
             try:
                 with self._lock:
-                    now = path.stat()
-                    if (now.st_ino, now.st_mtime_ns, now.st_ctime_ns, now.st_size) == key:
+                    if _file_key(path) == key:
                         self._save(ps)
             except OSError:
                 pass
@@ -536,3 +534,9 @@ _HUNK_SUMMARY = {"hunk_id", "file", "old_start", "old_lines", "new_start", "new_
 
 def _problem_message(problems: list[str]) -> str:
     return "cannot stage the diff:\n" + "\n".join(f"  - {p}" for p in problems)
+
+
+def _file_key(path: Path) -> tuple[int, int, int, int]:
+    """What tells one version of a patch file from another (each save is a new inode)."""
+    st = path.stat()
+    return st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size
