@@ -11,7 +11,10 @@ not do defensively is done here, before a message reaches it:
   garbage the parser resynchronises on the next `Content-Length` header,
   logging what it skipped.
 - `HardenedProtocol.handle_body` decodes and validates each message and
-  answers every request exactly once: -32700 for bytes that are not JSON,
+  answers every request exactly once, to its own id whenever the body parsed
+  as JSON (too deep, even for the decoder, or holding an unpaired surrogate:
+  -32602/-32600 to that id; `_Outline` reads the top level without recursing;
+  an oversized body's id is read from its first or last bytes): -32700 for bytes that are not JSON,
   -32600 for what is not a JSON-RPC request, -32602 (with a short reason) for
   params that do not decode, -32002 before `initialize`, -32600 after
   `shutdown`; `exit` ends the process with 0 after `shutdown`, else 1.
@@ -105,6 +108,14 @@ _BLANK_LINE = re.compile(rb"\r?\n")
 # The request id of an oversized message, if it comes before its params.
 _PEEK_ID = re.compile(rb'"id"\s*:\s*(-?\d{1,16}|"(?:[^"\\]|\\.){0,128}")')
 _PEEK_BYTES = 1024
+# ... or at its end, after its params: `"id": 7}`, or followed only by short string
+# members (`"jsonrpc": "2.0"`, `"method": "..."`, in encoders' hash order). One closing
+# brace after it: the id is a member of the top-level object, not of its params.
+_TAIL_ID = re.compile(
+    rb'"id"\s*:\s*(-?\d{1,16}|"(?:[^"\\]|\\.){0,128}")'
+    rb'(?:\s*,\s*"(?:jsonrpc|method)"\s*:\s*"(?:[^"\\]|\\.){0,200}")*\s*}\s*$'
+)
+_TAIL_BYTES = 512
 
 
 @dataclass(frozen=True)
@@ -126,6 +137,7 @@ class FrameParser:
         self._discard = 0  # bytes of an oversized body still to skip
         self._discard_length = 0
         self._peek = bytearray()  # the start of an oversized body (for its id)
+        self._tail = bytearray()  # and its last bytes
         self._garbage = 0  # bytes skipped since the last message
         self._garbage_sample = b""
         self.skipped_bytes = 0  # in total (tests, logs)
@@ -218,6 +230,7 @@ class FrameParser:
             )
             self._discard = self._discard_length = length
             self._peek = bytearray()
+            self._tail = bytearray()
             return True
         self._body_length = length
         return True
@@ -267,11 +280,11 @@ class FrameParser:
                 "transport: the oversized message ended early; resuming at the next header after %d byte(s)",
                 self._discard_length - self._discard,
             )
-            self._finish_oversized(out)
+            self._finish_oversized(out, whole=False)
             return True
         if len(buf) >= self._discard:
             self._consume_oversized(self._discard)
-            self._finish_oversized(out)
+            self._finish_oversized(out, whole=True)
             return True
         # Keep a tail in case a header straddles two reads.
         keep = 64
@@ -284,14 +297,21 @@ class FrameParser:
     def _consume_oversized(self, n: int) -> None:
         if len(self._peek) < _PEEK_BYTES:
             self._peek += self._buf[: min(n, _PEEK_BYTES - len(self._peek))]
+        self._tail += self._buf[max(n - _TAIL_BYTES, 0) : n]
+        del self._tail[:-_TAIL_BYTES]
         del self._buf[:n]
         self._discard -= n
         self.skipped_bytes += n
 
-    def _finish_oversized(self, out: list[bytes | Oversized]) -> None:
-        out.append(Oversized(self._discard_length, _peek_id(bytes(self._peek))))
+    def _finish_oversized(self, out: list[bytes | Oversized], whole: bool) -> None:
+        """`whole`: the body was skipped to its declared end, so its tail is its end."""
+        msg_id = _peek_id(bytes(self._peek))
+        if msg_id is None and whole:
+            msg_id = _tail_id(bytes(self._tail))
+        out.append(Oversized(self._discard_length, msg_id))
         self._discard = self._discard_length = 0
         self._peek = bytearray()
+        self._tail = bytearray()
 
 
 def _could_be_header_start(rest: bytearray) -> bool:
@@ -307,7 +327,15 @@ def _peek_id(start: bytes) -> int | str | None:
     """The id of a request from the first bytes of its body (before `"params"`)."""
     params = start.find(b'"params"')
     head = start if params < 0 else start[:params]
-    match = _PEEK_ID.search(head)
+    return _id_of(_PEEK_ID.search(head))
+
+
+def _tail_id(end: bytes) -> int | str | None:
+    """The id of a request from the last bytes of its body (after its params)."""
+    return _id_of(_TAIL_ID.search(end))
+
+
+def _id_of(match: re.Match[bytes] | None) -> int | str | None:
     if match is None:
         return None
     try:
@@ -438,11 +466,16 @@ def decode_problem(error: BaseException, limit: int = 200) -> str:
 
 
 class _Reject(Exception):
-    """An invalid message: answer `code` to `msg_id` (when there is one)."""
+    """An invalid message: answer `code` to its id (when there is one)."""
 
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str, msg_id: Any = None) -> None:
         super().__init__(message)
         self.code = code
+        self.msg_id = msg_id  # set when the id was read before the message could be decoded whole
+
+
+class _Dropped(Exception):
+    """A notification that cannot be used: logged, never answered."""
 
 
 class ClientAnswerError(JsonRpcException):
@@ -479,6 +512,79 @@ def _too_deep(value: Any, limit: int) -> bool:
         elif isinstance(node, list):
             stack.extend((v, depth + 1) for v in node if isinstance(v, (dict, list)))
     return False
+
+
+def _encodable(value: Any) -> bool:
+    """False when a string in `value` holds an unpaired UTF-16 surrogate (no UTF-8 for it)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+# What the top level of a JSON text is made of, read without recursing: strings
+# (which may hold any bracket), brackets and the colons after member names.
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}:]')
+_SCALAR_START = re.compile(r'\s*(?=[^\s\[{])')
+_RAW_DECODE = json.JSONDecoder().raw_decode
+
+
+@dataclass(frozen=True)
+class _Outline:
+    """The top-level object of a JSON text too deep for `json.loads`: its members (the
+    value of each, when a scalar such as the id or the method, else `_NO_SCALAR`) and
+    the members nesting deeper than the limit."""
+
+    members: dict[str, Any]
+    deep_members: frozenset[str]
+
+    @classmethod
+    def of(cls, text: str, limit: int) -> _Outline:
+        members: dict[str, Any] = {}
+        deep: set[str] = set()
+        depth, member, name = 0, "", None
+        for token in _JSON_TOKEN.finditer(text):
+            value = token.group()
+            if value == ":":
+                if depth == 1 and name is not None:
+                    member = name  # a repeated member: the last one counts, as in json.loads
+                    members[member] = _scalar_at(text, token.end())
+                name = None
+            elif value in ("{", "["):
+                if depth == 0 and value != "{":
+                    return cls({}, frozenset())  # not an object: no id to answer
+                depth += 1
+                if depth > limit:
+                    deep.add(member)
+                name = None
+            elif value in ("}", "]"):
+                depth -= 1
+                name = None
+            else:
+                name = _json_string(value) if depth == 1 else None
+        return cls(members, frozenset(deep))
+
+
+_NO_SCALAR = object()
+
+
+def _scalar_at(text: str, pos: int) -> Any:
+    """The string, number, boolean or null starting at `pos` (after blanks), else `_NO_SCALAR`."""
+    start = _SCALAR_START.match(text, pos)
+    if start is None:
+        return _NO_SCALAR
+    try:
+        return _RAW_DECODE(text, start.end())[0]
+    except ValueError:
+        return _NO_SCALAR
+
+
+def _json_string(token: str) -> str | None:
+    try:
+        return json.loads(token)
+    except ValueError:
+        return None
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -539,10 +645,12 @@ class HardenedProtocol(LanguageServerProtocol):
             if isinstance(data, dict) and _valid_id(data.get("id")):
                 msg_id = data["id"]
             self._dispatch(data)
+        except _Dropped:
+            self.stats["rejected"] += 1
         except _Reject as rejected:
             self.stats["rejected"] += 1
             log.warning("transport: rejected a message (%s): %s", rejected.code, cap(str(rejected), 200))
-            self._reply_error(msg_id, rejected.code, str(rejected))
+            self._reply_error(rejected.msg_id if rejected.msg_id is not None else msg_id, rejected.code, str(rejected))
         except Exception as error:  # noqa: BLE001 - one message must not stop the server
             log.exception("transport: could not handle a message")
             internal = types.ErrorCodes.InternalError.value
@@ -556,20 +664,44 @@ class HardenedProtocol(LanguageServerProtocol):
             text = body.decode("utf-8")
         except UnicodeDecodeError as error:
             raise _Reject(PARSE_ERROR, f"parse error: the body is not valid UTF-8 (byte {error.start})") from None
+        limit = self.limits.max_nesting
         try:
             data = json.loads(text)
-        except RecursionError:
+        except RecursionError:  # too deep for the decoder itself: read the top level without it
+            outline = _Outline.of(text, limit)
+            deep = "params" if "params" in outline.deep_members else None
+            self._refuse(outline.members, deep, f"nested deeper than {limit} levels")
             raise _Reject(PARSE_ERROR, "parse error: the JSON is nested too deeply") from None
         except ValueError as error:
             raise _Reject(PARSE_ERROR, cap(f"parse error: {error}", 120)) from None
-        if isinstance(data, (dict, list)) and _too_deep(data, self.limits.max_nesting):
-            raise _Reject(PARSE_ERROR, f"parse error: the JSON is nested deeper than {self.limits.max_nesting} levels")
-        if _SURROGATE_ESCAPE.search(text):
-            try:
-                json.dumps(data, ensure_ascii=False).encode("utf-8")
-            except UnicodeEncodeError:
-                raise _Reject(PARSE_ERROR, "parse error: a string holds an unpaired UTF-16 surrogate") from None
+        if isinstance(data, (dict, list)) and _too_deep(data, limit):
+            members = data if isinstance(data, dict) else {}
+            deep = "params" if _too_deep(members.get("params"), limit - 1) else None
+            self._refuse(members, deep, f"nested deeper than {limit} levels")
+            raise _Reject(PARSE_ERROR, f"parse error: the JSON is nested deeper than {limit} levels")
+        if _SURROGATE_ESCAPE.search(text) and not _encodable(data):
+            members = data if isinstance(data, dict) else {}
+            surrogate = "params" if not _encodable(members.get("params")) else None
+            self._refuse(members, surrogate, "a string holds an unpaired UTF-16 surrogate")
+            raise _Reject(PARSE_ERROR, "parse error: a string holds an unpaired UTF-16 surrogate")
         return data
+
+    def _refuse(self, members: dict[str, Any], where: str | None, problem: str) -> None:
+        """A message that parsed (or whose top level could be read) but cannot be used:
+        a request is answered to its own id (-32602 when the problem is in its params,
+        else -32600); a notification is dropped unanswered. Returns (for the caller's
+        -32700 to `null`) only when there is neither an id to answer nor a notification."""
+        msg_id, method = members.get("id"), members.get("method")
+        notification = isinstance(method, str) and bool(method) and ("id" not in members or is_notification_method(method))
+        if notification:
+            log.warning("transport: dropped the notification %s: %s", cap(method, 80), problem)
+            if self.on_dropped is not None and self.initialized:
+                self.on_dropped(method, members)  # a document change lost: its buffer is unknown now
+        if _valid_id(msg_id):
+            code, what = (INVALID_PARAMS, "invalid params") if where == "params" else (INVALID_REQUEST, "invalid request")
+            raise _Reject(code, f"{what}: {problem}", msg_id)
+        if notification and "id" not in members:
+            raise _Dropped
 
     def _dispatch(self, data: Any) -> None:
         if not isinstance(data, dict):

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -206,6 +206,19 @@ class RawServer:
             self.proc.kill()
             self.proc.wait()
         self._out.put(None)
+
+
+def serving(tmp: Path, args: list[str] | None = None) -> Iterator[RawServer]:
+    """An initialized server on a fresh git workspace under `tmp`, shut down cleanly
+    (exit code 0) at the end: a module's shared server for table-driven cases."""
+    root = tmp / "ws"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    server = RawServer(root, server_env(tmp), args)
+    assert "result" in server.initialize()
+    yield server
+    code = server.close()
+    assert code == 0, server.stderr()[-3000:]
 
 
 def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:

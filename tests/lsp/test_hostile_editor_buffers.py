@@ -199,6 +199,19 @@ def undecodable_change(w: World) -> None:
     w.change(2, insert_at(0, -1, TYPED_LINE))  # character -1: dropped by the transport
 
 
+def too_deep_change(w: World) -> None:
+    w.open(ORIGINAL)
+    nested: Any = []
+    for _ in range(70):  # deeper than the transport's 64 levels: dropped
+        nested = [nested]
+    w.change(2, {**insert_at(0, 0, TYPED_LINE), "note": nested})
+
+
+def surrogate_change(w: World) -> None:
+    w.open(ORIGINAL)
+    w.change(2, {**insert_at(0, 0, TYPED_LINE), "note": "\ud800"})  # an unpaired surrogate: dropped
+
+
 def string_version(w: World) -> None:
     w.open(ORIGINAL)
     w.change("2", insert_at(0, 0, TYPED_LINE))  # a version that is not an integer: dropped
@@ -250,6 +263,8 @@ def change_before_open_then_open(w: World) -> None:
 STORIES = [
     pytest.param(change_before_open, 2, False, id="change-before-open"),
     pytest.param(undecodable_change, 2, False, id="undecodable-change"),
+    pytest.param(too_deep_change, 2, False, id="too-deep-change"),
+    pytest.param(surrogate_change, 2, False, id="unpaired-surrogate-change"),
     pytest.param(string_version, 2, False, id="string-version"),
     pytest.param(range_past_the_end, 2, False, id="range-past-the-end"),
     pytest.param(reversed_range, 2, False, id="reversed-range"),

@@ -157,7 +157,9 @@ class Fuzzer:
             (b"{" + bytes(rng.randrange(256) for _ in range(rng.randrange(1, 60))), "null", -32700),
             (valid.replace(b"deepseek/status", b"deepseek/\xff\xfe"), "null", -32700),
             (b"[" * depth + b"]" * depth, "null", -32700),
-            (json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": "x", "params": {"a": "\\ud800"}}).encode().replace(b"\\\\", b"\\"), "null", -32700),
+            (json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": "x", "params": {"a": "\\ud800"}}).encode().replace(b"\\\\", b"\\"), msg_id, -32602),
+            (b'{"jsonrpc": "2.0", "method": "deepseek/status", "params": {"a": %s}, "id": %s}'
+             % (b"[" * depth + b"]" * depth, json.dumps(msg_id).encode()), msg_id, -32602),
             (rng.choice([b"[]", b"[1, 2]", b"5", b'"x"', b"null", b"true", b"{}"]), "null", -32600),
             (json.dumps({"jsonrpc": "2.0", "id": rng.choice([{"a": 1}, [1], 1.5, True, False]), "method": "deepseek/status"}).encode(), "null", -32600),
             (json.dumps({"id": msg_id, "method": "deepseek/status"}).encode(), msg_id, -32600),

@@ -10,6 +10,11 @@ from deepseek_ls.lsp.transport import FrameParser, Limits, Oversized, cap, decod
 
 A = b'{"jsonrpc":"2.0","id":1,"method":"a"}'
 B = b'{"jsonrpc":"2.0","id":2,"method":"b"}'
+PAD = b"y" * 2000
+# Over the limit, the id after the params (as encoders with a hash order write it): read from the end.
+LATE_ID = b'{"jsonrpc":"2.0","method":"a","params":{"pad":"' + PAD + b'"},"id":7}'
+LATE_ID_THEN_METHOD = b'{"params":{"pad":"' + PAD + b'"}, "id": "s-7", "method": "a", "jsonrpc": "2.0"}'
+ID_IN_PARAMS = b'{"jsonrpc":"2.0","method":"a","params":{"pad":"' + PAD + b'","id":7}}'  # a notification
 
 
 def framed(body: bytes) -> bytes:
@@ -42,6 +47,10 @@ CASES = [
     pytest.param(b"Content-Length: 5\r\n\r\n" + A + framed(B), [A[:5], B], id="too-small"),
     pytest.param(b"Content-Length: 99999999999\r\n\r\n" + A + framed(B), [Oversized(99999999999, 1), B], id="absurd"),
     pytest.param(framed(b"[" * 2000) + framed(B), [Oversized(2000, None), B], id="over-limit-honest"),
+    pytest.param(framed(LATE_ID) + framed(B), [Oversized(len(LATE_ID), 7), B], id="over-limit-id-after-params"),
+    pytest.param(framed(LATE_ID_THEN_METHOD) + framed(B), [Oversized(len(LATE_ID_THEN_METHOD), "s-7"), B],
+                 id="over-limit-id-then-method-after-params"),
+    pytest.param(framed(ID_IN_PARAMS) + framed(B), [Oversized(len(ID_IN_PARAMS), None), B], id="over-limit-id-only-in-params"),
 ]
 
 
