@@ -26,7 +26,7 @@ local function cancel_mid_stream()
   H.wait(30000, function()
     return chunks >= before + 3
   end, "streamed text")
-  H.run_until_done("DeepSeekCancel", 20000)
+  H.run_until_done("DeepSeekCancel", 20000, "deepseek.cancel")
   H.ok(H.notified("cancelled"), "the user is told: " .. vim.inspect(H.messages()))
   local after = chunks
   vim.wait(500)
@@ -43,8 +43,13 @@ H.run({
     ":DeepSeekCancel stops a plan while it streams",
     function()
       buf = S.start()
+      local plan_done = H.on_done("deepseek.plan")
       vim.cmd("DeepSeekPlan slow plan please")
       cancel_mid_stream()
+      -- The plan command itself ends, unsuccessfully (Neovim drops the RequestCancelled answer).
+      H.eq(H.wait(3000, plan_done, "the :DeepSeekPlan command to finish"), { command = "deepseek.plan", ok = false },
+        "the plan's User DeepSeekDone")
+      H.ok(H.notified("plan cancelled"), "the user is told the plan was cancelled: " .. vim.inspect(H.messages()))
       local status = require("deepseek.status")
       H.wait(10000, function()
         return status.current and status.current.state == "Paused"

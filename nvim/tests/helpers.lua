@@ -90,21 +90,31 @@ function H.wait(ms, cond, what)
   return value
 end
 
---- Run the Ex command `cmd` and wait (up to `ms`) for the `User DeepSeekDone`
---- it fires; returns that event's data { command, ok }.
-function H.run_until_done(cmd, ms)
+--- Record the next `User DeepSeekDone` (of the server command `command`, e.g.
+--- "deepseek.plan", when given); returns a function giving its data { command, ok } or nil.
+function H.on_done(command)
   local done
   vim.api.nvim_create_autocmd("User", {
     pattern = "DeepSeekDone",
-    once = true,
     callback = function(args)
-      done = args.data
+      if command == nil or args.data.command == command then
+        done = args.data
+        return true -- delete this autocmd
+      end
     end,
   })
-  vim.cmd(cmd)
-  return H.wait(ms, function()
+  return function()
     return done
-  end, ("the %s command to finish"):format(cmd))
+  end
+end
+
+--- Run the Ex command `cmd` and wait (up to `ms`) for the `User DeepSeekDone`
+--- it fires (of `command` when given: another command may end meanwhile);
+--- returns that event's data { command, ok }.
+function H.run_until_done(cmd, ms, command)
+  local done = H.on_done(command)
+  vim.cmd(cmd)
+  return H.wait(ms, done, ("the %s command to finish"):format(cmd))
 end
 
 --- The notification messages seen so far, at `level` or above.

@@ -61,7 +61,30 @@ function M.empty_object()
   return vim.empty_dict()
 end
 
---- Raw request; `callback(err, result)` always runs on the main loop.
+local CANCELLED = vim.lsp.protocol.ErrorCodes.RequestCancelled
+
+--- Requests of M.request not answered yet: client id -> request id -> finish(). Neovim
+--- drops a RequestCancelled answer without calling the request's handler (vim.lsp.rpc
+--- calls it "RPC-internal"), so a command stopped by :DeepSeekCancel would never end.
+--- The `LspRequest` "complete" event still fires for that answer, before any handler:
+--- once it has, a handler that was not called means the request was cancelled.
+local unanswered = {}
+
+vim.api.nvim_create_autocmd("LspRequest", {
+  group = vim.api.nvim_create_augroup("deepseek.requests", { clear = true }),
+  callback = function(ev)
+    local data = ev.data or {}
+    local of_client = unanswered[data.client_id]
+    local finish = of_client and of_client[data.request_id]
+    if finish and data.request and data.request.type == "complete" then
+      of_client[data.request_id] = nil
+      vim.schedule(finish) -- after the handler, if the answer had one
+    end
+  end,
+})
+
+--- Raw request; `callback(err, result)` always runs on the main loop, exactly once
+--- when the server answers (a cancelled request: err.code == RequestCancelled).
 ---@param method string
 ---@param params table|nil
 ---@param callback fun(err: lsp.ResponseError|nil, result: any)
@@ -77,13 +100,32 @@ function M.request(method, params, callback, bufnr)
     }, nil)
     return false
   end
+  local called = false
   local handler = function(err, result)
+    called = true
     callback(err, result)
   end
+  local sent, request_id
   if has_011 then
-    return (client:request(method, params or M.empty_object(), handler, bufnr))
+    sent, request_id = client:request(method, params or M.empty_object(), handler, bufnr)
+  else
+    sent, request_id = client.request(method, params or M.empty_object(), handler, bufnr)
   end
-  return (client.request(method, params or M.empty_object(), handler, bufnr))
+  if sent and request_id then
+    unanswered[client.id] = unanswered[client.id] or {}
+    unanswered[client.id][request_id] = function()
+      if not called then
+        handler({ code = CANCELLED, message = method .. " was cancelled" }, nil)
+      end
+    end
+  end
+  return sent
+end
+
+--- True when `err` says the request was cancelled (:DeepSeekCancel, $/cancelRequest).
+---@param err lsp.ResponseError|nil
+function M.cancelled(err)
+  return err ~= nil and err.code == CANCELLED
 end
 
 --- Run a deepseek.* server command with its one JSON object argument.

@@ -16,10 +16,13 @@ local function refresh_buffer(bufnr)
 end
 
 --- Run `command`; on success call `on_result(result)`, on error tell the user.
---- Either way `User DeepSeekDone` fires afterwards with data { command, ok }.
+--- Either way (a cancelled command too) `User DeepSeekDone` fires afterwards with
+--- data { command, ok }.
 local function run(what, command, args, on_result, bufnr)
   client.exec(command, args, function(err, result)
-    if err then
+    if client.cancelled(err) then
+      ui.notify(what .. " cancelled")
+    elseif err then
       ui.error(what, err)
     elseif on_result then
       on_result(result ~= vim.NIL and result or nil)
@@ -226,8 +229,8 @@ end
 
 --- Without an argument: whatever runs (an ask or a plan may not have told us
 --- its session yet); `:DeepSeekCancel <session_id>` stops that session only.
---- Neovim drops the reply of a cancelled request (RequestCancelled is
---- "RPC-internal"), so the cancelled command ends silently; this says it.
+--- The cancelled command ends too ("plan cancelled", `DeepSeekDone` with ok=false:
+--- deepseek.client turns the RequestCancelled answer Neovim drops into its end).
 function M.cancel(opts)
   local args = opts and opts.args ~= "" and { session_id = opts.args } or {}
   run("cancel", cmd.cancel, args, function(result)
