@@ -166,6 +166,10 @@ _ASSIGNMENT_TAIL = re.compile(
 )
 _SECRET_KEY = re.compile(r"(?i)^[A-Za-z0-9_.\-]*(?:" + _KEY_NAMES + r"|authorization)[A-Za-z0-9_]*$")
 _DOTTED_REF = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_RANDOM_CASE = re.compile(r"[A-Z][a-z][A-Z]")
+_WORDS = re.compile(r"(?:[A-Z][a-z]+){2,}")  # CorrectHorseBatteryStaple
+# `NAME=value` alone on its line, the dotenv / shell form: the value is text, never a name.
+_DOTENV_NAME = re.compile(r"(?:export[ \t]+)?[A-Z][A-Z0-9_]*")
 _PLACEHOLDERS = ("changeme", "password", "xxxxxxxx", "********", "redacted", "example", "placeholder", "your_")
 
 
@@ -175,8 +179,10 @@ def shannon_entropy(value: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in counts.values()) if n else 0.0
 
 
-def looks_like_secret_value(value: str) -> bool:
-    """High-entropy, not code (`get_token()`, `os.environ.KEY`, `${VAR}`), not a placeholder."""
+def looks_like_secret_value(value: str, *, literal: bool = False) -> bool:
+    """High-entropy, not code (`get_token()`, `os.environ.KEY`, `${VAR}`), not a placeholder.
+    `literal`: the value cannot be a name (a dotenv line's unquoted value), so a run of
+    capitalised words (`CorrectHorseBatteryStaple`) is a passphrase, not an identifier."""
     if len(value) < 8 or "[REDACTED" in value:
         return False
     if any(c in value for c in "(){}<>[]$%") or _DOTTED_REF.fullmatch(value):
@@ -187,9 +193,12 @@ def looks_like_secret_value(value: str) -> bool:
     if any(p in low for p in _PLACEHOLDERS):
         return False
     # An identifier, constant or kebab/snake-case word (`START_ELEMENT`, `quoted-string`,
-    # `Whitespace`), not a secret.
-    if re.fullmatch(r"[a-z]+(?:[-_][a-z]+)*|[A-Z_]+|[A-Za-z]+:?", value):
-        return False
+    # `Whitespace`, `getHTTPToken`), not a secret. Random letters (an AWS secret key drawn
+    # without digits) put a single lower-case letter between capitals, which words do not.
+    if re.fullmatch(r"[a-z]+(?:[-_][a-z]+)*|[A-Z_]+|[A-Za-z]+:?", value) and not _RANDOM_CASE.search(value):
+        if not (literal and _WORDS.fullmatch(value)):
+            return False
+        return True
     # Letters and digits only, two or more of each, assigned to a secret's name: a password,
     # however weak (`hunter22`, `s3cr3t99`, a random value with repeated characters); the
     # 3.0 bits a character the rest must reach let about 1 random value in 60 of this shape
@@ -224,15 +233,32 @@ def is_known_secret(value: str) -> bool:
 def redact_text(text: Any) -> Any:
     """`text` with every detected secret replaced by `[REDACTED:<rule>]`.
 
+    Every detector runs on the original text and reports spans; overlapping or touching spans
+    are merged and each merged span is masked once. (Masking rule by rule let a detector mask a
+    fixed window of a key, after which the next detector no longer recognised what was left:
+    the last 54 characters of about a quarter of OpenAI project keys reached the model.)
+
     Given something other than a string (a request body dict), redacts it like `redact_obj`.
     """
     if not isinstance(text, str):
         return redact_obj(text)
     if not text:
         return text
+    return mask_spans(text, secret_spans(text))
+
+
+Span = tuple[int, int, str]  # start, end, rule name
+
+
+def secret_spans(text: str) -> list[Span]:
+    """Where the secrets of `text` are, by every detector, each span as its detector saw it on
+    the original text (spans may overlap: `mask_spans` merges them)."""
+    spans: list[Span] = []
     for known in _KNOWN:
-        if known in text:
-            text = text.replace(known, _mask("api-key"))
+        at = text.find(known)
+        while at >= 0:
+            spans.append((at, at + len(known), "api-key"))
+            at = text.find(known, at + len(known))
     lowered = text.lower()
     present = {n for n in _ALL_NEEDLES if n in lowered}
     for rule in RULES:
@@ -240,41 +266,72 @@ def redact_text(text: Any) -> Any:
             continue
         if rule.prefilter is not None and rule.prefilter.search(text) is None:
             continue
-        text = _apply_rule(rule, text)
-    return _redact_assignments(text)
+        spans.extend(_rule_spans(rule, text))
+    spans.extend(_assignment_spans(text, lowered))
+    return spans
 
 
-def _apply_rule(rule: Rule, text: str) -> str:
-    def replace(m: re.Match[str]) -> str:
-        if rule.group == 0 or m.group(rule.group) is None:
-            return _mask(rule.name)
-        start, end = m.span(rule.group)
-        whole_start = m.start()
-        return m.group(0)[: start - whole_start] + _mask(rule.name) + m.group(0)[end - whole_start :]
-
-    return rule.pattern.sub(replace, text)
-
-
-def _redact_assignments(text: str) -> str:
+def mask_spans(text: str, spans: list[Span]) -> str:
+    """`text` with each run of overlapping or touching spans replaced by one mask, named after the
+    rule that covered the most of it (the first such rule on a tie)."""
+    if not spans:
+        return text
     out: list[str] = []
     pos = 0
-    lowered = text.lower()
+    ordered = sorted(spans, key=lambda s: (s[0], -s[1]))
+    i = 0
+    while i < len(ordered):
+        start, end, name = ordered[i]
+        best = end - start
+        i += 1
+        while i < len(ordered) and ordered[i][0] <= end:
+            s, e, n = ordered[i]
+            if e - s > best:
+                best, name = e - s, n
+            end = max(end, e)
+            i += 1
+        out.append(text[pos:start])
+        out.append(_mask(name))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _rule_spans(rule: Rule, text: str) -> list[Span]:
+    spans = []
+    for m in rule.pattern.finditer(text):
+        if rule.group and m.group(rule.group) is not None:
+            start, end = m.span(rule.group)
+        else:
+            start, end = m.span()
+        if end > start:
+            spans.append((start, end, rule.name))
+    return spans
+
+
+def _assignment_spans(text: str, lowered: str) -> list[Span]:
+    spans: list[Span] = []
+    pos = 0
     # lower() keeps offsets unless the text has characters like "İ" that lower to two.
     keys = _KEYWORD_LOWER.finditer(lowered) if len(lowered) == len(text) else _KEYWORD.finditer(text)
     for key in keys:
         if key.start() < pos:
             continue
         tail = _ASSIGNMENT_TAIL.match(text, key.end())
-        if tail is None or not looks_like_secret_value(tail.group("value")):
+        if tail is None or not looks_like_secret_value(tail.group("value"), literal=_dotenv_line(text, key.start(), tail)):
             continue
-        start, end = tail.span("value")
-        out.append(text[pos:start])
-        out.append(_mask("keyword"))
-        pos = end
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
+        start, pos = tail.span("value")
+        spans.append((start, pos, "keyword"))
+    return spans
+
+
+def _dotenv_line(text: str, key_start: int, tail: re.Match[str]) -> bool:
+    if tail.group("sep") != "=" or tail.group("q"):
+        return False
+    line_start = text.rfind("\n", 0, key_start) + 1
+    name_end = tail.start("sep")
+    at_line_end = tail.end() == len(text) or text.startswith(("\n", "\r"), tail.end())
+    return at_line_end and _DOTENV_NAME.fullmatch(text, line_start, name_end) is not None
 
 
 def _redact_string(text: str) -> str:
