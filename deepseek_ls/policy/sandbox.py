@@ -9,6 +9,9 @@ that gives the program:
   with and the build tools' download caches bound back read-only
   (`policy/sandbox_home.py`): another project's `.env`, `~/.m2/settings.xml` or a
   token under the home is not there to read;
+- deepseek-ls's own programs (our interpreter, the bundled `rg`, `git`) shown read-only wherever
+  it is installed, in the hidden home or under `/tmp`, and nothing beside them
+  (`policy/sandbox_install.py`);
 - the workspace writable, except `.git/` and `.deepseek/` (read-only binds over
   them, so no hook, config or approval setting can be planted); when the workspace
   is a linked worktree (`git worktree`, a teammate lane), its git directory and the
@@ -53,7 +56,7 @@ import platformdirs
 
 from deepseek_ls.globs import gitignore_spec
 from deepseek_ls.config_models import SandboxConfig
-from deepseek_ls.policy import git_safety, sandbox_home, sandbox_sockets, sandbox_venv
+from deepseek_ls.policy import git_safety, sandbox_home, sandbox_install, sandbox_sockets, sandbox_venv
 from deepseek_ls.policy.env import host_exec_path, note_workspace
 
 log = logging.getLogger(__name__)
@@ -132,6 +135,7 @@ class Sandbox:
         deny_paths: list[str] | tuple[str, ...] = (),
         config: SandboxConfig | None = None,
         home: Path | None = None,
+        install: sandbox_install.OwnInstall | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         note_workspace(self.root)  # none of our own programs is ever looked up in it
@@ -139,6 +143,8 @@ class Sandbox:
         self.deny_paths = list(deny_paths)
         self._deny = _matcher([_unanchored(p.lower()) for p in deny_paths])
         self.home = Path(home) if home is not None else Path(os.path.expanduser("~"))
+        # Where deepseek-ls itself lives: what of it the commands we start need is shown (read-only).
+        self.install = install or sandbox_install.OwnInstall.running()
         self._walk_cache: dict[str, tuple[int, list[Path], list[tuple[str, str]], int, list[Path]]] = {}
         self._children_cache: dict[tuple[str, tuple[str, ...]], tuple[int, list[Path]]] = {}
         # `.git` directories and files of repositories nested in the workspace (found by the walk):
@@ -185,9 +191,13 @@ class Sandbox:
         linked = _linked_git_dirs(self.root)
         exec_path = os.environ.get("PATH", "") if exec_path is None else exec_path
         visible = [*shown, self.root, *writable, *linked]
+        # Our own programs (interpreter, rg, git) wherever they are installed, after everything above.
+        install = self.install.with_programs(sandbox_install.host_programs(host_exec_path(workspace=self.root)))
+        own = sandbox_install.view(install, hidden=hidden, homes=sandbox_home.home_dirs(self.home),
+                                   visible=visible, root=self.root)
         # Unix sockets (an ssh-agent, a daemon, a session bus): their directories are hidden first, so
         # one bound there later is gone too, and everything the command needs is bound back after.
-        needed = [Path(p) for p in [*exec_path.split(os.pathsep), *argv[:1]] if os.path.isabs(p)]
+        needed = [Path(p) for p in [*exec_path.split(os.pathsep), *argv[:1]] if os.path.isabs(p)] + own.paths
         sockets = sandbox_sockets.cover(hidden, visible, keep=needed)
         for directory in sockets.directories:
             args += ["--tmpfs", str(directory)]
@@ -199,6 +209,7 @@ class Sandbox:
         root = str(self.root)
         args += ["--ro-bind" if read_only else "--bind", root, root]
         args += self._home_view([h for h in hidden if h not in before], shown)
+        args += own.args
         state = self.root / ".deepseek"
         if not read_only and not state.exists():
             # A writable workspace needs a mount point to keep `.deepseek/` read-only (else the command
@@ -220,7 +231,7 @@ class Sandbox:
         # replaces — git in the workspace would then find no repository at all.
         for target in linked:
             args += ["--ro-bind", str(target), str(target)]
-        args += sandbox_venv.venv_views(exec_path, root=self.root)
+        args += sandbox_venv.venv_views(exec_path, root=self.root, keep=install.program_files())
         # Masks come last: a later bind (the workspace, when it is or contains $HOME) would uncover them.
         # What the home's tmpfs hid needs none (an empty placeholder would only be created for it).
         home_masks = [m for m in [*self._home_masks(), *self._denied_children(shown, hidden)]

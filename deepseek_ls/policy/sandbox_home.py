@@ -49,8 +49,9 @@ GRADLE_CACHE_VIEW = Path("/run/deepseek-ls/gradle-ro-dep-cache")
 _LINK_CACHE: dict[str, tuple[int, list[Path]]] = {}
 
 
-def homes(home: Path) -> list[Path]:
-    """The home directories to hide: `home` ($HOME) and the account's own when it differs."""
+def home_dirs(home: Path) -> list[Path]:
+    """`home` ($HOME) and the account's own home when it differs, resolved: every directory that is
+    someone's home here, also one under /tmp (nothing of ours binds one whole)."""
     found: list[Path] = []
     candidates = [home]
     try:
@@ -62,12 +63,15 @@ def homes(home: Path) -> list[Path]:
             resolved = candidate.resolve()
         except OSError:
             continue
-        # `/` is no home to hide; under /tmp it is hidden already (the sandbox's own /tmp).
-        if resolved == Path("/") or not resolved.is_dir() or resolved.is_relative_to("/tmp"):
-            continue
-        if resolved not in found:
+        if resolved.is_dir() and resolved not in found:
             found.append(resolved)
     return found
+
+
+def homes(home: Path) -> list[Path]:
+    """The home directories to hide: `home` ($HOME) and the account's own when it differs."""
+    # `/` is no home to hide; under /tmp it is hidden already (the sandbox's own /tmp).
+    return [h for h in home_dirs(home) if h != Path("/") and not h.is_relative_to("/tmp")]
 
 
 def exposed(hidden: list[Path], *, root: Path, env: Mapping[str, str], extra: Iterable[str] = ()) -> list[Path]:

@@ -27,17 +27,20 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from deepseek_ls.policy.env import is_virtualenv_program, workspace_venv_bins
 
 
-def venv_views(exec_path: str | None, *, root: Path) -> list[str]:
+def venv_views(exec_path: str | None, *, root: Path, keep: Iterable[Path] = ()) -> list[str]:
     """bwrap arguments that replace each in-workspace virtualenv bin on `exec_path` by its vetted view.
-    They must follow the workspace's own bind (the views lie inside it)."""
+    They must follow the workspace's own bind (the views lie inside it). `keep`: programs of ours
+    (deepseek-ls installed in that very venv: its bundled `rg`), shown too."""
     args: list[str] = []
+    ours = {os.path.join(os.path.realpath(os.path.dirname(p)), os.path.basename(p)) for p in keep}
     for bindir in workspace_venv_bins(exec_path, workspace=root):
-        kept = _vetted(bindir, root)
+        kept = _vetted(bindir, root, ours)
         for part in _venv_parts(bindir.parent, root):
             args += ["--ro-bind", str(part), str(part)]
         args += ["--tmpfs", str(bindir)]
@@ -59,7 +62,7 @@ def _venv_parts(venv: Path, root: Path) -> list[Path]:
             if p.exists() and not p.is_symlink()]
 
 
-def _vetted(bindir: Path, root: Path) -> list[Path]:
+def _vetted(bindir: Path, root: Path, ours: set[str]) -> list[Path]:
     kept: list[Path] = []
     try:
         entries = sorted(os.scandir(bindir), key=lambda e: e.name)
@@ -74,7 +77,7 @@ def _vetted(bindir: Path, root: Path) -> list[Path]:
         if not stat.S_ISREG(mode):
             continue
         if entry.is_symlink() or mode & 0o111:
-            if is_virtualenv_program(path, workspace=root):
+            if entry.path in ours or is_virtualenv_program(path, workspace=root):
                 kept.append(path)
         elif not entry.is_symlink():
             kept.append(path)  # activate scripts: read, never executed (the view is read-only)

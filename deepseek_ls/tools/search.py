@@ -1,7 +1,8 @@
 """`fs.search_rg`: ripgrep over the workspace, with open buffers searched in memory.
 
-The `rg` binary comes from the `ripgrep` package installed next to our Python
-(found beside `sys.executable`, else on PATH). It runs without a shell and with
+The `rg` binary comes from the `ripgrep` package installed with ours (found from its
+file list, wherever the venv is and whether or not its `bin` is on PATH; else beside
+`sys.executable`, else on PATH); the sandbox shows it (`policy/sandbox_install.py`). It runs without a shell and with
 `--no-config`, the query passed after `-e` so it can never be read as a flag,
 and the deny-list turned into exclude globs (results are filtered by the path
 policy as well), inside the OS sandbox when there is one (secret files masked).
@@ -24,6 +25,7 @@ from deepseek_ls.globs import gitignore_spec
 from deepseek_ls.policy.command_secrets import rg_exclude_args
 from deepseek_ls.policy.env import host_exec_path, scrubbed_env
 from deepseek_ls.policy.redact import cut_chars
+from deepseek_ls.policy.sandbox_install import bundled_rg
 from deepseek_ls.policy.secret_files import file_is_secret, secret_kind
 from deepseek_ls.tools import proc
 from deepseek_ls.tools.registry import Tool, ToolContext
@@ -41,8 +43,12 @@ class SearchArgs(BaseModel):
 
 
 def rg_binary(workspace: Path | None = None) -> str:
-    """ripgrep beside the interpreter running us (the `ripgrep` package: as trusted as our own code),
-    else on `PATH` outside any workspace (a repository's own `rg` is never ours)."""
+    """ripgrep as the `ripgrep` package installed it with ours (as trusted as our own code), else
+    beside the interpreter running us, else on `PATH` outside any workspace (a repository's own
+    `rg` is never ours)."""
+    bundled = bundled_rg()
+    if bundled is not None:
+        return str(bundled)
     beside = Path(sys.executable).parent / "rg"
     if beside.is_file():
         return str(beside)
