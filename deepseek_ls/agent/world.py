@@ -75,7 +75,7 @@ class World:
         self.index = index
         self.tools = tools
         self.paths = PathPolicy(self.root, config.policy.deny_paths)
-        self.commands = CommandPolicy(config.policy)
+        self.commands = CommandPolicy(config.policy, self.root)
         self.sandbox = getattr(tools, "sandbox", None) or Sandbox(
             self.root, deny_paths=config.policy.deny_paths, config=config.policy.sandbox
         )
@@ -275,8 +275,8 @@ class World:
         checked = self.commands.inspect(command)
         argv = guard_command(checked.argv, cwd=self.root, paths=self.paths)  # secret paths in arguments
         reasons = command_review(checked, await self.sandbox.astatus())
-        if reasons:
-            await self._approve_command(command, reasons, timeout)
+        if reasons or checked.writes:  # a command that rewrites files is asked for as an edit would be
+            await self._approve_command(command, reasons, checked.writes, timeout)
         started = time.perf_counter()
         try:
             result = await shell.run_command(
@@ -290,20 +290,24 @@ class World:
             output += f"\n[timed out after {timeout:.0f} s]"
         return CommandResult(command, result.exit_code, output, round(result.duration_ms, 1))
 
-    async def _approve_command(self, command: str, reasons: list[str], timeout: float) -> None:
+    async def _approve_command(self, command: str, reasons: list[str], writes: tuple[str, ...], timeout: float) -> None:
         approvals = getattr(self.tools, "approvals", None)
         if approvals is None:
-            raise PolicyViolation(command, "needs_approval", "it needs an explicit approval and nobody can give one here: "
-                                  + "; ".join(reasons))
+            raise PolicyViolation(command, "needs_approval", "it needs an approval and nobody can give one here: "
+                                  + "; ".join([*reasons, *writes]))
+        detail = f"verification command from the plan (timeout {timeout:g}s)"
+        if writes:
+            detail += "; it changes your files without a patch to review:" + "".join(f"\n- {w}" for w in writes)
+        if reasons:
+            detail += "; needs explicit approval:" + "".join(f"\n- {r}" for r in reasons)
         request = ApprovalRequest(
             request_id=new_id(),
             kind="bash.run",
             title=f"Verify: {command}",
-            detail=f"verification command from the plan (timeout {timeout:g}s); needs explicit approval:"
-            + "".join(f"\n- {r}" for r in reasons),
+            detail=detail,
             command=command,
             session_id=getattr(self.tools, "session_id", None),
         )
-        decision, _ = await approvals.decide(request, force_explicit=True)
+        decision, _ = await approvals.decide(request, force_explicit=bool(reasons), changes_files=bool(writes))
         if not decision.allowed:
             raise PolicyViolation(command, "not_approved", decision.reason or "the verification command was not approved")

@@ -6,8 +6,11 @@ without asking, `never` denies without asking. A safety-gate hit
 (`force_explicit`) asks even in `auto`. An "always allow" answer is remembered
 for the rest of this `Approvals`' life: per command line for `bash.run`, for
 all patches for `patch.apply`; never for a `force_explicit` request (an unsafe
-command shape, no sandbox, a file that configures execution). Every request
-and answer is an event.
+command shape, no sandbox, a file that configures execution). A command
+that rewrites files in place (`changes_files`: a formatter in write mode) is
+decided like an edit too: by the stricter of its kind's mode and
+`patch.apply`'s, so it runs unprompted only when edits are not reviewed
+either. Every request and answer is an event.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
     from deepseek_ls.policy.sandbox import SandboxStatus
 
 _LEGACY = {"ask": None, "auto": "auto", "never": "never"}
+_STRICTNESS: dict[str, int] = {"auto": 0, "suggest": 1, "never": 2}
 
 
 def command_review(checked: "CheckedCommand", sandbox: "SandboxStatus") -> list[str]:
@@ -62,10 +66,13 @@ class Approvals:
         return decision
 
     async def decide(
-        self, request: ApprovalRequest, *, force_explicit: bool = False
+        self, request: ApprovalRequest, *, force_explicit: bool = False, changes_files: bool = False
     ) -> tuple[ApprovalDecision, Literal["user", "policy"]]:
-        """As `request`, also saying who decided: the person or the policy."""
+        """As `request`, also saying who decided: the person or the policy. `changes_files`: the
+        request (a command) rewrites files outside any patch review, so edits' mode applies too."""
         mode = self.mode_for(request.kind)
+        if changes_files:
+            mode = max(mode, self.mode_for("patch.apply"), key=_STRICTNESS.__getitem__)
         key = (request.kind, request.command or "*")
         if mode == "never":
             return self._decided(request, "deny", "approval_mode=never", f"{request.kind} is disabled by policy"), "policy"

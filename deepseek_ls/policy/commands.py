@@ -17,7 +17,10 @@ lists why a command has an unsafe *shape*: any option or argument outside the
 small table of known-harmless options for its program (`_SAFE_OPTIONS`), a
 `make VAR=value` override, any extra argument to a program the table does not
 know. Such a command always needs an explicit approval (docs/tools.md).
-Commands run without a shell, inside the OS sandbox (`policy/sandbox.py`).
+`CheckedCommand.writes` says why a command rewrites files in place (a formatter
+in write mode, a linter's fix mode: `policy/write_commands.py`); it is approved
+like an edit. A command that only checks runs in its check form (`ruff check
+--no-fix`). Commands run without a shell, inside the OS sandbox (`policy/sandbox.py`).
 """
 
 from __future__ import annotations
@@ -26,9 +29,11 @@ import re
 import shlex
 import unicodedata
 from dataclasses import dataclass
+from pathlib import Path
 
 from deepseek_ls.config_models import PolicyConfig
 from deepseek_ls.policy.errors import PolicyViolation
+from deepseek_ls.policy.write_commands import check_form, writes
 
 _META = {
     ";": "';' chains commands",
@@ -67,7 +72,7 @@ _DANGEROUS_FLAGS: dict[str, set[str]] = {
            "-memprofile", "-blockprofile", "-mutexprofile", "-trace", "-outputdir", "-ldflags", "-gcflags",
            "-asmflags", "-gccgoflags", "-args"},
     "mypy": {"--config-file", "--cache-dir"},
-    "ruff": {"--config", "--fix", "--cache-dir"},
+    "ruff": {"--config", "--cache-dir"},  # --fix: a write, asked for (policy/write_commands.py)
 }
 
 
@@ -211,6 +216,8 @@ class CheckedCommand:
     shell: bool = False
     # Why this command needs an explicit approval whatever the approval mode (empty: a safe shape).
     review: tuple[str, ...] = ()
+    # Why it rewrites files in place, outside any patch review (empty: it does not, as far as we know).
+    writes: tuple[str, ...] = ()
 
 
 # Git run as a command gets `policy/git_safety.py`'s hardening (`tools/shell.py`); inside a shell line
@@ -220,9 +227,10 @@ _SHELL_GIT = ("git runs through /bin/sh here, without the hardening a plain git 
 
 
 class CommandPolicy:
-    def __init__(self, policy_config: PolicyConfig | None = None) -> None:
+    def __init__(self, policy_config: PolicyConfig | None = None, root: Path | None = None) -> None:
         self.config = policy_config or PolicyConfig()
         self.prefixes = [shlex.split(p) for p in self.config.allowlist if p.strip()]
+        self.root = root  # the workspace: its package.json says what `npm run SCRIPT` runs
 
     def check(self, cmd: str | list[str]) -> list[str]:
         """The argv to execute for `cmd`, or `PolicyViolation` saying why it is refused."""
@@ -251,7 +259,9 @@ class CommandPolicy:
             except ValueError as exc:
                 raise PolicyViolation(line, "unparsable", f"the command cannot be parsed: {exc}") from None
         prefix, review = self._check_argv(line, argv)
-        return CheckedCommand(argv=argv, matched_prefix=prefix, review=tuple(review))
+        why = writes(argv, self.root)
+        return CheckedCommand(argv=argv if why else check_form(argv), matched_prefix=prefix, review=tuple(review),
+                              writes=(why,) if why else ())
 
     def _inspect_shell(self, line: str) -> CheckedCommand:
         # Chaining is enabled, but every command in the chain must be allowlisted,
@@ -269,6 +279,7 @@ class CommandPolicy:
             raise PolicyViolation(line, "unparsable", f"the command cannot be parsed: {exc}") from None
         segment: list[str] = []
         prefixes = []
+        written: list[str] = []
         review = ["shell metacharacters are enabled: the line runs through /bin/sh"]
         for tok in tokens + [";"]:
             if tok and set(tok) <= set(";&|"):
@@ -281,11 +292,14 @@ class CommandPolicy:
                 review += why
                 if segment[0].rsplit("/", 1)[-1] == "git" and _SHELL_GIT not in review:
                     review.append(_SHELL_GIT)
+                if why := writes(segment, self.root):
+                    written.append(why)
                 segment = []
             else:
                 segment.append(tok)
         return CheckedCommand(
-            argv=["/bin/sh", "-c", line], matched_prefix=" ; ".join(prefixes), shell=True, review=tuple(review)
+            argv=["/bin/sh", "-c", line], matched_prefix=" ; ".join(prefixes), shell=True, review=tuple(review),
+            writes=tuple(written),
         )
 
     def _check_argv(self, line: str, argv: list[str]) -> tuple[str, list[str]]:

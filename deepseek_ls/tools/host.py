@@ -78,7 +78,7 @@ class ToolHost:
         self.ui = ui if ui is not None else AutoApproveUI("deny")
         self.overlay = overlay if overlay is not None else DocumentOverlay(self.root)
         self.paths = PathPolicy(self.root, self.config.policy.deny_paths)
-        self.commands = CommandPolicy(self.config.policy)
+        self.commands = CommandPolicy(self.config.policy, self.root)
         self.sandbox = Sandbox(self.root, deny_paths=self.config.policy.deny_paths, config=self.config.policy.sandbox)
         self.approvals = approvals or Approvals(self.config.policy, self.ui, sink=self.sink)
         self.patches = patches

@@ -46,10 +46,12 @@ class ToolContext:
     call_id: str = ""
     extras: dict[str, Any] = field(default_factory=dict)
 
-    async def approve(self, request: ApprovalRequest, *, force_explicit: bool = False, tool: str) -> None:
+    async def approve(
+        self, request: ApprovalRequest, *, force_explicit: bool = False, changes_files: bool = False, tool: str
+    ) -> None:
         """Ask for approval; raise `ToolDenied` unless allowed. Records `ToolApproved@v1`."""
         request.session_id = request.session_id or self.session_id
-        decision, by = await self.approvals.decide(request, force_explicit=force_explicit)
+        decision, by = await self.approvals.decide(request, force_explicit=force_explicit, changes_files=changes_files)
         self.sink.emit("ToolApproved@v1", {"call_id": self.call_id, "tool": tool, "answer": decision.answer, "by": by})
         if not decision.allowed:
             why = f": {decision.reason}" if decision.reason else ""

@@ -141,10 +141,11 @@ async def bash_run(ctx: ToolContext, args: BashArgs) -> dict:
         request_id=str(uuid.uuid4()),
         kind="bash.run",
         title=f"Run: {args.cmd}",
-        detail=f"in {args.cwd or '.'} (timeout {timeout:g}s)" + "".join(f"\n- {r}" for r in reasons),
+        detail=f"in {args.cwd or '.'} (timeout {timeout:g}s)" + "".join(f"\n- {r}" for r in reasons)
+        + "".join(f"\n- {w}; its changes are not shown as a patch to review" for w in checked.writes),
         command=args.cmd,
     )
-    await ctx.approve(request, force_explicit=bool(reasons), tool="bash.run")
+    await ctx.approve(request, force_explicit=bool(reasons), changes_files=bool(checked.writes), tool="bash.run")
     argv = guard_command(checked.argv, cwd=cwd, paths=ctx.paths)  # secret paths in arguments
     result = await run_command(
         argv, cwd=cwd, timeout=timeout, max_output_bytes=ctx.config.policy.max_output_bytes, sandbox=ctx.sandbox

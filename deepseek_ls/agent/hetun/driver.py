@@ -152,9 +152,10 @@ class MissionApprovals:
         if rt.session.plan is not None:
             self.files |= set(rt.session.plan.files)
 
-    async def decide(self, request: ApprovalRequest, *, force_explicit: bool = False) -> tuple[ApprovalDecision, str]:
-        if request.kind != "patch.apply":
-            return await self.inner.decide(request, force_explicit=force_explicit)
+    async def decide(self, request: ApprovalRequest, *, force_explicit: bool = False,
+                     changes_files: bool = False) -> tuple[ApprovalDecision, str]:
+        if request.kind != "patch.apply":  # a command that writes files is no edit of the mission: asked as usual
+            return await self.inner.decide(request, force_explicit=force_explicit, changes_files=changes_files)
         outside = sorted(set(request.files) - self.files)
         if outside:
             grown = request.model_copy(update={

@@ -69,7 +69,6 @@ REFUSED = [
     pytest.param("go test -exec ./evil", "dangerous_flag", id="go-exec"),
     pytest.param("go test -toolexec=./evil ./...", "dangerous_flag", id="go-toolexec"),
     pytest.param("cargo test --config build.rustc-wrapper=./evil", "dangerous_flag", id="cargo-config"),
-    pytest.param("ruff check --fix", "dangerous_flag", id="ruff-fix-writes"),
     pytest.param("rg secret /etc", "absolute_path", id="rg-absolute-path"),
     pytest.param("rg secret ~/.ssh", "absolute_path", id="rg-home"),
     pytest.param("rg secret ../..", "dotdot", id="rg-dotdot"),
