@@ -2,8 +2,10 @@
 
 Models write slightly wrong diffs; the one repair done here is recounting hunk
 headers whose line counts do not match their bodies (or that carry no numbers,
-``@@ ... @@``), after which unidiff parses again. Locating hunks whose line
-numbers are wrong is `locate.py`'s job.
+``@@ ... @@``), before unidiff parses: unidiff trusts the counts and would stop
+a hunk early, dropping its last lines. The body still has to match the file
+exactly; a hunk cut short to context alone is refused. Locating hunks
+whose line numbers are wrong is `locate.py`'s job.
 """
 
 from __future__ import annotations
@@ -57,15 +59,13 @@ def parse_diff(diff_text: str) -> list[ParsedFile]:
     if not diff_text.strip():
         raise PatchError("the diff is empty")
     headers = [line for line in diff_text.split("\n") if line.startswith("@@")]
-    if any(not _HEADER.match(h) for h in headers):
-        diff_text = recount_hunk_headers(diff_text)
+    # Every header is checked against its body first: unidiff trusts the counts, so a header
+    # counting too few lines would drop the rest of its body (an added line lost, without error).
+    diff_text = recount_hunk_headers(diff_text)
     try:
         patch = _unidiff(diff_text)
-    except unidiff.UnidiffParseError:
-        try:
-            patch = _unidiff(recount_hunk_headers(diff_text))
-        except unidiff.UnidiffParseError as exc:
-            raise PatchError(f"not a valid unified diff: {exc}") from exc
+    except unidiff.UnidiffParseError as exc:
+        raise PatchError(f"not a valid unified diff: {exc}") from exc
     parsed_hunks = sum(len(f) for f in patch)
     if parsed_hunks != len(headers):
         raise PatchError(
@@ -139,50 +139,103 @@ def _convert(f: unidiff.PatchedFile) -> ParsedFile:
 
 
 def recount_hunk_headers(diff_text: str) -> str:
-    """Rewrite every `@@` header with the counts its body really has."""
+    """Every `@@` header with the counts its body really has. The body runs to the next hunk or
+    file header (or to a line no hunk line starts with); a header whose counts cover that body, or
+    all of it but trailing blank lines, is kept as written. Raises `PatchError` for a hunk that
+    claims more lines than its body has and changes nothing: cut short, not miscounted."""
     lines = diff_text.split("\n")
     out: list[str] = []
     i = 0
+    ordinal = 0
     while i < len(lines):
-        line = lines[i]
-        if not line.startswith("@@"):
-            out.append(line)
+        if not lines[i].startswith("@@"):
+            out.append(lines[i])
             i += 1
             continue
-        match = _HEADER.match(line)
-        loose = _LOOSE_HEADER.match(line)
-        old_start = int(match.group(1)) if match else 1
-        new_start = int(match.group(3)) if match else 1
-        section = match.group(5) if match else (loose.group(1) if loose else "")
-        j = i + 1
-        old_n = new_n = 0
-        while j < len(lines):
-            body = lines[j]
-            if body.startswith("@@") or body.startswith("diff --git "):
-                break
-            if body.startswith("--- ") and j + 1 < len(lines) and lines[j + 1].startswith("+++ "):
-                break
-            if body.startswith("\\"):
-                j += 1
-                continue
-            if body == "" and j == len(lines) - 1:
-                break
-            tag = body[:1] if body else " "  # a blank line inside a hunk is blank context
-            if tag not in " +-":
-                break
-            if tag != "+":
-                old_n += 1
-            if tag != "-":
-                new_n += 1
-            if body == "":
-                lines[j] = " "
-            j += 1
-        if old_n == 0 and old_start > 0 and not match:
-            old_start = 0
-        out.append(f"@@ -{old_start},{old_n} +{new_start},{new_n} @@{section}")
-        out.extend(lines[i + 1 : j])
-        i = j
+        ordinal += 1
+        end = _body_end(lines, i + 1)
+        out.append(_header_for(lines, i, end, ordinal))
+        out.extend(lines[i + 1 : end])
+        i = end
     return "\n".join(out)
+
+
+def _body_end(lines: list[str], start: int) -> int:
+    """Where the hunk whose body starts at `start` ends (the index after its last line)."""
+    j = start
+    while j < len(lines):
+        body = lines[j]
+        if body.startswith("@@") or body.startswith("diff --git "):
+            break
+        if body.startswith("--- ") and j + 1 < len(lines) and lines[j + 1].startswith("+++ "):
+            break
+        if body == "" and j == len(lines) - 1:
+            break  # the text's final line break
+        if body[:1] not in (" ", "+", "-", "\\") and body.rstrip("\r") != "":
+            break
+        j += 1
+    return j
+
+
+def _counts(lines: list[str]) -> tuple[int, int]:
+    """(old, new) line counts of hunk body lines (a blank line is blank context)."""
+    old = sum(1 for line in lines if not line.startswith(("+", "\\")))
+    new = sum(1 for line in lines if not line.startswith(("-", "\\")))
+    return old, new
+
+
+def _covered(body: list[str], claimed: tuple[int, int]) -> int | None:
+    """How many body lines the counts `claimed` cover, as unidiff reads them (None: never exactly)."""
+    old = new = 0
+    for k, line in enumerate(body):
+        if (old, new) == claimed:
+            return k
+        old += not line.startswith(("+", "\\"))
+        new += not line.startswith(("-", "\\"))
+    return len(body) if (old, new) == claimed else None
+
+
+def _header_for(lines: list[str], at: int, end: int, ordinal: int) -> str:
+    """The header of the hunk at `lines[at]` (body `lines[at+1:end]`): as written when its counts
+    hold, else recounted. Blank body lines inside the hunk become blank context (`" "`)."""
+    header = lines[at]
+    match = _HEADER.match(header.rstrip("\r"))
+    body = lines[at + 1 : end]
+    if match is not None:
+        claimed = (int(match.group(2) or 1), int(match.group(4) or 1))
+        covered = _covered(body, claimed)
+        if covered is not None and all(line.rstrip("\r") == "" or line.startswith("\\") for line in body[covered:]):
+            _blank_context(lines, at + 1, at + 1 + covered)
+            return header  # what unidiff will read is exactly the body (trailing blank lines aside)
+        _refuse_cut_off(lines, at, end, claimed, ordinal)
+    _blank_context(lines, at + 1, end)
+    old_n, new_n = _counts(body)
+    old_start = int(match.group(1)) if match else 1
+    new_start = int(match.group(3)) if match else 1
+    if old_n == 0 and old_start > 0 and not match:
+        old_start = 0
+    loose = _LOOSE_HEADER.match(header)
+    section = match.group(5) if match else (loose.group(1) if loose else "")
+    return f"@@ -{old_start},{old_n} +{new_start},{new_n} @@{section}"
+
+
+def _blank_context(lines: list[str], start: int, end: int) -> None:
+    for j in range(start, end):
+        if lines[j].rstrip("\r") == "":
+            lines[j] = " " + lines[j]
+
+
+def _refuse_cut_off(lines: list[str], at: int, end: int, claimed: tuple[int, int], ordinal: int) -> None:
+    """A hunk claiming more lines than its body has, none of them a change: recounting would make
+    a hunk that changes nothing out of one that was cut short (or lost its lines)."""
+    body = [line for line in lines[at + 1 : end] if line.rstrip("\r") != ""]
+    old_n, new_n = _counts(body)
+    if (old_n < claimed[0] or new_n < claimed[1]) and not any(line[:1] in ("+", "-") for line in body):
+        raise PatchError(
+            f"hunk {ordinal} ({lines[at].strip()[:60]}) is cut short: its header counts {claimed[0]} old and "
+            f"{claimed[1]} new lines, but its body has {old_n} line(s) of context and no changed line; "
+            "send the whole hunk"
+        )
 
 
 def format_diff(files: list[ParsedFile]) -> str:
