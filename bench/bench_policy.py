@@ -7,7 +7,10 @@ With the baseline measured in the same run:
   `fs.list` does), against pathspec's GitIgnoreSpec.match_file of the same deny-list
   over the same paths (the deny-list match alone, no other check);
 - redact_obj over a ~100 KB chat request body, against `json.dumps` of the same body
-  (one linear pass over the same data).
+  (one linear pass over the same data), and against redact_obj without the maintained
+  rule set (`policy/secret_rules.json`: what those ~430 rules add), interleaved;
+- the rule set's needle gate alone, Hyperscan against the substring tests used where it
+  is not installed.
 Prints median and p95 in ms, and the ratio of medians (ours / baseline).
 """
 
@@ -71,6 +74,37 @@ def bench_redact(rounds: int) -> None:
         base.append((time.perf_counter() - t) * 1000)
     print(f"request body: {len(json.dumps(body))} bytes")
     report("redact_obj(request body)", ours, base, "json.dumps(body)")
+    bench_rule_set(body, rounds)
+
+
+def bench_rule_set(body: dict, rounds: int) -> None:
+    from deepseek_ls.policy import redact
+    from deepseek_ls.policy.rule_set import RuleSet, rule_set
+
+    shipped, empty = rule_set(), RuleSet([])
+    with_rules, without = [], []
+    for _ in range(rounds):
+        redact.rule_set = lambda: shipped
+        t = time.perf_counter()
+        redact_obj(body)
+        with_rules.append((time.perf_counter() - t) * 1000)
+        redact.rule_set = lambda: empty
+        t = time.perf_counter()
+        redact_obj(body)
+        without.append((time.perf_counter() - t) * 1000)
+    redact.rule_set = rule_set
+    report(f"redact_obj, {len(shipped.rules)} rules", with_rules, without, "without the rule set")
+    lowered = json.dumps(body).lower()
+    fast, slow = [], []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        shipped.gated(lowered)
+        fast.append((time.perf_counter() - t) * 1000)
+        with shipped._scan.disabled():
+            t = time.perf_counter()
+            shipped.gated(lowered)
+            slow.append((time.perf_counter() - t) * 1000)
+    report(f"rule gate ({shipped.engine()})", fast, slow, "substring tests")
 
 
 def main() -> None:

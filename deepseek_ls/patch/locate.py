@@ -31,7 +31,7 @@ class Placement:
     new_seq: list[str]  # the hunk's new lines, rebuilt on the base's lines and line endings
 
 
-_PLACEHOLDER = re.compile(r"\[REDACTED:[a-z_]+\]")
+_PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9_-]+\]")
 
 
 @dataclass

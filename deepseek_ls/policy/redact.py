@@ -29,6 +29,8 @@ from typing import Any
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
+from deepseek_ls.policy.rule_set import rule_set
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -267,6 +269,7 @@ def secret_spans(text: str) -> list[Span]:
         if rule.prefilter is not None and rule.prefilter.search(text) is None:
             continue
         spans.extend(_rule_spans(rule, text))
+    spans.extend(rule_set().spans(text, lowered))
     spans.extend(_assignment_spans(text, lowered))
     return spans
 

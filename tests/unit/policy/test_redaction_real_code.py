@@ -15,7 +15,7 @@ from deepseek_ls.policy.redact import redact_obj, redact_text
 from deepseek_ls.policy.secret_files import secret_kind
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
-_MASK = re.compile(r"\[REDACTED:([a-z_]+)\]")
+_MASK = re.compile(r"\[REDACTED:([a-z0-9_-]+)\]")
 
 # Test data that really has the shape of a credential: URLs with a user:password part, base64
 # blobs as wide as a PEM body, a netrc file. Everything else in the stdlib must pass untouched.
