@@ -55,8 +55,9 @@ async def test_deepseek_cancel_stops_a_streaming_command(
     cancelled = await run(client, names.CMD_CANCEL, {})
     assert cancelled["cancelled"] is True
     (session_id,) = cancelled["sessions"]
-    with pytest.raises(JsonRpcException, match="cancel"):
+    with pytest.raises(JsonRpcException, match="cancel") as raised:
         await asyncio.wait_for(working, 60)
+    assert raised.value.code == types.LSPErrorCodes.RequestCancelled  # what editors end a cancelled command on
     text = "".join(n.text for n in streamed(state) if n.channel == "content")
     assert 0 < len(text) < len(LONG)
     await assert_stream_stopped(state)
@@ -83,6 +84,24 @@ async def test_cancel_by_the_session_id_the_status_announced(agent_editor, fake_
     assert cancelled == {"cancelled": True, "session_id": announced, "sessions": [announced]}
     with pytest.raises(JsonRpcException, match="cancel"):
         await asyncio.wait_for(planning, 60)
+    await assert_stream_stopped(state)
+
+
+async def test_cancel_request_of_a_streaming_plan_answers_request_cancelled(agent_editor, fake_deepseek) -> None:
+    """`$/cancelRequest` of the plan itself: the plan is answered RequestCancelled (-32800), the
+    answer Neovim's plugin ends :DeepSeekPlan on (docs/neovim.md), and its stream stops."""
+    client, state = agent_editor
+    fake_deepseek.add({"match": {"role": "planner"}, "content": LONG, "chunk_chars": 5, "chunk_delay": 0.02})
+    planning = asyncio.ensure_future(client.protocol.send_request_async(
+        types.WORKSPACE_EXECUTE_COMMAND,
+        types.ExecuteCommandParams(command=names.CMD_PLAN, arguments=[{"prompt": "make test_add pass"}]),
+        msg_id="plan-to-cancel",
+    ))
+    await wait_until(lambda: len(streamed(state)) >= 3)
+    client.protocol.notify("$/cancelRequest", types.CancelParams(id="plan-to-cancel"))
+    with pytest.raises(JsonRpcException) as raised:
+        await asyncio.wait_for(planning, 60)
+    assert raised.value.code == types.LSPErrorCodes.RequestCancelled, raised.value
     await assert_stream_stopped(state)
 
 
