@@ -3,7 +3,7 @@
 #   scripts/setup.sh            Python only: .venv with `pip install -e .[test]`
 #   scripts/setup.sh --nvim     ... plus Neovim for the nvim/ plugin tests (scripts/setup-nvim.sh)
 #   scripts/setup.sh --vscode   ... plus code-server, Chromium and npm packages (scripts/setup-vscode.sh)
-#   scripts/setup.sh --mcp      ... plus the npm MCP server the MCP tests use (scripts/setup-mcp.sh)
+#   scripts/setup.sh --mcp      ... plus the npm MCP servers the MCP tests use (scripts/setup-mcp.sh)
 #   scripts/setup.sh --llama    ... plus llama.cpp's server and SmolLM2-135M (scripts/setup-llama.sh; slow once)
 #   scripts/setup.sh --all      everything the full test suite needs
 # Environment: PYTHON (interpreter to build the venv from, >= 3.11), VENV (default .venv).

@@ -67,7 +67,7 @@ def guard_command(argv: list[str], *, cwd: Path, paths: PathPolicy) -> list[str]
         cwd_rel = "."
     line = " ".join(argv)
     for arg in argv[1:]:
-        for candidate in _path_candidates(arg):
+        for candidate in path_candidates(arg):
             _check_candidate(line, arg, candidate, cwd_rel, paths)
     program = os.path.basename(argv[0])
     if program == "rg":
@@ -79,7 +79,9 @@ def guard_command(argv: list[str], *, cwd: Path, paths: PathPolicy) -> list[str]
     return argv
 
 
-def _path_candidates(arg: str) -> list[str]:
+def path_candidates(arg: str) -> list[str]:
+    """What an argument may name as a path: itself, the value of `--opt=VALUE`, a git pathspec
+    without its magic (`:(literal).env`), the PATH of `REV:PATH`."""
     values = [arg]
     if arg.startswith("-"):
         if "=" not in arg:

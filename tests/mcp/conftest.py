@@ -1,7 +1,8 @@
 """Real third-party MCP servers for the MCP tests: installed by `scripts/setup.sh --mcp` (or `--all`).
 
 - `mcp-server-time`, `mcp-server-git`: PyPI console scripts in the venv (test extras);
-- `@modelcontextprotocol/server-everything`: npm, in `.tools/mcp`, over stdio and streamable HTTP.
+- `@modelcontextprotocol/server-everything`: npm, in `.tools/mcp`, over stdio and streamable HTTP;
+- `@modelcontextprotocol/server-filesystem`: npm, in `.tools/mcp`, over stdio.
 A missing server is a failed set-up, reported as such, never a skipped test.
 """
 
@@ -87,3 +88,13 @@ def everything_http(everything_js: str, tmp_path: Path) -> Iterator[str]:
             proc.kill()
             proc.wait(5)
         log.close()
+
+
+FILESYSTEM_JS = ROOT / ".tools" / "mcp" / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+
+
+@pytest.fixture(scope="session")
+def filesystem_js() -> str:
+    if shutil.which("node") is None:
+        pytest.fail("node is required for server-filesystem", pytrace=False)
+    return _need(FILESYSTEM_JS, "@modelcontextprotocol/server-filesystem")

@@ -3,9 +3,11 @@
 A tool the server annotates `readOnlyHint` is a read tool: offered while planning and
 run without a prompt in `suggest` mode. Every other tool is an exec tool: offered to
 the executor only, and run only after an approval (`mcp.call`) — `never` refuses it,
-`auto`/`yolo` allow it, "always allow" covers that one tool of that server. Results are
-flattened to text (images and audio become a note, resources their text or a link),
-redacted, and capped at `mcp.max_result_bytes`.
+`auto`/`yolo` allow it, "always allow" covers that one tool of that server. A call whose
+arguments name a secret file (`policy/foreign_io.py`) is refused before anything else, any
+tool. Results are flattened to text (images and audio become a note, resources their text or
+a link), credential files and the patch sections of secret files are replaced by a note,
+the rest is redacted, and capped at `mcp.max_result_bytes`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from deepseek_ls.policy.errors import PolicyViolation
+from deepseek_ls.policy.foreign_io import hide_secret_text, secret_argument
 from deepseek_ls.policy.redact import cut_head, cut_tail, redact_obj
 from deepseek_ls.store.ids import new_id
 from deepseek_ls.tools.mcp.client import McpToolInfo
@@ -52,6 +56,11 @@ def _tool(manager: McpManager, info: McpToolInfo, name: str) -> Tool:
                 f"MCP tool {info.server}/{info.name} changed since it was offered (its description, arguments or "
                 "read-only hint); it was not run. The next request offers it as it is now"
             )
+        # Before any approval: a call naming a secret file is never made, whoever would allow it.
+        refusal = secret_argument(args, manager.root, manager.deny_paths)
+        if refusal:
+            raise PolicyViolation(f"MCP tool {info.server}/{info.name}", "secret_argument",
+                                  f"{refusal}; the call was not made")
         if not info.read_only:
             await approve_call(ctx, info.server, info.name, name, args, info.fingerprint)
         result = await manager.call(info.server, info.name, args)
@@ -129,7 +138,7 @@ def render_result(result: Any, cap: int, deny_paths: list[str] | tuple[str, ...]
     for block in getattr(result, "content", None) or []:
         kind = getattr(block, "type", "")
         if kind == "text":
-            parts.append(block.text)
+            parts.append(hide_secret_text(block.text, deny_paths)[0])
         elif kind in ("image", "audio"):
             mime = getattr(block, "mime_type", None) or "unknown type"
             size = len(getattr(block, "data", "") or "") * 3 // 4
@@ -142,14 +151,15 @@ def render_result(result: Any, cap: int, deny_paths: list[str] | tuple[str, ...]
             if secret:
                 parts.append(f"[resource {uri}: {secret}; not shown (secret files never reach the model)]")
             else:
-                parts.append(f"[resource {uri}]\n{text}" if text is not None else f"[binary resource {uri}; not shown]")
+                shown = hide_secret_text(text, deny_paths)[0] if text is not None else None
+                parts.append(f"[resource {uri}]\n{shown}" if shown is not None else f"[binary resource {uri}; not shown]")
         elif kind == "resource_link":
             parts.append(f"[resource link: {getattr(block, 'uri', '')} {getattr(block, 'name', '') or ''}]".strip())
         else:
             parts.append(f"[{kind or 'unknown'} content; not shown]")
     structured = getattr(result, "structured_content", None)
     if not parts and structured is not None:
-        parts.append(json.dumps(structured, ensure_ascii=False))
+        parts.append(hide_secret_text(json.dumps(structured, ensure_ascii=False), deny_paths)[0])
     text = "\n".join(parts)
     raw = text.encode("utf-8")
     truncated = len(raw) > cap
