@@ -121,6 +121,11 @@ def _configure_logging(verbosity: int) -> None:
     logging.basicConfig(
         level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
+    from deepseek_ls.policy.log_gate import redact_handler
+
+    for handler in logging.getLogger().handlers:
+        if getattr(handler, "stream", None) is sys.stderr:
+            redact_handler(handler)  # a record quoting a key (an error, a request) is logged masked
     # httpcore's DEBUG trace prints raw response headers, where a server may echo the API key
     # (a redirect's Location, a proxy's headers): never below INFO, whatever -v asks.
     logging.getLogger("httpcore").setLevel(max(level, logging.INFO))

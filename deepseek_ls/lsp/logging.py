@@ -1,5 +1,5 @@
 """Server logs: to stderr always (stdout is the LSP wire), and to the client's
-`window/logMessage` once connected."""
+`window/logMessage` once connected; both through redaction (`policy/log_gate.py`)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import threading
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+
+from deepseek_ls.policy.log_gate import RedactingFormatter
 
 if TYPE_CHECKING:
     from deepseek_ls.lsp.server import DeepSeekServer
@@ -32,7 +34,7 @@ def configure_stderr_logging() -> None:
     root = logging.getLogger()
     if not any(getattr(h, "stream", None) is sys.stderr for h in root.handlers):
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(RedactingFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")))
         root.addHandler(handler)
     root.setLevel(logging.WARNING)
     logging.getLogger(FORWARDED_LOGGER).setLevel(level)
@@ -87,7 +89,7 @@ def forward_logs_to_client(server: DeepSeekServer) -> ClientLogHandler:
         if isinstance(existing, ClientLogHandler):
             logger.removeHandler(existing)
     handler = ClientLogHandler(server, asyncio.get_running_loop())
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(RedactingFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s")))
     logger.addHandler(handler)
     return handler
 

@@ -12,6 +12,7 @@ as a control, that the same server did answer the ordinary calls.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -21,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from deepseek_ls.agent import Agent
-from deepseek_ls.config_models import McpServerConfig
+from deepseek_ls.config_models import McpConfig, McpServerConfig
+from deepseek_ls.testkit.secret_shapes import pieces
 from deepseek_ls.llm.client import LLMClient
 from deepseek_ls.tools.mcp import McpManager
 from deepseek_ls.tools.mcp.servers import McpServerSet, McpServerSpec
@@ -172,3 +174,33 @@ async def test_no_leak_git_server_show_and_diff(secrets_workspace, fake_deepseek
     assert "ordinary words" in show_text and "return a + b" in show_text
     assert "the diff of deploy/.env.staging is hidden" in json.dumps(diff["value"])
     assert "add the deployment settings" in json.dumps(log["value"])
+
+
+# Keys the old redaction left half unmasked (OpenAI: detect-secrets masked a window first) or
+# that a server's stderr log never redacted at all (SendGrid).
+OPENAI = ("sk-proj-" + "A1b2C3d4E5" * 7 + "F6g7" + "T3BlbkFJ" + "H8i9J0k1L2" * 2 + "-" + "m3N4o5P6q7" * 5 + "R8s")
+SENDGRID = "SG." + "ngeVfQFYQlKU0ufo8x5d1A" + "." + "TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr"
+
+
+async def test_no_leak_what_an_mcp_server_prints_on_stderr(tmp_path: Path, git_server: str) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    # mcp-server-git, started by a shell that first prints keys on stderr, as a server logging
+    # its configuration or an error would.
+    script = f"echo 'using OPENAI_API_KEY={OPENAI}' >&2; echo 'sendgrid {SENDGRID}' >&2; exec {git_server} --repository {root}"
+    spec = McpServerSpec("git", McpServerConfig(command="sh", args=["-c", script]), "test", "user")
+    manager = McpManager(root, McpServerSet({"git": spec}), McpConfig(), log_dir=tmp_path / "mcp")
+    try:
+        tools, problems = await manager.list_tools()
+        assert tools and not problems, problems
+    finally:
+        await manager.aclose()
+    log = tmp_path / "mcp" / "git.log"
+    for _ in range(100):  # the copying thread ends when the server's end of the pipe closes
+        if "sendgrid" in log.read_text():
+            break
+        await asyncio.sleep(0.05)
+    text = log.read_text()
+    assert "using OPENAI_API_KEY=" in text and "sendgrid" in text, text
+    assert [key[:10] for key in (OPENAI, SENDGRID) if pieces(key) & pieces(text)] == []

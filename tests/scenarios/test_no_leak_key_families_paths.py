@@ -1,7 +1,9 @@
 """1,000 random real-shaped keys of each family, through the real paths: an ordinary file read
 with `fs_read` (the tool host, its `ToolResult@v1` in a real `events.jsonl`), the tool message
-and a pasted prompt sent by the LLM client to the fake DeepSeek server over HTTP. No
-8-character piece of any key may be in what the server received or in the event log.
+and a pasted prompt sent by the LLM client to the fake DeepSeek server over HTTP; and keys in
+git output (the `git.diff` and `git.show` tools) and command output (`git log -p`, `git diff`, run as
+verification runs them). No 8-character piece of any key may be in what the server received or
+in the event log.
 
 The keys are drawn from a seed Hypothesis chooses (a failure names the seed); the detector alone
 is tested on many more draws in `tests/unit/policy/test_no_leak_key_families.py`.
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
 import uuid
 from pathlib import Path
 
@@ -84,3 +87,56 @@ def test_no_leak_random_keys_through_the_request_body_and_the_event_log(family: 
         assert not leaked, f"{len(leaked)} pieces of {len({k for k, _ in leaked})} keys leaked, e.g. {sorted(leaked)[:3]}"
 
     check()
+
+
+# Families whose keys the old redaction left half unmasked, and SendGrid's.
+OUTPUT_FAMILIES = ["openai_project", "stripe_live", "sendgrid", "anthropic", "github_fine_grained"]
+
+
+@pytest.mark.parametrize("family", OUTPUT_FAMILIES)
+async def test_no_leak_random_keys_in_git_and_command_output(family: str, tmp_path: Path, fake_deepseek) -> None:
+    """Keys of an ordinary committed file, changed in the work tree, as the `git.diff` and `git.show`
+    tools show them and as an allowlisted command prints them (`git log -p`, `git diff`, run the way
+    verification runs commands), sent to the model; the tools' results are in `events.jsonl`."""
+    from deepseek_ls.agent.world import World
+    from deepseek_ls.tools.overlay import DocumentOverlay
+
+    rng = random.Random(f"{family}-output")
+    old, new = ([draw(family, rng) for _ in range(100)] for _ in range(2))
+    root = tmp_path / "ws"
+    (root / "config").mkdir(parents=True)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "config" / "keys.py").write_text("".join(f"KEY_{i} = '{k}'\n" for i, k in enumerate(old)))
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-qm", "keys"], cwd=root, check=True)
+    (root / "config" / "keys.py").write_text("".join(f"KEY_{i} = '{k}'\n" for i, k in enumerate(new)))
+
+    cfg = Config()
+    cfg.llm.max_retries = 0
+    log = EventLog(root / "events.jsonl", str(uuid.uuid4()))
+    host = ToolHost(root, cfg, sink=log)
+    world = World(root, cfg, sink=log, overlay=DocumentOverlay(root), patches=None)
+    llm = LLMClient(cfg.llm)
+    outputs = []
+    try:
+        for name, args in (("git_diff", {}), ("git_show", {"rev": "HEAD", "path": "config/keys.py"})):
+            outcome = await host.call(name, args)
+            assert outcome.ok, outcome.error
+            outputs.append(outcome.to_content())
+        for command in ("git log -p", "git diff"):
+            result = await world.run_command(command, timeout=60)
+            assert result.exit_code == 0, result.output
+            outputs.append(result.output)
+        for output in outputs:
+            fake_deepseek.add({"match": {"role": "executor"}, "content": "ok"})
+            await llm.complete([{"role": "user", "content": f"Output:\n{output}"}], role="executor", stream=False)
+    finally:
+        await llm.aclose()
+        log.close()
+    received = json.dumps([r.body for r in fake_deepseek.requests], ensure_ascii=False)
+    events = (root / "events.jsonl").read_text()
+    assert received.count("[REDACTED:") >= 4 * 100  # each output went, masked
+    seen = pieces(received) | pieces(events)
+    leaked = {k[:12] for k in old + new if pieces(k) & seen}
+    assert not leaked, f"{len(leaked)} keys leaked, e.g. {sorted(leaked)[:3]}"

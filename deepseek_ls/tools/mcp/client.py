@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from deepseek_ls.config_models import McpServerConfig
+from deepseek_ls.policy.log_gate import RedactedStderr
 from deepseek_ls.tools.mcp.servers import McpConfigError, McpServerSpec, expanded
 
 log = logging.getLogger(__name__)
@@ -215,7 +216,8 @@ class McpConnection:
             return None
         try:
             self.log_dir.mkdir(parents=True, exist_ok=True)
-            return (self.log_dir / f"{self.name}.log").open("a", encoding="utf-8")
+            # Through redaction: a server prints what it read, an error quoting a key, its env.
+            return RedactedStderr(self.log_dir / f"{self.name}.log")
         except OSError:
             return None
 
