@@ -7,8 +7,9 @@ the secret (-1: the first group that matched) and needles: lower-case literals o
 every match contains.
 
 A rule's regex runs only on text holding one of its needles. The needles of all rules are found
-in one Hyperscan pass where it is installed (x86_64 Linux), by substring tests elsewhere; both
-give the same set of rules to run (a test checks). Loaded on first use: a command that redacts
+in one pass: Hyperscan where it is installed (x86_64 Linux), an Aho-Corasick automaton
+(pyahocorasick) on the other platforms, substring tests if neither is there; all give the same
+set of rules to run (a test checks). Loaded on first use: a command that redacts
 nothing does not pay for ~440 compiled patterns.
 """
 
@@ -19,6 +20,7 @@ import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from deepseek_ls import multiscan
 
@@ -69,21 +71,48 @@ class RuleSet:
                 self._by_needle.setdefault(needle, []).append(i)
         self._needles = list(self._by_needle)
         self._scan = multiscan.Lazy(self._gate_patterns, what="secret-rule needles")
+        self._aho: Any = None  # the Aho-Corasick automaton, built on first use; False: not installed
+        self.prefer: str | None = None
 
     def _gate_patterns(self) -> list[tuple[bytes, int, int]]:
         return [(re.escape(needle).encode(), n, 0) for n, needle in enumerate(self._needles)]
 
     def engine(self) -> str:
-        return "hyperscan" if self._scan.get() is not None else "python"
+        """Which engine finds the needles: `hyperscan` (x86_64 Linux), `aho-corasick`
+        (pyahocorasick, the other platforms), or `python` (substring tests, when neither is
+        installed). `prefer` names one to use instead of the first available (tests)."""
+        if self.prefer is not None:
+            return self.prefer
+        if self._scan.get() is not None:
+            return "hyperscan"
+        return "aho-corasick" if self._automaton() is not None else "python"
+
+    def _automaton(self) -> Any:
+        if self._aho is None:
+            try:
+                import ahocorasick
+            except ImportError:
+                self._aho = False
+            else:
+                automaton = ahocorasick.Automaton()
+                for n, needle in enumerate(self._needles):
+                    automaton.add_word(needle, n)
+                automaton.make_automaton()
+                self._aho = automaton
+        return self._aho or None
 
     def hits(self, lowered: str) -> dict[int, list[int]]:
         """For each needle of `lowered` (its index), where its occurrences end (in characters
         when `lowered` is ASCII; otherwise the positions are not used); [] for a needle met so
         often that its rules search the whole text anyway."""
-        scanner = self._scan.get()
+        engine = self.engine()
         found: dict[int, list[int]] = {}
-        if scanner is not None:
-            scanner.scan(lowered.encode("utf-8", "surrogatepass"), _note, found)
+        if engine == "hyperscan":
+            self._scan.get().scan(lowered.encode("utf-8", "surrogatepass"), _note, found)
+            return found
+        if engine == "aho-corasick":
+            for last, n in self._automaton().iter(lowered):
+                found.setdefault(n, []).append(last + 1)
             return found
         crowded = len(lowered) // _CROWDED
         for n, needle in enumerate(self._needles):
