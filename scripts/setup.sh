@@ -4,6 +4,7 @@
 #   scripts/setup.sh --nvim     ... plus Neovim for the nvim/ plugin tests (scripts/setup-nvim.sh)
 #   scripts/setup.sh --vscode   ... plus code-server, Chromium and npm packages (scripts/setup-vscode.sh)
 #   scripts/setup.sh --mcp      ... plus the npm MCP servers the MCP tests use (scripts/setup-mcp.sh)
+#   scripts/setup.sh --acp      ... plus the npm ACP clients the ACP tests use: acpx, the TypeScript SDK (scripts/setup-acp.sh)
 #   scripts/setup.sh --llama    ... plus llama.cpp's server and SmolLM2-135M (scripts/setup-llama.sh; slow once)
 #   scripts/setup.sh --all      everything the full test suite needs
 # Environment: PYTHON (interpreter to build the venv from, >= 3.11), VENV (default .venv).
@@ -12,14 +13,15 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${VENV:-$ROOT/.venv}"
 log() { echo "[setup] $*" >&2; }
 
-want_nvim=0 want_vscode=0 want_mcp=0 want_llama=0
+want_nvim=0 want_vscode=0 want_mcp=0 want_acp=0 want_llama=0
 for arg in "$@"; do
   case "$arg" in
     --nvim) want_nvim=1 ;;
     --vscode) want_vscode=1 ;;
     --mcp) want_mcp=1 ;;
+    --acp) want_acp=1 ;;
     --llama) want_llama=1 ;;
-    --all) want_nvim=1 want_vscode=1 want_mcp=1 want_llama=1 ;;
+    --all) want_nvim=1 want_vscode=1 want_mcp=1 want_acp=1 want_llama=1 ;;
     -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) log "unknown option: $arg"; exit 2 ;;
   esac
@@ -89,6 +91,7 @@ run_optional() {
 [ "$want_nvim" = 1 ] && run_optional setup-nvim.sh
 [ "$want_vscode" = 1 ] && run_optional setup-vscode.sh
 [ "$want_mcp" = 1 ] && run_optional setup-mcp.sh
+[ "$want_acp" = 1 ] && run_optional setup-acp.sh
 [ "$want_llama" = 1 ] && run_optional setup-llama.sh
 [ "$want_nvim" = 1 ] && run_optional setup-clients.sh
 log "ready: $VENV/bin/deepseek-ls"

@@ -1,15 +1,29 @@
-"""The ACP test client: the SDK's own client side (`ClientSideConnection`) driving a real
-`deepseek-ls acp` process; it records every update and answers permissions and file access
-the way an editor would (files are read from and written to disk, as CodeCompanion does)."""
+"""The ACP test kit: clients driving a real `deepseek-ls acp` process.
+
+- `RecordingClient` / `acp_agent`: the Python SDK's own client side (`ClientSideConnection`); it
+  records every update and answers permissions and file access the way an editor would (files are
+  read from and written to disk, as CodeCompanion does);
+- `run_sdk_client`: `sdk_client.mjs`, a client written against the official TypeScript SDK, with
+  unsaved buffers and a person who may refuse reads, writes and permissions;
+- `run_acpx`: acpx, a headless ACP client we did not write, used as it is.
+
+The two Node clients are installed by `scripts/setup-acp.sh` into `.tools/acp`; a missing one is a
+failed set-up, never a skipped test."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
+import shlex
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, AsyncIterator
+
+import pytest
 
 from acp import spawn_agent_process  # type: ignore[attr-defined]
 from acp.schema import (
@@ -23,6 +37,11 @@ from acp.schema import (
 )
 
 CLI = str(Path(sys.executable).parent / "deepseek-ls")
+ACP_CLIENTS = Path(__file__).resolve().parents[2] / ".tools" / "acp"
+SDK_CLIENT = Path(__file__).with_name("sdk_client.mjs")
+ACPX = ACP_CLIENTS / "node_modules" / "acpx" / "dist" / "cli.js"
+SDK = ACP_CLIENTS / "node_modules" / "@agentclientprotocol" / "sdk" / "package.json"
+CLIENT_TIMEOUT = 180
 
 
 class RecordingClient:
@@ -94,3 +113,75 @@ def agent_env(fake, tmp: Path) -> dict[str, str]:
         "DEEPSEEK_LS_LLM__MAX_RETRIES": "0",
         "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
     }
+
+
+def _node() -> str:
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is required for the third-party ACP clients (acpx, the TypeScript SDK)", pytrace=False)
+    for path, name in ((ACPX, "acpx"), (SDK, "@agentclientprotocol/sdk")):
+        if not path.is_file():
+            pytest.fail(f"{name} is not installed in {ACP_CLIENTS}: run scripts/setup-acp.sh "
+                        "(scripts/setup.sh --all does)", pytrace=False)
+    return node
+
+
+def run_sdk_client(tmp_path: Path, env: dict[str, str], steps: list[dict[str, Any]], *,
+                   agent_args: list[str] | None = None, agent_cwd: Path | None = None,
+                   **scenario: Any) -> tuple[dict[str, Any], int]:
+    """Run `sdk_client.mjs` (the TypeScript SDK's `ClientSideConnection`) against `deepseek-ls acp`:
+    the scenario's `steps`, and `buffers`, `refuse`, `permission`, `fs` as `sdk_client.mjs` says.
+    Returns its report and its exit code (non-zero: a request it made failed)."""
+    spec = {"agent": [CLI, *(agent_args or []), "acp"], "agentCwd": str(agent_cwd or tmp_path), "env": env,
+            "steps": steps, **scenario}
+    path = tmp_path / f"sdk-scenario-{len(list(tmp_path.glob('sdk-scenario-*.json')))}.json"
+    path.write_text(json.dumps(spec))
+    out = subprocess.run([_node(), str(SDK_CLIENT), str(path)], env={**env, "ACP_CLIENTS": str(ACP_CLIENTS)},
+                         capture_output=True, text=True, timeout=CLIENT_TIMEOUT)
+    lines = out.stdout.strip().splitlines()
+    if not lines:
+        pytest.fail(f"sdk_client.mjs printed no report (exit {out.returncode}): {out.stderr[-3000:]}", pytrace=False)
+    return json.loads(lines[-1]), out.returncode
+
+
+def run_acpx(tmp_path: Path, env: dict[str, str], *flags: str, prompt: str, cwd: Path,
+             agent_args: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`acpx [flags] --agent 'deepseek-ls [agent_args] acp' exec PROMPT` in `cwd`, as a person runs it
+    (its state under a home of its own); JSON lines on stdout with `--format json`."""
+    agent = shlex.join([CLI, *(agent_args or []), "acp"])
+    home = tmp_path / "acpx-home"
+    home.mkdir(exist_ok=True)
+    return subprocess.run([_node(), str(ACPX), *flags, "--agent", agent, "--cwd", str(cwd), "exec", prompt],
+                          cwd=cwd, env={**env, "HOME": str(home)}, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=CLIENT_TIMEOUT)
+
+
+def updates_of(report: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    """The `session/update`s of one kind an SDK client report holds, in order."""
+    return [u for u in report["updates"] if u.get("sessionUpdate") == kind]
+
+
+def said(report: dict[str, Any], kind: str = "agent_message_chunk") -> str:
+    return "".join(u["content"].get("text", "") for u in updates_of(report, kind))
+
+
+def fix_add_workspace(tmp_path: Path, name: str = "ws") -> Path:
+    """A git workspace `tmp_path/name` whose `add` subtracts (scenario_kit's APP), with its test."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenarios"))
+    from scenario_kit import APP, TEST_APP
+
+    root = tmp_path / name
+    (root / "tests").mkdir(parents=True)
+    (root / "app.py").write_text(APP)
+    (root / "tests" / "test_app.py").write_text(TEST_APP)
+    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\naddopts = -p no:cacheprovider\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def events_of(workspace: Path) -> list[dict[str, Any]]:
+    """Every event of every session in the workspace; each line must parse (nothing torn)."""
+    out = []
+    for log in sorted((workspace / ".deepseek" / "sessions").glob("*/events.jsonl")):
+        out += [json.loads(line) for line in log.read_text().splitlines()]
+    return out

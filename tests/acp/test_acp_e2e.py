@@ -14,23 +14,17 @@ import pytest
 
 from acp import PROTOCOL_VERSION, text_block
 from acp.exceptions import RequestError
-from acp_kit import CLI, FS, RecordingClient, acp_agent, agent_env
+from acp_kit import CLI, FS, RecordingClient, acp_agent, agent_env, fix_add_workspace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenarios"))
-from scenario_kit import APP, TEST_APP, diff, plan_json  # noqa: E402
+from scenario_kit import APP, diff, plan_json  # noqa: E402
 
 FIX = diff("app.py", ["    return a - b"], ["    return a + b"], start=6)
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    (root / "tests").mkdir(parents=True)
-    (root / "app.py").write_text(APP)
-    (root / "tests" / "test_app.py").write_text(TEST_APP)
-    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\naddopts = -p no:cacheprovider\n")
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    return root
+    return fix_add_workspace(tmp_path)
 
 
 def _script(fake) -> None:
