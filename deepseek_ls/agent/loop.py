@@ -299,6 +299,11 @@ class AgentLoop:
                 _to(rt, "Paused", "the change was denied; revise the plan or skip the step")
                 return False
             result = await rt.world.apply(ps.patch_id)
+            if result.refused:  # the editor said no to its write: a refused change, not a mismatch to redo
+                await rt.world.reject(ps.patch_id, None, result.message)
+                self._mark(rt, self._plan(rt), step, "failed", result.message)
+                _to(rt, "Paused", result.message)
+                return False
             if not result.ok:
                 failure = rt.classifier.patch_mismatch(f"applying {ps.patch_id} failed: {result.message}")
                 await rt.world.reject(ps.patch_id, None, "could not be applied")

@@ -177,12 +177,16 @@ class World:
     async def checkpoint(self, files: list[str], label: str, meta: dict[str, Any]) -> str:
         """Snapshot `files` before a set of writes (a Hetun mission): one undo restores them all. A file
         open in the editor is snapshotted as its buffer shows it (unsaved edits included), not the disk."""
-        buffers = {rel: doc[0] for rel in files if (doc := self.overlay.get(rel)) is not None}
+        buffers = await asyncio.to_thread(self._buffers, files)
         checkpoint_id = await asyncio.to_thread(self.patches.checkpoints.create, files, label=label, meta=meta,
                                                 texts=buffers)
         self._record("agent.checkpoint", True, {"checkpoint_id": checkpoint_id, "files": files,
                                                 "buffers": sorted(buffers)})
         return checkpoint_id
+
+    def _buffers(self, files: list[str]) -> dict[str, str]:
+        """The open buffers' texts of `files` (from a worker thread: an ACP client is asked for them)."""
+        return {rel: doc[0] for rel in files if (doc := self.overlay.get(rel)) is not None}
 
     # -- tools (the ToolHost records its own calls) --------------------------------
 

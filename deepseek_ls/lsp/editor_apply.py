@@ -20,7 +20,7 @@ from typing import Any
 from lsprotocol import types
 
 from deepseek_ls.lsp.edits import (FileEdit, buffer_problem, changed, contradiction, file_edit, patch_store, pinned_version,
-                                   record_applied, settled_elsewhere)
+                                   settled_elsewhere)
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.transport import ClientRequestFailed
 from deepseek_ls.lsp.uris import open_document
@@ -56,13 +56,9 @@ async def _apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | 
     from deepseek_ls.patch import ApplyResult, FileOutcome
 
     patch = patch_store(ls).get(patch_id)
-    chosen = [patch.hunk(h) for h in hunk_ids] if hunk_ids else patch.pending_hunks()
-    settled = [f"hunk {h.hunk_id} is already {h.status}" for h in chosen if h.status != "pending"]
+    groups, settled = patch.chosen_by_file(hunk_ids)
     if settled:  # rejected (or applied) while this apply waited for its files
         return ApplyResult(ok=False, patch_id=patch_id, message="nothing was applied: " + "; ".join(settled))
-    groups: dict[str, list[str]] = {}
-    for hunk in chosen:
-        groups.setdefault(hunk.file, []).append(hunk.hunk_id)
     if not groups:
         return ApplyResult(ok=True, patch_id=patch_id, message="no pending hunks to apply")
     problems = [f"{file}: {problem}" for file in groups
@@ -76,7 +72,7 @@ async def _apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | 
     if refused:
         return ApplyResult(ok=False, patch_id=patch_id, files=outcomes,
                            message="nothing was applied:\n" + "\n".join(p.refusal for p in refused))
-    ids = [h.hunk_id for h in chosen]
+    ids = [h for file_ids in groups.values() for h in file_ids]
     params = types.ApplyWorkspaceEditParams(edit=combine([p.edit for p in prepared if p.edit is not None]),
                                             label=f"deepseek: {len(ids)} hunk(s) in {', '.join(groups)}")
     try:
@@ -100,7 +96,7 @@ async def _apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | 
     for p in prepared:
         ls.buffer_sync.applied(p.uri, p.new_text)
     checkpoint_id = await asyncio.to_thread(_checkpoint, ls, patch_id, ids, prepared)
-    settled = record_applied(patch_store(ls), patch_id, ids, via="workspace/applyEdit", checkpoint_id=checkpoint_id)
+    settled = patch_store(ls).record_applied(patch_id, ids, via="workspace/applyEdit", checkpoint_id=checkpoint_id)
     await caught_up(ls, prepared)
     changed(ls, list(groups))
     if settled:  # another process settled some hunks meanwhile: the apply's outcome is not all ours

@@ -240,7 +240,7 @@ async def _accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str]
             "Nothing was recorded; check the buffer, then accept again (a hunk already there is not added twice).",
             version)
     ls.buffer_sync.applied(uri, prepared.new_text)
-    settled = record_applied(store, patch_id, hunk_ids, via="workspace/applyEdit")
+    settled = store.record_applied(patch_id, hunk_ids, via="workspace/applyEdit")
     if settled:
         changed(ls, [file])
         await _after_settled(ls, patch_id)
@@ -253,25 +253,6 @@ async def _accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str]
     if prepared.merged:
         result["message"] = "rebased onto your edits (3-way merge)"
     return result
-
-
-def record_applied(store: Any, patch_id: str, hunk_ids: list[str], **kwargs: Any) -> dict[str, str]:
-    """Record `hunk_ids` accepted after the editor applied them; those another process (the CLI,
-    another editor) settled since they were checked are left as that process left them. Returns
-    those (hunk id -> its status), {} when all were recorded. `PatchStore.mark_applied` is a
-    compare-and-set under the store's file lock, so two processes never both win."""
-    from deepseek_ls.patch import HunkSettled
-
-    settled: dict[str, str] = {}
-    remaining = list(hunk_ids)
-    while remaining:
-        try:
-            store.mark_applied(patch_id, remaining, **kwargs)
-            break
-        except HunkSettled as error:
-            settled.update(error.statuses)
-            remaining = [h for h in remaining if h not in error.statuses]
-    return settled
 
 
 def settled_elsewhere(file: str, settled: dict[str, str]) -> str:

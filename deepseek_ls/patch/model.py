@@ -114,6 +114,15 @@ class PatchSet(BaseModel):
     def pending_hunks(self) -> list[Hunk]:
         return [h for h in self.hunks if h.status == "pending"]
 
+    def chosen_by_file(self, hunk_ids: list[str] | None) -> tuple[dict[str, list[str]], list[str]]:
+        """An apply's hunks (`hunk_ids`, else the pending ones) as their ids per file, in order, and
+        why those no longer pending cannot be applied ("hunk H is already rejected")."""
+        chosen = [self.hunk(h) for h in hunk_ids] if hunk_ids else self.pending_hunks()
+        groups: dict[str, list[str]] = {}
+        for hunk in chosen:
+            groups.setdefault(hunk.file, []).append(hunk.hunk_id)
+        return groups, [f"hunk {h.hunk_id} is already {h.status}" for h in chosen if h.status != "pending"]
+
     @property
     def loc(self) -> int:
         return sum(h.loc for h in self.hunks)
@@ -142,6 +151,9 @@ class ApplyResult(BaseModel):
     files: list[FileOutcome] = Field(default_factory=list)
     checkpoint_id: str | None = None
     message: str = ""
+    # The editor refused the change (the person said no to its write): nothing was written. A refused
+    # change, not a mismatch to stage again.
+    refused: bool = False
 
 
 def sha256_text(text: str) -> str:

@@ -24,7 +24,7 @@ import secrets
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from filelock import FileLock
 
@@ -415,6 +415,22 @@ class PatchStore:
             payload["checkpoint_id"] = checkpoint_id
         self.sink.emit("PatchApplied@v1", payload)
         return ps
+
+    def record_applied(self, patch_id: str, hunk_ids: list[str], **kwargs: Any) -> dict[str, str]:
+        """`mark_applied` after an editor applied `hunk_ids`, leaving those another process (the CLI,
+        another editor) settled since they were checked as that process left them. Returns those (hunk
+        id -> its status), {} when all were recorded. Each `mark_applied` is a compare-and-set under
+        the store's file lock, so two processes never both win."""
+        settled: dict[str, str] = {}
+        remaining = list(hunk_ids)
+        while remaining:
+            try:
+                self.mark_applied(patch_id, remaining, **kwargs)
+                break
+            except HunkSettled as error:
+                settled.update(error.statuses)
+                remaining = [h for h in remaining if h not in error.statuses]
+        return settled
 
     def reject(self, patch_id: str, hunk_ids: list[str] | None = None, reason: str = "") -> PatchSet:
         """Remember hunks (default: all pending, as they are when the lock is taken) as rejected.

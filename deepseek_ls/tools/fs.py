@@ -36,7 +36,7 @@ class FsListArgs(BaseModel):
 
 async def fs_read(ctx: ToolContext, args: FsReadArgs) -> dict:
     rel = ctx.paths.relative(args.path)
-    doc = ctx.overlay.get(rel)
+    doc = await asyncio.to_thread(ctx.overlay.get, rel)  # an ACP client's buffer is asked for from a thread
     if doc is None:
         text = await asyncio.to_thread(_read_disk, ctx, rel)
     else:
