@@ -21,11 +21,11 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text
-from acp.helpers import update_current_mode
 from acp.schema import (
     AgentCapabilities,
     AvailableCommand,
     AvailableCommandsUpdate,
+    ConfigOptionUpdate,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -37,27 +37,23 @@ from acp.schema import (
     SessionCapabilities,
     SessionInfo,
     SessionListCapabilities,
-    SessionMode,
-    SessionModeState,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
 
 from deepseek_ls import __version__
+from deepseek_ls.acp import errors, options
+from deepseek_ls.acp.client_files import ClientFiles
+from deepseek_ls.acp.options import MODES
 from deepseek_ls.acp.sessions import AcpSessionRecord, AcpSessionStore
 from deepseek_ls.acp.ui import AcpUI
 from deepseek_ls.acp.updates import patch_outcome, plan_update, replay_updates
 from deepseek_ls.policy.paths import secret_location
 from deepseek_ls.policy.secret_files import secret_kind
+from deepseek_ls.workspace import find_workspace_root
 
 log = logging.getLogger(__name__)
 
-MODES = {
-    "ask": "Ask: answer a question about the code, no changes",
-    "plan": "Plan: read-only, produce a plan",
-    "agent": "Agent: plan, then edit with your permission, then verify",
-    "yolo": "YOLO: plan, edit and verify without asking (trusted repositories only)",
-    "hetun": "Hetun: research with many fast sub-agents, one mission to approve, then straight through",
-}
 RESUME_WORDS = {"run", "continue", "resume", "go on"}
 COMMANDS = [
     AvailableCommand(name="plan", description="make a plan without changing anything"),
@@ -68,23 +64,36 @@ COMMANDS = [
 
 
 class AcpSession:
-    """A live ACP session: its record, its agent (one per ACP session), its UI and the running turn."""
+    """A live ACP session: its record, its agent (one per ACP session), its UI, the client's files
+    (None: the disk) and the running turn."""
 
-    def __init__(self, record: AcpSessionRecord, agent: Any, ui: AcpUI) -> None:
+    def __init__(self, record: AcpSessionRecord, agent: Any, ui: AcpUI, files: ClientFiles | None) -> None:
         self.record = record
         self.agent = agent
         self.ui = ui
+        self.files = files
         self.turn: asyncio.Task[Any] | None = None
         self.current: str | None = None  # our session id of the running turn
 
+    def refused(self, error: Any) -> None:
+        """A read the client refused stops the turn: it cannot see what the person sees."""
+        if self.turn is not None and not self.turn.done():
+            self.turn.cancel()
+
 
 class DeepSeekAcpAgent:
-    def __init__(self, root: Path, loaded: Any) -> None:
+    """`root` and `loaded`: the workspace and config `deepseek-ls acp` started with; `config_path` and
+    `profile` (its `--config`, `--profile`) apply to every session, whatever its workspace."""
+
+    def __init__(self, root: Path, loaded: Any, *, config_path: Path | None = None, profile: str | None = None) -> None:
         self.root = Path(root).resolve()
         self.loaded = loaded
+        self.config_path = config_path
+        self.profile = profile
         self.conn: Any = None
         self.client_capabilities: Any = None
         self.sessions: dict[str, AcpSession] = {}
+        self._configs: dict[Path, Any] = {self.root: loaded}
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -103,19 +112,26 @@ class DeepSeekAcpAgent:
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="deepseek-ls", title="DeepSeek (deepseek-ls)", version=__version__),
-            auth_methods=[],
+            auth_methods=errors.auth_methods(self.loaded.config),
         )
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
-        return None  # the API key comes from the environment, as for the CLI
+        """The key comes from the environment, as for the CLI: nothing to do when it is there."""
+        problem = errors.auth_problem(self.loaded.config)
+        if problem:
+            raise errors.auth_required(problem)
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         root = self._workspace(cwd)
-        store = AcpSessionStore(root)
-        record = store.create(root, mode=self._default_mode())
+        loaded = self.config_for(root)
+        problem = errors.auth_problem(loaded.config)
+        if problem:  # before a session exists: the client asks the person for the key (authMethods)
+            raise errors.auth_required(problem)
+        record = AcpSessionStore(root).create(root, mode=self._default_mode())
         session = self._open(record, mcp_servers or [])
         self._announce(session)
-        return NewSessionResponse(session_id=record.session_id, modes=self._modes(record.mode))
+        return NewSessionResponse(session_id=record.session_id, modes=options.mode_state(record.mode),
+                                  config_options=options.config_options(record, session.agent.config))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            **kwargs: Any) -> LoadSessionResponse:
@@ -137,7 +153,8 @@ class DeepSeekAcpAgent:
                 session.ui.send(update)
         await session.ui.flush()
         self._announce(session)
-        return LoadSessionResponse(modes=self._modes(record.mode))
+        return LoadSessionResponse(modes=options.mode_state(record.mode),
+                                   config_options=options.config_options(record, session.agent.config))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> ListSessionsResponse:
         root = self._workspace(cwd) if cwd else self.root
@@ -148,13 +165,21 @@ class DeepSeekAcpAgent:
         ])
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
-        session = self._session(session_id)
-        if mode_id not in MODES:
-            raise RequestError.invalid_params({"modeId": mode_id, "reason": f"modes: {', '.join(MODES)}"})
-        session.record.mode = mode_id
-        AcpSessionStore(Path(session.record.cwd)).save(session.record)
-        session.ui.send(update_current_mode(mode_id))
+        await self.set_config_option("mode", session_id, mode_id)
         return SetSessionModeResponse()
+
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
+                                **kwargs: Any) -> SetSessionConfigOptionResponse:
+        """Mode, model profile or approval of the session (`options.py`); a bad value: `-32602`."""
+        session = self._session(session_id)
+        record, config = session.record, session.agent.config
+        options.choose(record, config, Path(record.cwd), config_id, value)
+        AcpSessionStore(Path(record.cwd)).save(record)
+        current = options.config_options(record, config)
+        if config_id == "mode":
+            session.ui.send(options.mode_update(record.mode))
+        session.ui.send(ConfigOptionUpdate(session_update="config_option_update", config_options=current))
+        return SetSessionConfigOptionResponse(config_options=current)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)
@@ -179,46 +204,55 @@ class DeepSeekAcpAgent:
         mode, text = _command(text, session.record.mode)
         if not session.record.title:
             session.record.title = text.strip().splitlines()[0][:80]
+        if session.files is not None:
+            session.files.refusals.clear()
         session.turn = asyncio.current_task()
+        failure: RequestError | None = None
+        ours = None
         try:
             await self._run_turn(session, mode, text, context)
             stop = "end_turn"
         except asyncio.CancelledError:
             stop = "cancelled"
-        except Exception as exc:  # noqa: BLE001 - the turn ends with the reason shown in the chat
-            message = getattr(exc, "user_message", None) or f"{type(exc).__name__}: {exc}"
-            session.ui.send(update_agent_message_text(f"\n[stopped] {str(message)[:500]}\n"))
-            stop = "end_turn"
+        except Exception as exc:  # noqa: BLE001 - answered as a JSON-RPC error the client can act on
+            log.info("ACP turn failed: %s", exc, exc_info=not hasattr(exc, "user_message"))
+            failure = errors.turn_error(exc, session.current)
         finally:
+            ours = session.current
             session.turn = None
             session.current = None
             AcpSessionStore(Path(session.record.cwd)).save(session.record)
+        if session.files is not None and session.files.refusals:
+            failure = errors.refused_reads(session.files.refusals, ours)
         try:
             await asyncio.wait_for(session.ui.flush(), 10)
         except (asyncio.TimeoutError, asyncio.CancelledError):
             pass
+        if failure is not None:
+            raise failure
         return PromptResponse(stop_reason=stop)  # type: ignore[arg-type]
 
     async def _run_turn(self, session: AcpSession, mode: str, text: str, context: str | None) -> None:
         agent, ui = session.agent, session.ui
         ui.content_is_answer = mode == "ask"
+        profile = session.record.profile
         if mode == "undo":
-            from deepseek_ls.acp.wiring import undo_latest
+            from deepseek_ls.acp.client_apply import undo_latest
 
-            ui.send(update_agent_message_text(await asyncio.to_thread(undo_latest, agent) + "\n"))
+            ui.send(update_agent_message_text(await asyncio.to_thread(undo_latest, agent, session.files) + "\n"))
             return
         if mode == "agent" and text.strip().lower() in RESUME_WORDS and session.record.ours:
-            view = await self._tracked(session, agent.run(session_id=session.record.ours[-1]))
+            view = await self._tracked(session, agent.run(session_id=session.record.ours[-1], profile=profile))
             self._final(session, view)
             return
         if mode == "ask":
-            result = await agent.ask(text, context)
+            result = await agent.ask(text, context, profile=profile)
             self._adopt(session, result.get("session_id"))
             if not result.get("streamed") and result.get("content"):
                 ui.send(update_agent_message_text(result["content"]))
             return
         if mode == "plan":
-            sid, plan = await self._tracked(session, agent.plan(text, context, mode="plan"))
+            sid, plan = await self._tracked(session, agent.plan(text, context, mode="plan", profile=profile))
             self._adopt(session, sid)
             update = plan_update(agent.session_view(sid).get("plan"))
             if update is not None:
@@ -226,7 +260,7 @@ class DeepSeekAcpAgent:
             ui.send(update_agent_message_text(f"\nPlan ready ({len(plan.steps)} steps). Switch to agent mode and "
                                               "say 'run' to carry it out.\n"))
             return
-        view = await self._tracked(session, agent.run(text, mode=mode))
+        view = await self._tracked(session, agent.run(text, mode=mode, profile=profile))
         self._adopt(session, view["session_id"])
         self._final(session, view)
 
@@ -253,10 +287,11 @@ class DeepSeekAcpAgent:
 
     def _push_view(self, session: AcpSession, view: dict[str, Any], seen: dict[str, Any]) -> None:
         plan = view.get("plan")
-        key = json.dumps(plan, sort_keys=True, default=str) if plan else None
+        state, reason = view.get("state"), view.get("state_reason") or ""
+        key = json.dumps([plan, state, reason], sort_keys=True, default=str) if plan else None
         if key != seen["plan"]:
             seen["plan"] = key
-            update = plan_update(plan)
+            update = plan_update(plan, state, reason)
             if update is not None:
                 session.ui.send(update)
         for rec in view.get("patches", []):
@@ -274,7 +309,7 @@ class DeepSeekAcpAgent:
         if state == "Completed":
             message = f"\nDone: {done}/{len(steps)} step(s) applied and verified.\n"
         else:
-            why = view.get("last_error") or "waiting"
+            why = view.get("state_reason") or view.get("last_error") or "waiting"
             message = (f"\n[{state}] {why}. The session is kept: send 'run' to resume, "
                        f"or see it with `deepseek-ls replay {view.get('session_id')}`.\n")
         session.ui.send(update_agent_message_text(message))
@@ -282,22 +317,35 @@ class DeepSeekAcpAgent:
     # -- helpers ---------------------------------------------------------------------------
 
     def _workspace(self, cwd: str | None) -> Path:
+        """The workspace of a session opened in `cwd`: the repository holding it (as for the CLI), else
+        the workspace `deepseek-ls acp` started in when `cwd` lies in it, else `cwd` itself."""
         if not cwd:
             raise RequestError.invalid_params({"reason": "cwd is required"})
         path = Path(cwd)
         if not path.is_absolute() or not path.is_dir():
             raise RequestError.invalid_params({"cwd": str(cwd)[:300], "reason": "not an absolute path to a directory"})
-        return path.resolve()
+        path = path.resolve()
+        repository = find_workspace_root(path)
+        if repository != path or (path / ".git").exists():
+            return repository
+        if path.is_relative_to(self.root) and (self.root / ".deepseek").is_dir():
+            return self.root
+        return path
+
+    def config_for(self, root: Path) -> Any:
+        """The config of sessions in `root`: its own workspace file, with `--config` and `--profile`."""
+        if root not in self._configs:
+            from deepseek_ls.config import ConfigError, load_config
+
+            try:
+                self._configs[root] = load_config(root, config_path=self.config_path, profile=self.profile)
+            except ConfigError as exc:
+                raise RequestError.invalid_params({"cwd": str(root), "reason": str(exc)[:1000]}) from exc
+        return self._configs[root]
 
     def _default_mode(self) -> str:
         mode = self.loaded.config.agent_loop.mode
         return mode if mode in MODES and mode not in ("yolo", "hetun") else "agent"  # never start in yolo or hetun
-
-    def _modes(self, current: str) -> SessionModeState:
-        return SessionModeState(
-            current_mode_id=current,
-            available_modes=[SessionMode(id=m, name=m, description=d) for m, d in MODES.items()],
-        )
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
@@ -307,15 +355,18 @@ class DeepSeekAcpAgent:
         return session
 
     def _open(self, record: AcpSessionRecord, mcp_servers: list[Any]) -> AcpSession:
-        from deepseek_ls.acp.wiring import build_agent
+        from deepseek_ls.acp.wiring import build_agent, client_files
 
         root = Path(record.cwd)
         holder: dict[str, Any] = {}
         ui = AcpUI(self.conn, record.session_id, diffs=lambda pid: self._diffs(holder["agent"], root, pid), root=root)
-        agent = build_agent(root, self.loaded, ui, mcp_servers, conn=self.conn, session_id=record.session_id,
-                            client_capabilities=self.client_capabilities)
+        files = client_files(self.conn, record.session_id, root, self.client_capabilities)
+        agent = build_agent(root, self.config_for(root), ui, mcp_servers, files=files)
+        options.restore(record, agent.config, root)
         holder["agent"] = agent
-        session = AcpSession(record, agent, ui)
+        session = AcpSession(record, agent, ui, files)
+        if files is not None:
+            files.on_refused = session.refused
         ui.on_session = lambda sid: self._running(session, sid)
         self.sessions[record.session_id] = session
         return session

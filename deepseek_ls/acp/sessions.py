@@ -26,6 +26,8 @@ class AcpSessionRecord:
     session_id: str
     cwd: str
     mode: str = "agent"
+    profile: str | None = None  # the model profile forced for its prompts (None: the router decides)
+    approval: str | None = None  # its approval mode (None: the configured one)
     title: str = ""
     created: str = ""
     updated: str = ""

@@ -1,6 +1,7 @@
 """Our session state and events as ACP `session/update`s (pure functions, no I/O).
 
-- a plan -> `plan` entries whose statuses follow our step statuses;
+- a plan -> `plan` entries whose statuses follow our step statuses, and say what a failed step
+  waits for (retried or revised while the session runs; the person once it is paused or failed);
 - a staged patch -> a `tool_call` of kind `edit` with `diff` content per file;
 - its outcome (applied / rejected) -> a `tool_call_update`;
 - a verification run -> a `tool_call` of kind `execute`, completed or failed;
@@ -28,17 +29,22 @@ from acp import (
 STEP_STATUS = {"pending": "pending", "running": "in_progress", "done": "completed", "skipped": "completed",
                "failed": "pending"}
 STEP_MARK = {"failed": " (failed: will be retried or revised)", "skipped": " (skipped)"}
+STOPPED = {"Paused": "paused", "Failed": "failed"}  # states where nothing retries a failed step
 
 
-def plan_update(plan: dict[str, Any] | None) -> Any | None:
-    """The whole plan as one `plan` update (ACP replaces the list each time)."""
+def plan_update(plan: dict[str, Any] | None, state: str | None = None, reason: str = "") -> Any | None:
+    """The whole plan as one `plan` update (ACP replaces the list each time). `state` (the session's)
+    and its `reason` say what a failed step waits for: nothing retries it once the session stopped."""
     if not plan or not plan.get("steps"):
         return None
     entries = []
     for i, step in enumerate(plan["steps"], 1):
         status = step.get("status", "pending")
+        mark = STEP_MARK.get(status, "")
+        if status == "failed" and state in STOPPED:
+            mark = f" ({STOPPED[state]}: {reason or 'waiting for you'}; send 'run' to try again)"
         files = f" ({', '.join(step.get('files') or [])})" if step.get("files") else ""
-        entries.append(plan_entry(f"{i}. {step.get('title', '')}{files}{STEP_MARK.get(status, '')}",
+        entries.append(plan_entry(f"{i}. {step.get('title', '')}{files}{mark}",
                                   priority="high" if i == 1 else "medium", status=STEP_STATUS.get(status, "pending")))
     return update_plan(entries)
 
@@ -75,6 +81,7 @@ def replay_updates(events: Iterable[Any], diff_of: Callable[[dict[str, Any]], li
     `diff_of(PatchStaged payload)` gives the (path, old, new) texts of a staged patch."""
     out: list[Any] = []
     plan: dict[str, Any] | None = None
+    state, reason = None, ""
     for e in events:
         kind, p = e.kind, e.payload
         if kind == "TurnAdded@v1":
@@ -87,14 +94,14 @@ def replay_updates(events: Iterable[Any], diff_of: Callable[[dict[str, Any]], li
                     out.append(update_agent_message_text(p["content"]))
         elif kind in ("PlanCreated@v1", "PlanRevised@v1"):
             plan = dict(p["plan"])
-            update = plan_update(plan)
+            update = plan_update(plan, state, reason)
             if update is not None:
                 out.append(update)
         elif kind == "StepMarked@v1" and plan is not None:
             for step in plan.get("steps", []):
                 if step.get("step_id") == p.get("step_id"):
                     step["status"] = p.get("status")
-            update = plan_update(plan)
+            update = plan_update(plan, state, reason)
             if update is not None:
                 out.append(update)
         elif kind == "PatchStaged@v1":
@@ -105,7 +112,10 @@ def replay_updates(events: Iterable[Any], diff_of: Callable[[dict[str, Any]], li
             out.append(patch_outcome(p["patch_id"], False, p.get("reason") or "rejected"))
         elif kind == "VerificationRun@v1":
             out.append(verification_call(f"verify-{e.seq_no}", p.get("command", ""), bool(p.get("ok")), p.get("output", "")))
-        elif kind == "SessionStateChanged@v1" and p.get("to_state") in ("Completed", "Failed", "Paused"):
-            if p.get("to_state") != "Paused" or p.get("reason"):
-                out.append(update_agent_message_text(f"\n[{p['to_state']}] {p.get('reason', '')}\n"))
+        elif kind == "SessionStateChanged@v1":
+            state, reason = p.get("to_state"), p.get("reason") or ""
+            if state in STOPPED and plan is not None and any(s.get("status") == "failed" for s in plan["steps"]):
+                out.append(plan_update(plan, state, reason))  # what the failed step now waits for
+            if state in ("Completed", "Failed", "Paused") and (state != "Paused" or reason):
+                out.append(update_agent_message_text(f"\n[{state}] {reason}\n"))
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from pathlib import Path
 
 from deepseek_ls.cli.common import add_command, resolve_context
 
@@ -15,8 +16,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="serve the agent over the Agent Client Protocol on stdio (Zed, JetBrains, CodeCompanion)",
         description=(
             "Speaks ACP v1 (JSON-RPC) on stdin/stdout for editors that host agents: Zed,\n"
-            "JetBrains IDEs, CodeCompanion.nvim, avante.nvim, agent-shell. Each session's cwd is\n"
-            "its workspace. Logs go to stderr. See docs/acp.md for the editors' settings."
+            "JetBrains IDEs, CodeCompanion.nvim, avante.nvim, agent-shell. A session's workspace is\n"
+            "the repository holding its cwd; --config and --profile apply to every session. Logs go\n"
+            "to stderr. See docs/acp.md for the editors' settings."
         ),
         handler=_acp,
     )
@@ -29,7 +31,9 @@ def _acp(args: argparse.Namespace) -> int:
     from deepseek_ls.acp.transport import StdioJsonRpc
 
     ctx = resolve_context(args, create_state=False)
-    agent = DeepSeekAcpAgent(ctx.root, ctx.loaded_config)
+    config_path = getattr(args, "config_path", None)
+    agent = DeepSeekAcpAgent(ctx.root, ctx.loaded_config, config_path=Path(config_path).resolve() if config_path else None,
+                             profile=getattr(args, "profile", None))
 
     async def serve() -> None:
         reader, writer = await stdio_streams(limit=1024 * 1024)  # the line cap is the transport's

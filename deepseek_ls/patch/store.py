@@ -101,9 +101,6 @@ class PatchStore:
         self.overlay = overlay if overlay is not None else DocumentOverlay(self.root)
         self.sink = sink if sink is not None else NullSink()
         self.gate = gate if gate is not None else SafetyGate()
-        # Set by an adapter whose editor writes files itself (ACP's fs/write_text_file):
-        # (path, text) -> True when written there; False falls back to the disk write.
-        self.write_through: Callable[[str, str], bool] | None = None
         self.checkpoints = CheckpointStore(self.root, self.state_dir)
         self._lock = FileLock(str(self.dir / ".lock"))
         # file name -> (stat key, its text, why it is not ours or None)
@@ -393,8 +390,6 @@ class PatchStore:
             safe_files.unlink(self.root, file)
             remove_empty_parents(target, self.root)
             return
-        if change.kind == "modify" and self.write_through is not None and self.write_through(file, text):
-            return  # the editor wrote it (ACP fs/write_text_file): its buffer and the disk agree
         # Opened without following links, from the workspace root down (policy.safe_files).
         safe_files.write_bytes(self.root, file, text.encode("utf-8", "surrogatepass"), mode_from=change.old_path)
         if change.kind == "rename" and change.old_path and change.old_path != file:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from acp import PROTOCOL_VERSION, text_block
+from acp.exceptions import RequestError
 from acp_kit import FS, RecordingClient, acp_agent, agent_env
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenarios"))
@@ -28,7 +29,7 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-async def _turn(fake, workspace: Path, tmp_path: Path, *, cancel: bool = False) -> str:
+async def _turn(fake, workspace: Path, tmp_path: Path, *, cancel: bool = False, fails: bool = False) -> str:
     client = RecordingClient()
     async with acp_agent(client, workspace, agent_env(fake, tmp_path)) as (conn, _):
         await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=FS)
@@ -39,7 +40,11 @@ async def _turn(fake, workspace: Path, tmp_path: Path, *, cancel: bool = False) 
             while "planner: asking" not in client.text("agent_thought_chunk"):
                 await asyncio.sleep(0.05)
             await conn.cancel(session_id=new.session_id)
-        await asyncio.wait_for(turn, 60)
+        if fails:  # a failed turn is a JSON-RPC error; what was said before it still arrived
+            with pytest.raises(RequestError):
+                await asyncio.wait_for(turn, 60)
+        else:
+            await asyncio.wait_for(turn, 60)
     return client.text("agent_thought_chunk")
 
 
@@ -54,7 +59,7 @@ async def test_a_call_that_answered_ends_with_done_time_and_tokens(fake_deepseek
 
 async def test_a_call_that_failed_ends_with_failed(fake_deepseek, workspace, tmp_path):
     fake_deepseek.add({"match": {"role": "planner"}, "fault": {"status": 400}})
-    thoughts = await _turn(fake_deepseek, workspace, tmp_path)
+    thoughts = await _turn(fake_deepseek, workspace, tmp_path, fails=True)
     assert re.search(END.format(outcome="failed"), thoughts), thoughts
     assert "planner: done" not in thoughts
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,10 +17,10 @@ import pytest
 from acp import PROTOCOL_VERSION, text_block
 from acp.exceptions import RequestError
 from acp.schema import AllowedOutcome, ReadTextFileResponse, RequestPermissionResponse
-from acp_kit import FS, RecordingClient, acp_agent, agent_env
+from acp_kit import FS, RecordingClient, acp_agent, agent_env, events_of, fix_add_workspace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenarios"))
-from scenario_kit import APP, TEST_APP, diff, plan_json  # noqa: E402
+from scenario_kit import APP, diff, plan_json  # noqa: E402
 
 FIX = diff("app.py", ["    return a - b"], ["    return a + b"], start=6)
 PLAN = plan_json(("Fix add", ["app.py"]), verification=["python -m pytest -q -k add"])
@@ -29,13 +28,7 @@ PLAN = plan_json(("Fix add", ["app.py"]), verification=["python -m pytest -q -k 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    (root / "tests").mkdir(parents=True)
-    (root / "app.py").write_text(APP)
-    (root / "tests" / "test_app.py").write_text(TEST_APP)
-    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\naddopts = -p no:cacheprovider\n")
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    return root
+    return fix_add_workspace(tmp_path)
 
 
 def _script(fake) -> None:
@@ -43,16 +36,8 @@ def _script(fake) -> None:
     fake.add({"match": {"role": "executor"}, "content": FIX})
 
 
-def _events(workspace: Path) -> list[dict]:
-    """Every event of every session in the workspace; each line must parse (nothing torn)."""
-    out = []
-    for log in sorted((workspace / ".deepseek" / "sessions").glob("*/events.jsonl")):
-        out += [json.loads(line) for line in log.read_text().splitlines()]
-    return out
-
-
 def _last_state(workspace: Path) -> str:
-    return [e["payload"]["to_state"] for e in _events(workspace) if e["kind"] == "SessionStateChanged@v1"][-1]
+    return [e["payload"]["to_state"] for e in events_of(workspace) if e["kind"] == "SessionStateChanged@v1"][-1]
 
 
 async def _open(conn, workspace: Path, mode: str | None = None) -> str:
@@ -211,23 +196,39 @@ class LyingFiles(RecordingClient):
         pytest.param("read-error", id="read-answers-an-error"),
         pytest.param("read-wrong-type", id="read-answers-a-number"),
         pytest.param("read-no-content", id="read-answers-nothing"),
-        pytest.param("write-error", id="write-answers-an-error"),
     ],
 )
-async def test_always_answers_file_access_that_fails(fake_deepseek, workspace, tmp_path, how):
-    """A failed or malformed client read falls back to the disk; a refused write is written to the disk
-    (the text was made from what the client showed). The turn completes, the fix is on disk once."""
+async def test_always_answers_file_reads_that_fail(fake_deepseek, workspace, tmp_path, how):
+    """A failed or malformed client read is never replaced by the disk (which may not be what the
+    person sees): the prompt answers a JSON-RPC error naming the file, nothing is written, and the
+    session still serves."""
     _script(fake_deepseek)
     client = LyingFiles(how)
     async with acp_agent(client, workspace, agent_env(fake_deepseek, tmp_path)) as (conn, _):
         sid = await _open(conn, workspace)
+        with pytest.raises(RequestError) as err:
+            await conn.prompt(session_id=sid, prompt=[text_block("Fix add")])
+        assert err.value.code == -32603 and "app.py" in str(err.value) and "fs/read_text_file" in str(err.value)
+        assert (await conn.list_sessions(cwd=str(workspace))).sessions
+    assert client.reads and client.writes == []
+    assert (workspace / "app.py").read_text() == APP
+    events_of(workspace)  # every log line still parses
+
+
+async def test_no_silent_write_a_write_that_fails_is_a_refused_change(fake_deepseek, workspace, tmp_path):
+    """A client write that answers an error is never written to the disk instead: the change is
+    refused (recorded rejected), the turn says so and ends, the session is Paused."""
+    _script(fake_deepseek)
+    client = LyingFiles("write-error")
+    async with acp_agent(client, workspace, agent_env(fake_deepseek, tmp_path)) as (conn, _):
+        sid = await _open(conn, workspace)
         answer = await conn.prompt(session_id=sid, prompt=[text_block("Fix add")])
         assert answer.stop_reason == "end_turn"
-    assert client.reads and client.writes
-    text = (workspace / "app.py").read_text()
-    assert text.count("return a + b") == 1 and "a - b" not in text
-    assert "Done: 1/1" in client.text("agent_message_chunk")
-    _events(workspace)  # every log line still parses
+    assert client.writes == [(str(workspace / "app.py"), "refused")]
+    assert (workspace / "app.py").read_text() == APP
+    said = client.text("agent_message_chunk")
+    assert "the buffer is read-only" in said and "nothing was written" in said and "Done" not in said, said
+    assert _last_state(workspace) == "Paused"
 
 
 # -- the client leaves -------------------------------------------------------------------------
@@ -305,7 +306,7 @@ async def test_no_leak_a_secret_file_the_client_attaches(fake_deepseek, workspac
     assert "def add" in sent, "the harmless attachment was dropped too"
     said = client.text("agent_message_chunk")
     assert "left out of the prompt" in said and uri in said and "It adds." in said
-    assert "hunter2hunter2" not in json.dumps([_ for _ in _events(workspace)])
+    assert "hunter2hunter2" not in json.dumps([_ for _ in events_of(workspace)])
 
 
 class HugeReads(RecordingClient):
@@ -325,16 +326,20 @@ class HugeReads(RecordingClient):
     ],
 )
 async def test_always_answers_huge_prompts_and_buffers(fake_deepseek, workspace, tmp_path, size, client_cls):
-    """A 10 MB prompt, or a client whose buffers are 10 MB each: the prompt is answered (the model call
-    may refuse it; the turn says so) and the agent still serves the session afterwards."""
+    """A 10 MB prompt, or a client whose buffers are 10 MB each: the prompt is answered (or, when it
+    does not fit the model, refused with a JSON-RPC error saying why) and the agent still serves the
+    session afterwards."""
     fake_deepseek.add({"match": {"role": "ask"}, "content": "It adds.", "repeat": True})
     client = client_cls()
     async with acp_agent(client, workspace, agent_env(fake_deepseek, tmp_path)) as (conn, proc):
         sid = await _open(conn, workspace, mode="ask")
-        answer = await conn.prompt(session_id=sid, prompt=[text_block("What does add do? " + "x" * size)])
-        assert answer.stop_reason == "end_turn"
+        try:
+            answer = await conn.prompt(session_id=sid, prompt=[text_block("What does add do? " + "x" * size)])
+            assert answer.stop_reason == "end_turn"
+        except RequestError as err:
+            assert err.code == -32603 and "context window" in str(err), err
         again = await conn.prompt(session_id=sid, prompt=[text_block("And sub?")])
         assert again.stop_reason == "end_turn" and proc.returncode is None
     assert "It adds." in client.text("agent_message_chunk")
-    _events(workspace)
+    events_of(workspace)
     assert (workspace / "app.py").read_text() == APP
