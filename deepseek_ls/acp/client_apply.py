@@ -151,7 +151,7 @@ def undo_latest(agent: Any, files: ClientFiles | None) -> str:
             assert plan is not None
             via = "disk"
         else:
-            plan = store.plan_undo([latest], files.read)
+            plan = store.plan_undo([latest], lambda rel: _now(files, rel))
             _write_undo(files, plan.files)
             via = VIA
             store.finish_undo(plan, via)

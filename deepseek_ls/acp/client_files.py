@@ -109,9 +109,10 @@ def on_loop(loop: asyncio.AbstractEventLoop) -> bool:
 
 
 class ClientOverlay(DocumentOverlay):
-    """The open-buffer view, asked of the ACP client file by file. A file that is not on the disk is
-    not asked for (the client has nothing to show); a read the client refuses raises
-    `ClientFileError`. Reads on the event loop itself (rare) cannot wait for the client and see the disk."""
+    """The open-buffer view, asked of the ACP client file by file. A file that is not on the disk, or
+    is binary there, is not asked for (the client has no text of it to show: the tools report it as
+    missing or binary); a read the client refuses raises `ClientFileError`. Reads on the event loop
+    itself (rare) cannot wait for the client and see the disk."""
 
     def __init__(self, root: Path, files: ClientFiles) -> None:
         super().__init__(root)
@@ -119,6 +120,17 @@ class ClientOverlay(DocumentOverlay):
 
     def get(self, relpath: str) -> tuple[str, int | None] | None:
         doc = super().get(relpath)
-        if doc is not None or on_loop(self.files.loop) or self.root is None or not (self.root / relpath).is_file():
+        if doc is not None or on_loop(self.files.loop) or self.root is None or not _text_file(self.root / relpath):
             return doc
         return self.files.read(relpath), None
+
+
+def _text_file(path: Path) -> bool:
+    """A regular file without a NUL byte in its first 8 KiB (git's test for binary)."""
+    try:
+        if not path.is_file():  # never opened otherwise: a FIFO would block
+            return False
+        with open(path, "rb") as fh:
+            return b"\0" not in fh.read(8192)
+    except OSError:  # missing, a directory, unreadable: nothing the client would show either
+        return False

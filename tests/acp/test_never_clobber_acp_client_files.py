@@ -24,6 +24,7 @@ from scenario_kit import APP, diff, plan_json  # noqa: E402
 FIX = diff("app.py", ["    return a - b"], ["    return a + b"], start=6)
 FIXED = APP.replace("a - b", "a + b")
 UNSAVED = "# unsaved: a note the person typed and did not save\n"
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe"
 
 
 @pytest.fixture
@@ -43,9 +44,11 @@ def sdk(tmp_path_factory):
     `refused_read` (to every read). Returns (report, exit code, workspaces, each session's report)."""
     tmp = tmp_path_factory.mktemp("sdk")
     spaces = {name: fix_add_workspace(tmp, name) for name in ("kept", "refused_write", "refused_read")}
+    (spaces["kept"] / "logo.png").write_bytes(PNG)
     with FakeDeepSeek() as fake:
-        # In `kept` the planner reads app.py with its tool first: what it gets is the buffer.
-        fake.add({"match": {"role": "planner"}, "tool_calls": [{"name": "fs_read", "arguments": {"path": "app.py"}}]})
+        # In `kept` the planner reads app.py and logo.png with its tool first: the buffer; the binary file.
+        fake.add({"match": {"role": "planner"}, "tool_calls": [{"name": "fs_read", "arguments": {"path": "app.py"}},
+                                                                {"name": "fs_read", "arguments": {"path": "logo.png"}}]})
         for _ in spaces:
             _script(fake)
         report, code = run_sdk_client(tmp, agent_env(fake, tmp), [
@@ -83,8 +86,17 @@ def test_never_clobber_acp_the_models_file_tool_reads_the_client_buffer(sdk):
     included (the old code answered it from the disk: the tool ran on the event loop, where the
     client cannot be waited for)."""
     report = sdk[0]
-    (result,) = report["tool_results"][:1]
+    result = report["tool_results"][0]
     assert "unsaved: a note the person typed" in result, result[:500]
+
+
+def test_always_answers_acp_a_binary_file_is_not_asked_of_the_client(sdk):
+    """A binary file has no text for the client to show: the tool says it is not text (a client that
+    answered its read with an error would otherwise have stopped the turn as a refused read)."""
+    report, _, spaces, parts = sdk
+    assert "not UTF-8" in report["tool_results"][1], report["tool_results"][1][:500]
+    assert str(spaces["kept"] / "logo.png") not in report["reads"]
+    assert parts["kept"]["prompt"]["result"]["stopReason"] == "end_turn"
 
 
 def test_no_silent_write_acp_a_refused_write_writes_nothing_and_says_so(sdk):
