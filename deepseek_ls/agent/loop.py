@@ -179,6 +179,8 @@ class AgentLoop:
             if result.ok:
                 outcome = f"verification passed: {', '.join(result.commands)}" if result.commands else \
                     "verification: no command to run"
+            elif result.not_run is not None:
+                outcome = f"verification not run: `{result.command}`: {result.not_run[:200]}"
             else:
                 last = _summary_line(result.output)
                 outcome = f"verification failed: `{result.command}`" + (f": {last[:200]}" if last else "")
@@ -188,7 +190,7 @@ class AgentLoop:
             rt.classifier.verify_passed()
             _to(rt, "Completed", "verification passed" if result.commands else "done (no verification command)")
             return self._outcome(rt, step)
-        if rt.verify_advisory and result.refused is None:
+        if rt.verify_advisory and result.refused is None and result.not_run is None:
             # A teammate lane verifies only part of the plan: its result is verified again once merged.
             _to(rt, "Completed", f"{outcome} (in the lane; the merged result is verified again)")
             return self._outcome(rt, step, message=outcome)
@@ -196,6 +198,12 @@ class AgentLoop:
             # Not the code's fault: the model cannot fix it, a person decides (approve, edit the plan, run it).
             message = (f"verification command {result.command!r} was not run ({result.refused}); approve it, "
                        "change the plan's verification, or run it yourself")
+            _to(rt, "Paused", message)
+            return self._outcome(rt, step, status="failed", message=message)
+        if result.not_run is not None:
+            # Nor is a program that cannot run here: the person installs it (or changes the plan).
+            message = (f"verification command {result.command!r} was not run: {result.not_run}; then resume, "
+                       "or change the plan's verification")
             _to(rt, "Paused", message)
             return self._outcome(rt, step, status="failed", message=message)
         failure = rt.classifier.verify_failed(result.command or "", result.output)

@@ -30,6 +30,7 @@ from deepseek_ls.agent.runtime import build_runtime, mode_config
 from deepseek_ls.agent.session import Session
 from deepseek_ls.agent.lanes.runner import LaneResult, lane_config
 from deepseek_ls.agent.plan import Plan
+from deepseek_ls.agent.verify import NOT_RUN_PREFIX
 from deepseek_ls.agent.world import CommandResult, World
 from deepseek_ls.config_models import Config
 from deepseek_ls.llm.client import LLMClient, request_hash
@@ -38,6 +39,7 @@ from deepseek_ls.llm.types import Completion
 from deepseek_ls.patch import ApplyResult, Hunk, PatchError, PatchSet
 from deepseek_ls.policy import PolicyViolation
 from deepseek_ls.policy.approvals import Approvals
+from deepseek_ls.policy.launch import ProgramNotRun
 from deepseek_ls.store.events import Event, validate_payload
 from deepseek_ls.store.sessions import SessionStore
 from deepseek_ls.tools.host import ALL_TOOLS, ToolHost
@@ -380,6 +382,10 @@ class ReplayWorld(World):
             recorded = p["output"][len("refused by policy: "):]
             exc = PolicyViolation(command, "replayed", recorded)
             exc.args = (recorded,)  # the same words as recorded, not wrapped a second time
+            raise exc
+        if p.get("exit_code") is None and str(p.get("output", "")).startswith(NOT_RUN_PREFIX):
+            exc = ProgramNotRun(command, "replayed")
+            exc.args = (p["output"][len(NOT_RUN_PREFIX):],)  # the same words as recorded
             raise exc
         return CommandResult(command, p.get("exit_code"), p.get("output", ""), p.get("duration_ms") or 0.0)
 

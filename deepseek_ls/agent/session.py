@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.state import SessionStateMachine
 from deepseek_ls.agent.transcript import Transcript
+from deepseek_ls.agent.verify import NOT_RUN_PREFIX
 from deepseek_ls.llm.budget import CostLedger
 
 
@@ -265,6 +266,8 @@ class Session:
         self.hetun["undone"] = dict(p)
 
     def _on_VerificationRun(self, p: dict[str, Any]) -> None:
+        if str(p.get("output") or "").startswith(NOT_RUN_PREFIX):
+            return  # its program could not run: no failure of the code's (the router counts these)
         if not p.get("ok"):
             self.verification_failures += 1
             self.last_verify_output = f"`{p['command']}` exited {p.get('exit_code')}:\n{(p.get('output') or '')[-4000:]}"

@@ -5,8 +5,11 @@ Each command is policy-checked (allowlist) and run inside the OS sandbox with
 unsafe shape (or any command without a sandbox) first needs an explicit approval
 (`World.run_command`). A command refused by policy or not approved is not a
 failure of the code: the outcome says `refused` and the loop pauses for the
-person instead of asking the model to "fix" it. Every run is a
-`VerificationRun@v1` with the failure fingerprint the classifier uses.
+person instead of asking the model to "fix" it. Nor is a command whose program
+cannot run here (missing, not executable, hidden by the OS sandbox: `policy/launch.py`):
+the outcome says `not_run` and the loop pauses with what to do. Every run is a
+`VerificationRun@v1` with the failure fingerprint the classifier uses; one that could not
+run is recorded with no exit status and its output starting `NOT_RUN_PREFIX`.
 """
 
 from __future__ import annotations
@@ -17,7 +20,11 @@ from pathlib import Path
 
 from deepseek_ls.agent.failures import fingerprint
 from deepseek_ls.policy import PolicyViolation
+from deepseek_ls.policy.launch import ProgramNotRun
 from deepseek_ls.store.sink import EventSink
+
+# How a verification whose program could not run is recorded (replay raises it again from this).
+NOT_RUN_PREFIX = "[not run] "
 
 
 def derive_commands(root: Path) -> list[str]:
@@ -48,6 +55,7 @@ class VerifyOutcome:
     fingerprint: str | None = None
     commands: list[str] = field(default_factory=list)
     refused: str | None = None  # why `command` was not run (policy refusal, approval denied)
+    not_run: str | None = None  # why `command`'s program could not run here, and what to do
 
 
 class Verifier:
@@ -68,6 +76,10 @@ class Verifier:
                 output = f"refused by policy: {exc}"
                 self._emit(command, None, False, output, 0.0, fingerprint(output, self.fingerprint_lines))
                 return VerifyOutcome(False, command, output, None, commands, refused=str(exc))
+            except ProgramNotRun as exc:
+                output = NOT_RUN_PREFIX + str(exc)
+                self._emit(command, None, False, output, 0.0, None)
+                return VerifyOutcome(False, command, output, None, commands, not_run=str(exc))
             fp = None if result.ok else fingerprint(result.output, self.fingerprint_lines)
             self._emit(command, result.exit_code, result.ok, result.output, result.duration_ms, fp)
             if not result.ok:

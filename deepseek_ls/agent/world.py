@@ -275,23 +275,24 @@ class World:
     async def run_command(self, command: str, timeout: float) -> CommandResult:
         """Run a verification command: policy-checked, no shell, inside the OS sandbox, scrubbed
         environment, bounded. A plan-authored command runs unprompted only in a safe shape with a
-        working sandbox; otherwise it needs an explicit approval (`PolicyViolation` when refused)."""
+        working sandbox; otherwise it needs an explicit approval (`PolicyViolation` when refused).
+        Raises `ProgramNotRun` when its program cannot run here (missing, not executable, hidden by
+        the sandbox)."""
         checked = self.commands.inspect(command)
         argv = guard_command(checked.argv, cwd=self.root, paths=self.paths)  # secret paths in arguments
         reasons = command_review(checked, await self.sandbox.astatus())
         if reasons or checked.writes:  # a command that rewrites files is asked for as an edit would be
             await self._approve_command(command, reasons, checked.writes, timeout)
-        started = time.perf_counter()
-        try:
-            result = await shell.run_command(
-                argv, cwd=self.root, timeout=timeout,
-                max_output_bytes=self.config.policy.max_output_bytes, sandbox=self.sandbox,
-            )
-        except FileNotFoundError as exc:
-            return CommandResult(command, 127, str(exc), round((time.perf_counter() - started) * 1000, 1))
+        # A program that could not run raises `ProgramNotRun`: no exit status of the code's.
+        result = await shell.run_command(
+            argv, cwd=self.root, timeout=timeout,
+            max_output_bytes=self.config.policy.max_output_bytes, sandbox=self.sandbox,
+        )
         output = result.stdout + result.stderr
         if result.timed_out:
             output += f"\n[timed out after {timeout:.0f} s]"
+        elif result.killed_by:
+            output += f"\n[killed by {result.killed_by}]"
         return CommandResult(command, result.exit_code, output, round(result.duration_ms, 1))
 
     async def _approve_command(self, command: str, reasons: list[str], writes: tuple[str, ...], timeout: float) -> None:

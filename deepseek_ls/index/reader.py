@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..policy import git_safety, safe_files
 from ..policy.errors import PolicyViolation
+from ..policy.launch import ProgramNotRun
 from .sources import SourceFile
 
 _STABLE_READ_ATTEMPTS = 5
@@ -116,7 +117,7 @@ class ContentReader:
         if self._batch is None:
             try:
                 safe = git_safety.prepare(self.root)
-            except (git_safety.UnsafeRepository, subprocess.TimeoutExpired) as error:
+            except (git_safety.UnsafeRepository, subprocess.TimeoutExpired, ProgramNotRun) as error:
                 raise OSError(f"git is not run on {self.root}: {error}") from None
             if safe is None:
                 raise OSError(f"{self.root} is no longer a git repository")

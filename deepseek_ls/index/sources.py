@@ -24,6 +24,7 @@ import pathspec
 
 from ..globs import gitignore_spec
 from ..policy import git_safety
+from ..policy.launch import ProgramNotRun
 from ..workspace import STATE_DIR_NAME
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProc
         if safe is None:
             raise SourceError(f"{root} is not in a git repository")
         return safe.run(*args, check=check, timeout=GIT_TIMEOUT_SECONDS)
-    except (git_safety.GitError, git_safety.UnsafeRepository, subprocess.TimeoutExpired) as error:
+    except (git_safety.GitError, git_safety.UnsafeRepository, subprocess.TimeoutExpired, ProgramNotRun) as error:
         raise SourceError(str(error)) from None
 
 
@@ -80,8 +81,6 @@ def in_git(root: Path) -> bool:
         proc = _git(root, "rev-parse", "--is-inside-work-tree", check=False)
     except git_safety.UnsafeRepository as error:  # e.g. a `.git` pointing at another repository
         log.warning("indexing %s without git: %s", root, error)
-        return False
-    except FileNotFoundError:  # no git binary: walk instead
         return False
     except SourceError as error:
         log.warning("indexing %s without git: %s", root, error)

@@ -22,7 +22,8 @@ Every git process we start goes through here:
   `merge.*` driver the repository's config defines (read with `git config -l`, which
   runs nothing), so a driver name chosen by `.gitattributes` finds no program (a
   name with `=` in it, which `-c` cannot address, makes it `UnsafeRepository`);
-- `run_git()` runs it bounded: a timeout, output capped.
+- `run_git()` runs it bounded: a timeout, output capped; a git that could not run or was killed
+  is `ProgramNotRun`, never an answer (`policy/launch.py`).
 
 What runs git: the `git.*` tools (`tools/git.py`, also inside the OS sandbox when it
 works), the index's `git ls-tree` / `ls-files` / `diff` / `cat-file --batch`
@@ -46,6 +47,7 @@ from pathlib import Path
 from typing import Mapping
 
 from deepseek_ls.policy.env import host_exec_path
+from deepseek_ls.policy.launch import ProgramNotRun, check_program, exec_error, killed_by
 
 # Every wait on git is bounded; listing a large repository takes seconds, not minutes.
 GIT_TIMEOUT_SECONDS = 120.0
@@ -207,11 +209,8 @@ def git_env(loc: GitLocation, env: Mapping[str, str] | None = None) -> dict[str,
 def config_overrides(loc: GitLocation, env: Mapping[str, str] | None = None) -> list[str]:
     """`-c key=value` arguments that switch off every program the configuration names."""
     pairs = dict(STATIC_OVERRIDES)
-    proc = subprocess.run(
-        ["git", *_flatten(pairs), "config", "--list", "--name-only", "-z"],
-        cwd=loc.worktree, env=git_env(loc, env), capture_output=True, stdin=subprocess.DEVNULL,
-        timeout=GIT_TIMEOUT_SECONDS,
-    )
+    proc = run_git(["git", *_flatten(pairs), "config", "--list", "--name-only", "-z"], cwd=loc.worktree,
+                   env=git_env(loc, env), timeout=GIT_TIMEOUT_SECONDS)
     if proc.returncode not in (0, 1):  # 1: no config at all
         raise UnsafeRepository(
             "git cannot read this repository's configuration: "
@@ -263,10 +262,7 @@ class SafeGit:
         """Run git to completion, bounded by `timeout` (raises `GitError` when it takes longer or,
         with `check`, fails)."""
         try:
-            proc = subprocess.run(
-                self.argv(*args), cwd=self.cwd, env=self.env, capture_output=True,
-                stdin=subprocess.DEVNULL, timeout=timeout,
-            )
+            proc = run_git(self.argv(*args), cwd=self.cwd, env=self.env, timeout=timeout)
         except subprocess.TimeoutExpired:
             raise GitError(f"git {' '.join(args)} took more than {timeout:g} s") from None
         if check and proc.returncode != 0:
@@ -276,6 +272,24 @@ class SafeGit:
 
 class GitError(RuntimeError):
     """A git command failed or took too long."""
+
+
+def run_git(argv: list[str], *, cwd: Path, env: Mapping[str, str], timeout: float) -> subprocess.CompletedProcess[bytes]:
+    """`subprocess.run` of a git command line, output captured, no stdin; raises `ProgramNotRun`
+    when git could not run or was killed (its status would otherwise read as an answer: exit 1 of
+    `git config --list` is "no configuration")."""
+    check_program(argv[0], env.get("PATH"))
+    try:
+        proc = subprocess.run(argv, cwd=cwd, env=dict(env), capture_output=True, stdin=subprocess.DEVNULL,
+                              timeout=timeout)
+    except OSError as error:
+        if isinstance(error, FileNotFoundError) and not Path(cwd).is_dir():
+            raise
+        raise exec_error(argv[0], error) from None
+    signal = killed_by(proc.returncode, sandboxed=False)
+    if signal is not None:
+        raise ProgramNotRun(argv[0], f"it was killed by {signal}", "try again")
+    return proc
 
 
 def prepare(root: Path, env: Mapping[str, str] | None = None) -> SafeGit | None:

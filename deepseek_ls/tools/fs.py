@@ -15,6 +15,7 @@ from deepseek_ls.globs import gitignore_spec
 from deepseek_ls.patch.hunks import split_lines
 from deepseek_ls.policy import git_safety, safe_files
 from deepseek_ls.policy.errors import PolicyViolation
+from deepseek_ls.policy.launch import ProgramNotRun
 from deepseek_ls.policy.redact import cut_head
 from deepseek_ls.policy.secret_files import check_not_secret
 from deepseek_ls.tools.registry import Tool, ToolContext
@@ -97,17 +98,26 @@ def _read_disk(ctx: ToolContext, rel: str) -> str:
 
 def workspace_files(root: Path) -> list[str]:
     """Every file in the workspace not ignored by git (gitignore rules), sorted."""
+    return workspace_listing(root)[0]
+
+
+def workspace_listing(root: Path) -> tuple[list[str], str | None]:
+    """`workspace_files`, and why git could not list them when the files were walked instead
+    (the walk reads every `.gitignore` too, but not git's global excludes)."""
     if (root / ".git").exists():
         try:  # with the repository's program-running settings off (policy/git_safety.py)
             safe = git_safety.prepare(root)
             proc = safe.run("ls-files", "-z", "--cached", "--others", "--exclude-standard", check=False,
                             timeout=60) if safe is not None else None
-        except (git_safety.UnsafeRepository, git_safety.GitError, subprocess.TimeoutExpired):
+        except git_safety.UnsafeRepository:
             proc = None  # e.g. a `.git` pointing at another repository: walk the files instead
+        except (ProgramNotRun, git_safety.GitError, subprocess.TimeoutExpired) as exc:
+            why = f"git took more than {exc.timeout:g} s" if isinstance(exc, subprocess.TimeoutExpired) else str(exc)
+            return _walk(root), f"{why}; the files were listed by walking the workspace and its .gitignore files"
         if proc is not None and proc.returncode == 0:
             names = [n for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
-            return sorted({n for n in names if (root / n).is_file()})
-    return _walk(root)
+            return sorted({n for n in names if (root / n).is_file()}), None
+    return _walk(root), None
 
 
 def _walk(root: Path) -> list[str]:
@@ -140,10 +150,11 @@ def _walk(root: Path) -> list[str]:
 
 
 async def fs_list(ctx: ToolContext, args: FsListArgs) -> dict:
-    files = await asyncio.to_thread(workspace_files, ctx.root)
+    files, note = await asyncio.to_thread(workspace_listing, ctx.root)
     pattern = gitignore_spec([args.glob]) if args.glob not in ("", "**", "*") else None
     matched = [f for f in files if (pattern is None or pattern.match_file(f)) and _listable(ctx, f)]
-    return {"files": matched[: args.limit], "total": len(matched), "truncated": len(matched) > args.limit}
+    return {"files": matched[: args.limit], "total": len(matched), "truncated": len(matched) > args.limit,
+            **({"note": note} if note else {})}
 
 
 def _listable(ctx: ToolContext, rel: str) -> bool:

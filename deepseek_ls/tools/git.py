@@ -5,7 +5,8 @@ work tree, every program the repository's configuration names switched off (fsmo
 filters, textconv, external diff, pager, hooks, helpers) — bounded by
 `policy.command_timeout_seconds` and `policy.max_output_bytes` (`tools/proc.py`), and
 inside the OS sandbox when it works, so a hostile repository cannot make a read run a
-program.
+program. A git that could not run, was killed or took too long is an error, never an empty
+status, diff or "no commits yet" (`policy/launch.py`).
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from __future__ import annotations
 import asyncio
 import platform
 import re
+import subprocess
 import sys
 
 from pydantic import BaseModel, Field
 
 from deepseek_ls.policy.command_secrets import git_exclude_pathspecs
 from deepseek_ls.policy.diff_secrets import blob_kinds, hide_secret_diffs
-from deepseek_ls.policy.git_safety import SafeGit, UnsafeRepository, prepare
+from deepseek_ls.policy.git_safety import GitError, SafeGit, UnsafeRepository, prepare
+from deepseek_ls.policy.launch import ProgramNotRun, killed_by
 from deepseek_ls.policy.redact import cut_head
 from deepseek_ls.policy.secret_files import check_not_secret, file_is_secret
 from deepseek_ls.tools.proc import run_bounded
@@ -56,21 +59,31 @@ async def _prepare(ctx: ToolContext) -> SafeGit:
         safe = await asyncio.to_thread(prepare, ctx.root)
     except UnsafeRepository as error:
         raise ValueError(f"git is not run on this workspace: {error}") from None
+    except GitError as error:
+        raise ValueError(str(error)) from None
+    except subprocess.TimeoutExpired as error:
+        raise ValueError(f"git took more than {error.timeout:g} s to read the repository's configuration") from None
     if safe is None or safe.location.worktree != ctx.root.resolve():
         raise ValueError("the workspace is not a git repository (its top level)")
     return safe
 
 
 async def _git(ctx: ToolContext, safe: SafeGit, *args: str, check: bool = True, max_bytes: int | None = None) -> GitOutput:
-    """One bounded git run (sandboxed when the sandbox works). `check`: a failure is an error."""
+    """One bounded git run (sandboxed when the sandbox works). `check`: a failure is an error; a git
+    that could not run or was killed is one either way (its status would be read as an answer)."""
     cap = max_bytes or ctx.config.policy.max_output_bytes
     timeout = ctx.config.policy.command_timeout_seconds
     argv = safe.argv(*args)
-    if ctx.sandbox is not None and (await ctx.sandbox.astatus()).available:
+    sandboxed = ctx.sandbox is not None and (await ctx.sandbox.astatus()).available
+    if sandboxed:
         argv = ctx.sandbox.wrap(argv, cwd=safe.cwd)
-    result = await run_bounded(argv, cwd=safe.cwd, env=safe.env, timeout=timeout, max_output_bytes=cap)
+    result = await run_bounded(argv, cwd=safe.cwd, env=safe.env, timeout=timeout, max_output_bytes=cap,
+                               sandboxed=sandboxed)
     if result.timed_out:
         raise ValueError(f"git {args[0]} took more than {timeout:g} s and was stopped")
+    signal = killed_by(result.exit_code, sandboxed=sandboxed)
+    if signal is not None:
+        raise ProgramNotRun("git", f"`git {args[0]}` was killed by {signal}", "try again")
     if check and result.exit_code != 0:
         why = result.stderr.decode("utf-8", "replace").strip().splitlines()
         raise ValueError(f"git {args[0]} failed: {why[-1] if why else f'exit {result.exit_code}'}")

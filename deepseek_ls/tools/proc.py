@@ -7,6 +7,10 @@ timeout or cancellation. `stop` ends a process that was started for streaming
 (e.g. `rg`): kill, drain what is left in its pipes, reap — each step bounded,
 so a child that ignores signals or a pipe held open by a grandchild can never
 hang the caller.
+
+A program that could not run never passes for one that ran and said nothing: `spawn` checks it on
+the host first and turns a failed exec into `ProgramNotRun`, and `check_ran` (which `run_bounded`
+applies) recognises the OS sandbox's own failure after the run (`policy/launch.py`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,10 @@ import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from deepseek_ls.policy.launch import ProgramNotRun, check_program, exec_error, program_of, sandbox_failure
+
+__all__ = ["ProcessOutput", "ProgramNotRun", "check_ran", "run_bounded", "spawn", "stop"]
 
 # After a kill, how long to wait for the pipes to close and the process to be reaped.
 KILL_GRACE_SECONDS = 5.0
@@ -72,7 +80,7 @@ class Capped:
         return max(self.total - 2 * self.half, 0) if self.total > self.cap else 0
 
 
-async def drain(stream: asyncio.StreamReader | None, sink: _Capped | None) -> None:
+async def drain(stream: asyncio.StreamReader | None, sink: Capped | None) -> None:
     if stream is None:
         return
     while True:
@@ -124,20 +132,39 @@ def close(proc: asyncio.subprocess.Process) -> None:
         transport.close()
 
 
-async def spawn(argv: list[str], *, cwd: Path, env: dict[str, str] | None) -> asyncio.subprocess.Process:
-    """Start `argv` with piped stdout/stderr, no stdin, in a new session (its own process group)."""
+async def spawn(argv: list[str], *, cwd: Path | None, env: dict[str, str] | None, sandboxed: bool = False,
+                stdin: int = asyncio.subprocess.DEVNULL, limit: int = 2**16) -> asyncio.subprocess.Process:
+    """Start `argv` with piped stdout/stderr (no stdin unless asked), in a new session (its own process
+    group). `sandboxed`: `argv` is a `Sandbox.wrap` command line. Raises `ProgramNotRun` when the
+    program (the sandboxed one, or bwrap) is not there or cannot be executed."""
+    path = (os.environ if env is None else env).get("PATH")
+    check_program(program_of(argv, sandboxed=sandboxed), path)
+    if sandboxed:
+        check_program(argv[0], path)
     try:
         return await asyncio.create_subprocess_exec(
             *argv,
             cwd=cwd,
             env=env,
-            stdin=asyncio.subprocess.DEVNULL,
+            stdin=stdin,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
+            limit=limit,
         )
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{argv[0]!r} is not installed or not on PATH") from None
+    except OSError as error:
+        if isinstance(error, FileNotFoundError) and cwd is not None and not Path(cwd).is_dir():
+            raise  # the working directory went away: not the program's fault
+        raise exec_error(argv[0], error) from None
+
+
+def check_ran(argv: list[str], exit_code: int | None, stdout: bytes, stderr: bytes, *, sandboxed: bool) -> None:
+    """Raise `ProgramNotRun` when a run that ended with `exit_code` was the sandbox failing to start
+    the program, not the program's own answer."""
+    if sandboxed:
+        failure = sandbox_failure(program_of(argv, sandboxed=True), exit_code, stdout, stderr)
+        if failure is not None:
+            raise failure
 
 
 async def stop(
@@ -177,12 +204,14 @@ async def _settle(process: asyncio.subprocess.Process, readers: list[asyncio.Fut
 
 
 async def run_bounded(
-    argv: list[str], *, cwd: Path, env: dict[str, str] | None, timeout: float, max_output_bytes: int
+    argv: list[str], *, cwd: Path, env: dict[str, str] | None, timeout: float, max_output_bytes: int,
+    sandboxed: bool = False,
 ) -> ProcessOutput:
     """Run `argv` to completion or `timeout`; never waits longer than timeout + 2 x KILL_GRACE_SECONDS
-    + PIPE_GRACE_SECONDS. Cancelling the caller kills the process group."""
+    + PIPE_GRACE_SECONDS. Cancelling the caller kills the process group. Raises `ProgramNotRun` when
+    the program could not run (`sandboxed`: `argv` is a `Sandbox.wrap` command line)."""
     start = time.perf_counter()
-    proc = await spawn(argv, cwd=cwd, env=env)
+    proc = await spawn(argv, cwd=cwd, env=env, sandboxed=sandboxed)
     out, err = Capped(max_output_bytes), Capped(max_output_bytes)
     readers = [asyncio.ensure_future(drain(proc.stdout, out)), asyncio.ensure_future(drain(proc.stderr, err))]
     timed_out = False
@@ -196,6 +225,8 @@ async def run_bounded(
         if proc.returncode is None:  # cancelled, or unkillable within the grace
             kill_group(proc)
         await _settle(proc, readers, PIPE_GRACE_SECONDS)
+    if not timed_out:
+        check_ran(argv, proc.returncode, out.value(), err.value(), sandboxed=sandboxed)
     return ProcessOutput(
         exit_code=None if timed_out else proc.returncode,
         stdout=out.value(),

@@ -8,12 +8,17 @@ and the deny-list turned into exclude globs (results are filtered by the path
 policy as well), inside the OS sandbox when there is one (secret files masked).
 Reading stops once `limit` matches are in; rg is then killed, its pipes
 drained and it is reaped, every wait bounded (`tools/proc.py`).
+
+"No matches" is said only when rg ran and said so: an rg that could not run (missing, not
+executable, hidden by the sandbox — bwrap's failure also exits 1), was killed or took too long is
+an error, "search failed: ..." (`policy/launch.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shutil
 import sys
@@ -24,6 +29,7 @@ from pydantic import BaseModel, Field
 from deepseek_ls.globs import gitignore_spec
 from deepseek_ls.policy.command_secrets import rg_exclude_args
 from deepseek_ls.policy.env import host_exec_path, scrubbed_env
+from deepseek_ls.policy.launch import ProgramNotRun, killed_by
 from deepseek_ls.policy.redact import cut_chars
 from deepseek_ls.policy.sandbox_install import bundled_rg
 from deepseek_ls.policy.secret_files import file_is_secret, secret_kind
@@ -45,20 +51,28 @@ class SearchArgs(BaseModel):
 def rg_binary(workspace: Path | None = None) -> str:
     """ripgrep as the `ripgrep` package installed it with ours (as trusted as our own code), else
     beside the interpreter running us, else on `PATH` outside any workspace (a repository's own
-    `rg` is never ours)."""
+    `rg` is never ours). Raises `ProgramNotRun` when there is none."""
     bundled = bundled_rg()
     if bundled is not None:
         return str(bundled)
     beside = Path(sys.executable).parent / "rg"
-    if beside.is_file():
-        return str(beside)
+    if os.path.lexists(beside):
+        return str(beside)  # whether it can run is checked when it is started
     found = shutil.which("rg", path=host_exec_path(workspace=workspace))
     if found is None:
-        raise RuntimeError("ripgrep (rg) is not installed; install the 'ripgrep' Python package")
+        raise ProgramNotRun("rg", f"ripgrep is not installed (not beside {sys.executable}, not on PATH)",
+                            "install the 'ripgrep' Python package into deepseek-ls's environment")
     return found
 
 
 async def search_rg(ctx: ToolContext, args: SearchArgs) -> dict:
+    try:
+        return await _search(ctx, args)
+    except ProgramNotRun as exc:
+        raise exc.during("search") from None
+
+
+async def _search(ctx: ToolContext, args: SearchArgs) -> dict:
     # --sort path: a deterministic order (replay, and a stable first `limit` matches).
     argv = [rg_binary(ctx.root), "--json", "--no-config", "--sort", "path", "--max-columns", str(MAX_LINE), "--max-columns-preview"]
     if args.fixed_strings:
@@ -69,9 +83,10 @@ async def search_rg(ctx: ToolContext, args: SearchArgs) -> dict:
         argv += ["--glob", glob]
     argv += rg_exclude_args(ctx.paths.deny_patterns)  # after the model's globs: the last match wins
     argv += ["-e", args.query, "--", "."]
-    if ctx.sandbox is not None and (await ctx.sandbox.astatus()).available:
+    sandboxed = ctx.sandbox is not None and (await ctx.sandbox.astatus()).available
+    if sandboxed:
         argv = ctx.sandbox.wrap(argv)
-    process = await proc.spawn(argv, cwd=ctx.root, env=scrubbed_env())
+    process = await proc.spawn(argv, cwd=ctx.root, env=scrubbed_env(), sandboxed=sandboxed)
     # stderr is drained all along: a full stderr pipe would stall rg (and this search) otherwise.
     err = proc.Capped(16_000)
     err_task = asyncio.ensure_future(proc.drain(process.stderr, err))
@@ -82,16 +97,31 @@ async def search_rg(ctx: ToolContext, args: SearchArgs) -> dict:
             _read_matches(ctx, process, open_docs, args.limit + 1), timeout=SEARCH_TIMEOUT_SECONDS
         )
     except asyncio.TimeoutError:
-        raise TimeoutError(f"the search took more than {SEARCH_TIMEOUT_SECONDS:g} s; narrow it with globs") from None
+        raise TimeoutError(f"search failed: rg took more than {SEARCH_TIMEOUT_SECONDS:g} s and was stopped; "
+                           "narrow it with globs") from None
     finally:
         # Kill rg if it is still going, drain both pipes, reap it: each step bounded.
         out_task = asyncio.ensure_future(proc.drain(process.stdout, None))
         await proc.stop(process, kill=stopped_early, drains=[out_task, err_task])
-    if not stopped_early and process.returncode not in (0, 1):
-        raise ValueError(f"rg failed: {err.value().decode(errors='replace').strip()}")
+    if not stopped_early:
+        _check_exit(argv, process.returncode, err.value(), sandboxed)
     matches += _search_buffers(ctx, args, open_docs)
     matches.sort(key=lambda m: (m["path"], m["line"]))
     return {"matches": matches[: args.limit], "truncated": len(matches) > args.limit}
+
+
+def _check_exit(argv: list[str], code: int | None, stderr: bytes, sandboxed: bool) -> None:
+    """rg's exit status is its answer only when rg ran: 0 (matches), 1 (none), 2 (an error it
+    names, e.g. a bad regex)."""
+    proc.check_ran(argv, code, b"", stderr, sandboxed=sandboxed)
+    if code in (0, 1):
+        return
+    signal = killed_by(code, sandboxed=sandboxed)
+    if signal is not None:
+        raise ProgramNotRun("rg", f"it was killed by {signal}", "try again; if it recurs, narrow the search "
+                            "with globs (a memory limit may have stopped it)")
+    said = stderr.decode(errors="replace").strip()
+    raise ValueError(f"rg failed: {said or f'exit status {code}'}")
 
 
 async def _read_matches(

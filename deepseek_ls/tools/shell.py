@@ -23,6 +23,7 @@ from deepseek_ls.policy.env import command_exec_path, host_exec_path, resolve_pr
 from deepseek_ls.policy.redact import cut_head, cut_tail
 from deepseek_ls.policy.errors import PolicyViolation
 from deepseek_ls.policy.git_safety import UnsafeRepository, harden_command, is_git_command, prepare
+from deepseek_ls.policy.launch import killed_by
 from deepseek_ls.policy.approvals import command_review
 from deepseek_ls.policy.sandbox import NO_SANDBOX, Sandbox
 from deepseek_ls.tools import proc
@@ -44,6 +45,7 @@ class CommandResult(BaseModel):
     stderr: str
     truncated: bool = False
     timed_out: bool = False
+    killed_by: str | None = None  # the signal that ended it ("SIGKILL"), when one did
     duration_ms: float
 
 
@@ -52,6 +54,8 @@ async def run_command(
 ) -> CommandResult:
     """Run an already policy-checked (and, where needed, approved) argv. Confined by `sandbox` when it
     is given and available. Never raises for the command's own failure; every wait is bounded.
+    Raises `ProgramNotRun` when its program could not run at all (missing, not executable, hidden
+    by the sandbox): that is no exit status of the command's (`policy/launch.py`).
 
     A command whose program is git runs hardened by `policy/git_safety.py` (sandboxed or not): the
     repository's program-valued settings (fsmonitor, filters, textconv, ...) are switched off, so
@@ -79,10 +83,12 @@ async def run_command(
             # The subject stays short: `guard_command` may have appended many exclude pathspecs.
             subject = shlex.join(argv[:2])
             raise PolicyViolation(subject, "unsafe_repository", f"git is not run on this repository: {error}") from None
-    if sandbox is not None and (await sandbox.astatus()).available:
+    sandboxed = sandbox is not None and (await sandbox.astatus()).available
+    if sandboxed:
         env["TMPDIR"] = "/tmp"
         run_argv = sandbox.wrap(run_argv, cwd=cwd, exec_path=env.get("PATH"))
-    out = await proc.run_bounded(run_argv, cwd=cwd, env=env, timeout=timeout, max_output_bytes=max_output_bytes)
+    out = await proc.run_bounded(run_argv, cwd=cwd, env=env, timeout=timeout, max_output_bytes=max_output_bytes,
+                                 sandboxed=sandboxed)
     stdout = _text(out.stdout, out.stdout_omitted, max_output_bytes)
     stderr = _text(out.stderr, out.stderr_omitted, max_output_bytes)
     if is_git_command(argv) and looks_like_patch(stdout):
@@ -95,6 +101,7 @@ async def run_command(
         stderr=stderr,
         truncated=bool(out.stdout_omitted or out.stderr_omitted),
         timed_out=out.timed_out,
+        killed_by=killed_by(out.exit_code, sandboxed=sandboxed),
         duration_ms=out.duration_ms,
     )
 

@@ -343,7 +343,9 @@ class Researcher:
             found = await world.call_tool("fs.search_rg", {
                 "query": rf"^\s*(export\s+)?(async\s+)?(def|class|function|fn|func|struct|interface|type)\s+{name}\b",
                 "limit": 3})
-            matches = (found.get("value") or {}).get("matches") or [] if found.get("ok") else []
+            if not found.get("ok"):
+                return "", found.get("error") or f"the search for {name} failed"
+            matches = (found.get("value") or {}).get("matches") or []
             if not matches:
                 return "", f"no definition of {name} found"
             path, line = matches[0]["path"], int(matches[0]["line"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -22,7 +23,9 @@ from typing import Any, Awaitable, Callable, Protocol
 
 from deepseek_ls.agent.hetun.validate import HELPERS_PARENT, HelperBlockRejected, prepare
 from deepseek_ls.config_models import HetunHelperConfig
+from deepseek_ls.policy.launch import ProgramNotRun
 from deepseek_ls.policy.redact import redact_obj
+from deepseek_ls.tools import proc as proc_io
 
 CHILD = Path(__file__).with_name("child.py")
 MAX_LINE = 2_000_000  # bytes of one protocol line from the child
@@ -67,32 +70,46 @@ async def run_block(
     except HelperBlockRejected as exc:
         return HelperRun(ok=False, error=f"rejected: {exc}")
     argv = child_argv()
+    sandboxed = False
     if sandbox is not None:
         status = await sandbox.astatus()
         if status.available:
-            argv = sandbox.wrap(argv, read_only=True)
+            argv, sandboxed = sandbox.wrap(argv, read_only=True), True
         elif config.require_sandbox:
             raise HelperUnavailable(f"helper block not run: {status.describe()} "
                                     "(hetun.helper.require_sandbox = true)")
     elif config.require_sandbox:
         raise HelperUnavailable("helper block not run: no OS sandbox configured (hetun.helper.require_sandbox = true)")
-    proc = await (spawn or _spawn)(argv)
     run = HelperRun(ok=False)
+    try:
+        proc = await (spawn or functools.partial(_spawn, sandboxed=sandboxed))(argv)
+    except ProgramNotRun as exc:
+        run.error = f"the helper block could not start: {exc}"
+        return run
+    # stderr is read only to tell the sandbox's own failure (it never started the child) from the child's end.
+    errors = proc_io.Capped(4000)
+    err_task = asyncio.ensure_future(proc_io.drain(proc.stderr, errors))
     try:
         await asyncio.wait_for(_converse(proc, source, host, config, run), config.timeout_seconds)
     except asyncio.TimeoutError:
         run.ok, run.error = False, f"the helper block ran longer than {config.timeout_seconds:g}s and was stopped"
     finally:
         await _stop(proc)
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(err_task, proc_io.PIPE_GRACE_SECONDS)
+        err_task.cancel()
+    if not run.ok:
+        try:
+            proc_io.check_ran(argv, proc.returncode, b"", errors.value(), sandboxed=sandboxed)
+        except ProgramNotRun as exc:
+            run.error = f"the helper block could not start: {exc}"
     run.duration_ms = round((time.perf_counter() - started) * 1000, 1)
     return run
 
 
-async def _spawn(argv: list[str]) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-        env={"PATH": os.defpath, "LANG": "C.UTF-8"}, start_new_session=True, limit=MAX_LINE,
-    )
+async def _spawn(argv: list[str], *, sandboxed: bool) -> asyncio.subprocess.Process:
+    return await proc_io.spawn(argv, cwd=None, env={"PATH": os.defpath, "LANG": "C.UTF-8"}, sandboxed=sandboxed,
+                               stdin=asyncio.subprocess.PIPE, limit=MAX_LINE)
 
 
 async def _converse(proc: asyncio.subprocess.Process, source: str, host: HelperHost,

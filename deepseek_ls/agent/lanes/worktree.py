@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deepseek_ls.policy import PathPolicy, git_safety
+from deepseek_ls.policy.launch import ProgramNotRun
 from deepseek_ls.workspace import STATE_DIR_NAME
 
 GIT_TIMEOUT = git_safety.GIT_TIMEOUT_SECONDS
@@ -74,6 +75,8 @@ def safe_git(where: Path) -> git_safety.SafeGit:
         safe = git_safety.prepare(where)
     except git_safety.UnsafeRepository as exc:
         raise LaneError(str(exc)) from exc
+    except ProgramNotRun as exc:
+        raise LaneError(str(exc)) from exc
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise LaneError(f"git cannot read the repository at {where}: {exc}") from exc
     if safe is None:
@@ -87,8 +90,8 @@ def git(safe: git_safety.SafeGit, *args: str, timeout: float = GIT_TIMEOUT, chec
         done = safe.run(*_LANE, *args, check=check, timeout=timeout)
     except git_safety.GitError as exc:
         raise LaneError(str(exc).replace(" ".join(_LANE) + " ", "")) from exc
-    except FileNotFoundError as exc:
-        raise LaneError("git is not installed") from exc
+    except ProgramNotRun as exc:
+        raise LaneError(str(exc)) from exc
     return done.stdout.decode("utf-8", errors="surrogateescape")
 
 

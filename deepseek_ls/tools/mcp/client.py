@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import hashlib
 import json
 import logging
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from deepseek_ls.config_models import McpServerConfig
+from deepseek_ls.policy.launch import exec_error
 from deepseek_ls.policy.log_gate import RedactedStderr
 from deepseek_ls.tools.mcp.servers import McpConfigError, McpServerSpec, expanded
 
@@ -318,11 +320,15 @@ def _is_transport_error(exc: Exception) -> bool:
     return getattr(exc, "code", None) in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
 
 
+# A server command that could not start (missing, not executable, a directory, a bad #! line, exec format).
+_EXEC_ERRORS = (errno.ENOENT, errno.EACCES, errno.EPERM, errno.ENOEXEC, errno.ENOTDIR, errno.EISDIR)
+
+
 def _describe(exc: BaseException) -> str:
     """One readable line for an exception, digging into exception groups (anyio's task groups)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    if isinstance(exc, FileNotFoundError):
-        return f"the command was not found ({exc.filename or exc})"
+    if isinstance(exc, OSError) and exc.errno in _EXEC_ERRORS:
+        return str(exec_error(str(exc.filename or "the server's command"), exc))  # could not start: why, what to do
     text = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {text}"[:300]

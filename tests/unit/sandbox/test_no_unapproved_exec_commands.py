@@ -11,6 +11,7 @@ explicit approval, and the canaries prove nothing happened: no marker outside th
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from deepseek_ls.policy.errors import PolicyViolation
 from deepseek_ls.store.sink import ListSink
 from deepseek_ls.tools.host import ToolHost
 from deepseek_ls.tools.overlay import DocumentOverlay
+from deepseek_ls.tools.search import rg_binary
 
 M = "{marker}"  # replaced by the canary marker path outside the workspace
 
@@ -271,9 +273,12 @@ SAFE = [
 
 
 @pytest.mark.parametrize("command", SAFE)
-async def test_safe_shapes_run_unprompted_in_suggest_verification(tmp_path: Path, command: str) -> None:
+async def test_safe_shapes_run_unprompted_in_suggest_verification(tmp_path: Path, command: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The other side of the decision: allowlisted commands in a safe shape verify without a prompt
     (they still run inside the sandbox)."""
+    if command.startswith("rg "):  # as for a person who verifies with rg: one on PATH (ours, here)
+        monkeypatch.setenv("PATH", f"{Path(rg_binary()).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     root, canaries, ui, host, config, sink = _setup(tmp_path, "suggest")
     world = World(root, config, sink=sink, overlay=host.overlay, patches=None, tools=host)
     if not (await host.sandbox.astatus()).available:
