@@ -1,6 +1,6 @@
 """CLI start-up time: what a shell user (and an editor starting `serve`) waits before work begins.
 
-    .venv/bin/python bench/bench_cli_startup.py [--runs 20]
+    .venv/bin/python bench/bench_cli_startup.py [--runs 20] [--smoke]
 
 Baseline measured in the same run, interleaved with ours (one run of every case per
 round, so all see the same load): `python -c pass` with the same interpreter. Each line
@@ -34,6 +34,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from benchstats import add_smoke_option, smoke_sizes
 
 DS = [sys.executable, "-m", "deepseek_ls"]
 PLAIN_EDIT = "[router]\nthreshold_high = 0.8\n[policy]\ncommand_timeout_seconds = 30\nallowlist = ['pytest', 'make']\n"
@@ -80,7 +82,9 @@ def make_sessions(root: Path, with_calls: bool) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=20)
+    add_smoke_option(parser)
     args = parser.parse_args()
+    smoke_sizes(args, runs=1)
     with tempfile.TemporaryDirectory() as tmp:
         base = {k: v for k, v in os.environ.items() if not k.startswith("DEEPSEEK")}
         base["XDG_CONFIG_HOME"] = str(Path(tmp) / "xdg")

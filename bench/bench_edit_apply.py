@@ -15,7 +15,9 @@ cannot read fences or other formats; for those they count as refused). Aider's o
 flexible appliers (`udiff_coder`, `editblock_coder`) read the raw answer, in the
 bench-only venv made by `bench/setup-aider.sh` (skipped when it is missing).
 
-    python bench/bench_edit_apply.py [--json]
+    python bench/bench_edit_apply.py [--json] [--smoke]
+
+`--smoke` runs one case of each defect kind (and expectation) through every applier.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from deepseek_ls.patch import PatchError, PatchStore  # noqa: E402
 from deepseek_ls.patch.editblock import edit_blocks_to_diff, has_edit_blocks, parse_edit_blocks  # noqa: E402
 from deepseek_ls.patch.wholefile import whole_file_blocks, whole_file_diff  # noqa: E402
 from deepseek_ls.policy.paths import PathPolicy  # noqa: E402
+
+from benchstats import add_smoke_option, smoke_sizes  # noqa: E402
 
 CORPUS = ROOT / "bench" / "edit_corpus" / "corpus.jsonl.gz"
 AIDER_PY = Path(os.environ.get("AIDER_BENCH_PYTHON", ROOT / ".bench-aider" / "bin" / "python"))
@@ -179,8 +183,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show-refused", action="store_true", help="print why deepseek-ls refused each case")
+    add_smoke_option(parser)
     args = parser.parse_args()
     cases = load()
+    if smoke_sizes(args):
+        first: dict[tuple[str, str], dict] = {}
+        for case in cases:
+            first.setdefault((case["defect"], case["expect"]), case)
+        cases = list(first.values())
     runs = {"deepseek-ls": [ours(c) for c in cases], "git apply": [git_apply(c) for c in cases],
             "patch -p1": [patch_p1(c) for c in cases]}
     aider = aider_all(cases)

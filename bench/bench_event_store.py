@@ -1,7 +1,7 @@
 """Event store figures: append latency, sustained rate, the server loop while the agent
 logs, projection rebuild time.
 
-    .venv/bin/python bench/bench_event_store.py [--appends 2000] [--events 100000]
+    .venv/bin/python bench/bench_event_store.py [--appends 2000] [--events 100000] [--smoke]
 
 Baselines measured in the same run, on the same disk:
 - append: a bare `os.write` + `os.fdatasync` of the same bytes (the durability floor);
@@ -29,7 +29,7 @@ from deepseek_ls.store.log import EventLog
 from deepseek_ls.store.projections import Projections
 from deepseek_ls.store.sessions import SessionStore
 
-from benchstats import pct
+from benchstats import add_smoke_option, pct, smoke_sizes
 
 TURN = {"role": "assistant", "content": "I will rename foo to bar in a.py and update the tests. " * 4}
 
@@ -253,7 +253,9 @@ def main() -> int:
         "--dir", type=Path, default=Path.cwd(),
         help="parent of the scratch dir (default: the cwd, i.e. the disk a workspace's .deepseek/ is on)",
     )
+    add_smoke_option(parser)
     args = parser.parse_args()
+    smoke_sizes(args, appends=50, events=500, requests=20)
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         root = Path(tmp)
         os.environ["XDG_CONFIG_HOME"] = str(root / "xdg-config")  # the seal key: never the real ~/.config

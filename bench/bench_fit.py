@@ -5,7 +5,7 @@ Cases: a small prompt on DeepSeek's 1M window (never tokenized), 200 KB of file 
 the limit: counted with DeepSeek's tokenizer, then shortened). Baseline, measured in the same run:
 serializing the same request body to JSON, which every request pays anyway.
 
-    .venv/bin/python bench/bench_fit.py [--rounds 30]
+    .venv/bin/python bench/bench_fit.py [--rounds 30] [--smoke]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from deepseek_ls.config_models import Config
 from deepseek_ls.llm import LLMClient
 from deepseek_ls.llm.tokens import exact_counter
 
-from benchstats import report
+from benchstats import add_smoke_option, report, smoke_sizes
 
 FILES = "".join(f"def handler_{i}(request):\n    return render(request, 'page_{i}.html', {{'n': {i}}})\n"
                 for i in range(2600))  # ~200 KB
@@ -55,7 +55,10 @@ def measure(llm: LLMClient, msgs: list[dict], rounds: int) -> tuple[list[float],
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=30)
-    rounds = parser.parse_args().rounds
+    add_smoke_option(parser)
+    args = parser.parse_args()
+    smoke_sizes(args, rounds=1)
+    rounds = args.rounds
     start = time.perf_counter()
     exact_counter("deepseek")
     print(f"DeepSeek tokenizer load (once per process): {(time.perf_counter() - start) * 1000:.0f} ms")

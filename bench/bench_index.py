@@ -11,7 +11,7 @@ same run, interleaved with ours (the machine is shared; medians):
 - one-file incremental update vs a bare tantivy one-document commit;
 - repo map and a no-change status check.
 
-    .venv/bin/python bench/bench_index.py [--corpus DIR] [--queries 200] [--max-files N] [--rounds 3]
+    .venv/bin/python bench/bench_index.py [--corpus DIR] [--queries 200] [--max-files N] [--rounds 3] [--smoke]
 
 The corpus's `.py` files are copied to a temporary directory (without
 site-packages) so the walk sees exactly them; the index state lives beside it.
@@ -37,7 +37,7 @@ from pathlib import Path
 
 import tantivy
 
-from benchstats import pct, report as ratio_report
+from benchstats import add_smoke_option, pct, report as ratio_report, smoke_sizes
 from deepseek_ls.config_models import IndexConfig
 from deepseek_ls.index import CodeIndex
 from deepseek_ls.index.analyse import AnalysedFile, analyse, decode, sha256_hex
@@ -288,7 +288,9 @@ def main() -> int:
     parser.add_argument("--no-double", action="store_true", help="skip the doubled-corpus build")
     parser.add_argument("--queries-only", action="store_true", help="skip the build comparisons: build once, then the query figures")
     parser.add_argument("--builds-only", action="store_true", help="only the build comparisons (and where the build's CPU goes)")
+    add_smoke_option(parser)
     args = parser.parse_args()
+    smoke_sizes(args, max_files=20, queries=10, updates=2, rounds=1, no_double=True, workers=1)
     rg = shutil.which("rg", path=str(Path(sys.executable).parent)) or shutil.which("rg")
 
     with tempfile.TemporaryDirectory(prefix="bench-index-") as tmp:

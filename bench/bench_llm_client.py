@@ -8,7 +8,7 @@ moment -> the same bytes reaching a bare `httpx` stream (no SSE parsing, JSON,
 assembly, retries or recording). Throughput: chunks/s assembling one long
 stream, against a baseline that only splits and JSON-decodes the lines.
 
-    .venv/bin/python bench/bench_llm_client.py [--requests 200] [--chunks 20000]
+    .venv/bin/python bench/bench_llm_client.py [--requests 200] [--chunks 20000] [--smoke]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from deepseek_ls.config_models import LLMConfig
 from deepseek_ls.llm import LLMClient
 from deepseek_ls.testkit.process import FakeDeepSeekProcess
 
-from benchstats import pct
+from benchstats import add_smoke_option, pct, smoke_sizes
 
 USER = [{"role": "user", "content": "bench"}]
 HEADERS = {"Authorization": "Bearer bench", "X-DeepSeek-LS-Role": "bench"}
@@ -103,7 +103,9 @@ async def main() -> None:
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--chunks", type=int, default=20000)
     parser.add_argument("--runs", type=int, default=3)
+    add_smoke_option(parser)
     args = parser.parse_args()
+    smoke_sizes(args, requests=5, chunks=200, runs=1)
     with FakeDeepSeekProcess() as fake:
         # A short pause after each chunk keeps the server quiet while the client works.
         for role in ("latency", "latency-base"):

@@ -1,6 +1,6 @@
 """Language server figures: codeLens and hover latency, server start time.
 
-    .venv/bin/python bench/bench_lsp.py [--requests 200] [--starts 5]
+    .venv/bin/python bench/bench_lsp.py [--requests 200] [--starts 5] [--hunks 50] [--smoke]
 
 The real server (`python -m deepseek_ls serve --stdio`) is driven over stdio by
 pytest-lsp's client, with the fake DeepSeek on loopback. Setup goes through the
@@ -39,10 +39,10 @@ from pytest_lsp import ClientServerConfig, client_capabilities
 from deepseek_ls.lsp import names
 from deepseek_ls.testkit.fake_deepseek import FakeDeepSeek
 
-from benchstats import pct
+from benchstats import add_smoke_option, pct, smoke_sizes
 
 LINES = 5000
-HUNKS = 50
+HUNKS = 50  # staged hunks (--hunks)
 SERVER = [sys.executable, "-m", "deepseek_ls", "serve", "--stdio"]
 BARE_SERVER = [
     sys.executable,
@@ -55,9 +55,9 @@ def big_file() -> str:
     return "".join(f"def func_{i}(x):\n    return x + {i}\n" for i in range(LINES // 2))
 
 
-def fifty_hunk_diff() -> str:
+def hunk_diff(hunks: int) -> str:
     out = ["--- a/big.py", "+++ b/big.py"]
-    for k in range(HUNKS):
+    for k in range(hunks):
         i = 50 + k * 40  # function index; its body is line 2*i+2 (1-based)
         line = 2 * i + 1
         out += [f"@@ -{line},2 +{line},2 @@", f" def func_{i}(x):", f"-    return x + {i}", f"+    return x + {i} + 1"]
@@ -94,7 +94,7 @@ async def start_time(command: list[str], root: Path, env: dict[str, str]) -> flo
     return elapsed
 
 
-async def main(requests: int, starts: int) -> None:
+async def main(requests: int, starts: int, hunks: int) -> None:
     fake = FakeDeepSeek().start()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "ws"
@@ -107,7 +107,7 @@ async def main(requests: int, starts: int) -> None:
         plan = {"goal": "bump", "steps": [{"title": "Bump `func_2000`", "intent": "edit", "files": ["big.py"]}],
                 "verification": [], "confidence": 0.9}
         fake.add({"match": {"role": "planner"}, "content": "```json\n" + json.dumps(plan) + "\n```"})
-        fake.add({"match": {"role": "executor"}, "content": fifty_hunk_diff()})
+        fake.add({"match": {"role": "executor"}, "content": hunk_diff(hunks)})
 
         # BENCH_LSP_PROFILE=out.prof runs the measured server under cProfile.
         profile = os.environ.get("BENCH_LSP_PROFILE")
@@ -138,14 +138,15 @@ async def main(requests: int, starts: int) -> None:
         lenses = await client.text_document_code_lens_async(lens_params)
         hunk_lenses = [lens for lens in lenses if lens.command.title == "Accept"]
         step_line = next(lens.range.start.line for lens in lenses if lens.command.title.startswith("▶"))
-        assert len(hunk_lenses) == HUNKS, len(hunk_lenses)
+        assert len(hunk_lenses) == hunks, len(hunk_lenses)
+        middle = hunk_lenses[hunks // 2].range.start.line
 
         def hover_at(line: int) -> Callable[[], Awaitable[Any]]:
             params = types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri),
                                        position=types.Position(line=line, character=0))
             return lambda: client.text_document_hover_async(params)
 
-        assert await hover_at(hunk_lenses[25].range.start.line)() is not None
+        assert await hover_at(middle)() is not None
         assert await hover_at(step_line)() is not None
 
         version = [1]
@@ -163,7 +164,7 @@ async def main(requests: int, starts: int) -> None:
         results = {
             "codeLens (warm)": await timed(requests, lambda: client.text_document_code_lens_async(lens_params)),
             "codeLens (after an edit)": await timed(requests // 4, lens_after_edit),
-            "hover on a max-think hunk": await timed(requests, hover_at(hunk_lenses[25].range.start.line)),
+            "hover on a max-think hunk": await timed(requests, hover_at(middle)),
             "hover on the step lens line": await timed(requests, hover_at(step_line)),
             "hover elsewhere (no decision)": await timed(requests, hover_at(1)),
         }
@@ -182,7 +183,7 @@ async def main(requests: int, starts: int) -> None:
         bare_ms = [await start_time(BARE_SERVER, root, env) for _ in range(starts)]
     fake.stop()
 
-    print(f"deepseek-ls LSP bench: {LINES}-line document, 1 plan step, {HUNKS} staged hunks, {requests} requests each")
+    print(f"deepseek-ls LSP bench: {LINES}-line document, 1 plan step, {hunks} staged hunks, {requests} requests each")
     print(row("baseline: no-op request round trip", baseline, None, None))
     for name, samples in results.items():
         print(row(name, samples, baseline, 10.0))
@@ -195,5 +196,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--starts", type=int, default=5)
+    parser.add_argument("--hunks", type=int, default=HUNKS, help="hunks of the staged patch (at most 61)")
+    add_smoke_option(parser)
     args = parser.parse_args()
-    asyncio.run(main(args.requests, args.starts))
+    smoke_sizes(args, requests=4, starts=1, hunks=4)
+    asyncio.run(main(args.requests, args.starts, args.hunks))

@@ -1,6 +1,6 @@
 """How long an MCP tool result holds the event loop before the model sees it (`render_result`).
 
-    .venv/bin/python bench/bench_mcp_result.py [--runs 5]
+    .venv/bin/python bench/bench_mcp_result.py [--runs 5] [--smoke]
 
 A hostile (or merely careless) server can answer with tens of megabytes. `render_result` runs on
 the event loop (the ACP connection, the language server), so its time is time nothing else is
@@ -15,7 +15,7 @@ import argparse
 from types import SimpleNamespace
 import time
 
-from benchstats import report
+from benchstats import add_smoke_option, report, smoke_sizes
 
 from deepseek_ls.policy.redact import redact_obj
 from deepseek_ls.tools.mcp.provider import render_result
@@ -41,8 +41,11 @@ def _baseline(result: SimpleNamespace) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--mb", type=int, nargs="+", default=[1, 10, 50], help="result sizes (MB)")
+    add_smoke_option(parser)
     args = parser.parse_args()
-    for mb in (1, 10, 50):
+    smoke_sizes(args, runs=1, mb=[1])
+    for mb in args.mb:
         result = _result(mb * 1024 * 1024)
         ours: list[float] = []
         base: list[float] = []

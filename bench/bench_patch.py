@@ -1,6 +1,6 @@
 """Patch staging figures (redaction and path policy: bench_policy.py).
 
-    .venv/bin/python bench/bench_patch.py [--rounds 30]
+    .venv/bin/python bench/bench_patch.py [--rounds 30] [--smoke]
 
 What is measured, with the baseline measured in the same run:
 - stage + apply of a real multi-file diff (a package tree from site-packages, 6 files
@@ -24,7 +24,7 @@ from deepseek_ls.patch import PatchStore, SafetyGate
 from deepseek_ls.patch.merge import merge_three_way
 from deepseek_ls.policy import PathPolicy
 
-from benchstats import report
+from benchstats import add_smoke_option, report, smoke_sizes
 
 SITE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
 
@@ -103,7 +103,9 @@ def bench_merge(rounds: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=30)
+    add_smoke_option(parser)
     args = parser.parse_args()
+    smoke_sizes(args, rounds=2)
     with tempfile.TemporaryDirectory(prefix="dsls-bench-patch-") as tmp:
         repo, diff, files = make_repo(Path(tmp))
         print(f"workspace: pathspec package tree, {files} files edited")

@@ -1,6 +1,6 @@
 """Policy figures: path checks over a real file tree, redaction of a request body.
 
-    .venv/bin/python bench/bench_policy.py [--rounds 20]
+    .venv/bin/python bench/bench_policy.py [--rounds 20] [--smoke]
 
 With the baseline measured in the same run:
 - PathPolicy.normalize over every file of the installed site-packages tree (what
@@ -29,7 +29,7 @@ from deepseek_ls.policy import PathPolicy, PolicyViolation
 from deepseek_ls.policy.redact import redact_obj
 from deepseek_ls.tools.fs import workspace_files
 
-from benchstats import report
+from benchstats import add_smoke_option, report, smoke_sizes
 
 SITE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
 
@@ -114,7 +114,9 @@ def bench_rule_set(body: dict, rounds: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=20)
+    add_smoke_option(parser)
     args = parser.parse_args()
+    smoke_sizes(args, rounds=2)
     bench_paths(args.rounds)
     bench_redact(args.rounds)
 

@@ -9,18 +9,28 @@ volatile parts (files, step, feedback) last.
 Baseline, measured in the same run: the very same messages in the naive order
 (volatile parts first), scored by the same cache model.
 
-    .venv/bin/python bench/bench_prompt_cache.py
+The session runs in yolo mode, which needs a trusted workspace: the bench trusts its
+temporary workspace as a person would (`deepseek-ls trust` in it), as a user of its own
+(a temporary XDG_CONFIG_HOME: neither the trust list nor the seal key of the real one).
+`--smoke` runs the same session (it takes seconds) and still judges the target: the hit
+ratio does not depend on the machine.
+
+    .venv/bin/python bench/bench_prompt_cache.py [--smoke]
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from benchstats import add_smoke_option, smoke_sizes
 
 from deepseek_ls.agent import Agent
 from deepseek_ls.config_models import Config
@@ -60,11 +70,24 @@ def naive_order(body: dict) -> dict:
     return {**body, "messages": list(reversed(rest)) + system}
 
 
+def trust(root: Path) -> None:
+    """`deepseek-ls trust` in `root`, as the person would before a yolo session."""
+    subprocess.run([sys.executable, "-m", "deepseek_ls", "trust", "--workspace", str(root)], check=True,
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, timeout=120)
+
+
 async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_smoke_option(parser)
+    smoke_sizes(parser.parse_args())
     fake = FakeDeepSeek(script()).start()
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
+        root = Path(tmp) / "ws"
+        root.mkdir()
+        os.environ["XDG_CONFIG_HOME"] = str(Path(tmp) / "xdg-config")  # the bench's own user
+        os.environ.pop("DEEPSEEK_LS_USER_CONFIG", None)
         make_workspace(root)
+        trust(root)
         cfg = Config()
         cfg.index.enabled = False
         cfg.llm.base_url = fake.base_url

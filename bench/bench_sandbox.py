@@ -1,6 +1,6 @@
 """The OS sandbox's added cost per command (goal: <= 30 ms median).
 
-    .venv/bin/python bench/bench_sandbox.py [--rounds 40] [--files 3000]
+    .venv/bin/python bench/bench_sandbox.py [--rounds 40] [--files 3000] [--smoke]
 
 Runs `true` and `python -c pass` through `tools.shell.run_command` (the path every command the
 agent starts takes: bounded wait, capped output) with the bubblewrap sandbox and without it,
@@ -24,7 +24,7 @@ from deepseek_ls.config_models import PolicyConfig
 from deepseek_ls.policy.sandbox import Sandbox
 from deepseek_ls.tools import shell
 
-from benchstats import pct, report
+from benchstats import add_smoke_option, pct, report, smoke_sizes
 
 
 def make_workspace(root: Path, files: int) -> None:
@@ -50,7 +50,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--files", type=int, default=3000)
+    add_smoke_option(parser)
     args = parser.parse_args()
+    smoke_sizes(args, rounds=1, files=50)
     with tempfile.TemporaryDirectory(prefix="dsls-bench-sandbox-") as tmp:
         root = Path(tmp)
         make_workspace(root, args.files)

@@ -1,11 +1,17 @@
-"""Figures the benches print: nearest-rank percentiles and an ours-vs-baseline line.
+"""Figures the benches print (nearest-rank percentiles, an ours-vs-baseline line) and their smoke mode.
 
 Benches run as scripts (`python bench/bench_x.py`), so this directory is on
 sys.path and they import this module by name.
+
+Every bench takes `--smoke`: tiny sizes, a few seconds, so that CI runs each one
+(tests/bench/test_bench_smoke.py) and a product change that breaks a bench fails
+there. A smoke run's figures measure nothing and its speed targets are not judged;
+what it checks (a session completes as scripted, results are right) still fails it.
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 
 
@@ -22,3 +28,19 @@ def report(name: str, ours: list[float], base: list[float], base_name: str) -> N
         f"{name:<34} median {m:8.2f} ms  p95 {pct(ours, 0.95):8.2f} ms | "
         f"{base_name:<22} median {b:8.2f} ms  p95 {pct(base, 0.95):8.2f} ms | ratio {m / b:5.2f}"
     )
+
+
+def add_smoke_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, seconds: checks that the bench still runs (CI); measures nothing")
+
+
+def smoke_sizes(args: argparse.Namespace, **sizes: object) -> bool:
+    """With `--smoke`, replace the size options in `args` by `sizes` and say so; whether it is a smoke run."""
+    if not args.smoke:
+        return False
+    for name, value in sizes.items():
+        setattr(args, name, value)
+    shown = ", ".join(f"{name}={value}" for name, value in sizes.items())
+    print(f"# smoke run ({shown or 'default sizes'}): checks that the bench runs; the figures measure nothing")
+    return True

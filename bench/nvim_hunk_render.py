@@ -7,7 +7,7 @@ lines each, one changed line, one added). Prints median / p95 of
 baseline, in the same run, the cost of just placing one highlighted extmark
 per changed line (what any inline-diff display pays), with the ratio.
 
-    .venv/bin/python bench/nvim_hunk_render.py [--rounds 30] [--hunks 300]
+    .venv/bin/python bench/nvim_hunk_render.py [--rounds 30] [--hunks 300] [--smoke]
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from benchstats import add_smoke_option, smoke_sizes  # noqa: E402
 from nvim_plugin_load import find_nvim  # noqa: E402
 
 LUA = r"""
@@ -77,7 +78,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--hunks", type=int, default=300)
+    add_smoke_option(parser)
     args = parser.parse_args()
+    smoke_sizes(args, rounds=2, hunks=10)
     nvim = find_nvim()
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp) / "site"

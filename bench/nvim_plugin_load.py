@@ -5,7 +5,7 @@ Runs `nvim --headless -u NONE` N times bare (the baseline) and N times with
 interleaved, and prints median / p95 wall time of each and the ratio. A third
 variant only loads `vim.lsp` (what any LSP client costs) for scale.
 
-    .venv/bin/python bench/nvim_plugin_load.py [--runs 20]
+    .venv/bin/python bench/nvim_plugin_load.py [--runs 20] [--smoke]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchstats import pct
+from benchstats import add_smoke_option, pct, smoke_sizes
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -50,7 +50,9 @@ def timed(argv: list[str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=20)
+    add_smoke_option(parser)
     args = parser.parse_args()
+    smoke_sizes(args, runs=1)
     nvim = find_nvim()
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp) / "site"
