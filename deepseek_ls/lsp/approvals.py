@@ -17,7 +17,7 @@ from lsprotocol import types
 
 from deepseek_ls.lsp import names, params
 from deepseek_ls.lsp.progress import ProgressTokens, stream
-from deepseek_ls.lsp.transport import ClientRequestFailed
+from deepseek_ls.lsp.transport.client_requests import ClientRequestFailed
 
 if TYPE_CHECKING:
     from deepseek_ls.lsp.server import DeepSeekServer

@@ -22,7 +22,7 @@ from lsprotocol import types
 from deepseek_ls.lsp.edits import (FileEdit, buffer_problem, changed, contradiction, file_edit, patch_store, pinned_version,
                                    settled_elsewhere)
 from deepseek_ls.lsp.server import DeepSeekServer
-from deepseek_ls.lsp.transport import ClientRequestFailed
+from deepseek_ls.lsp.transport.client_requests import ClientRequestFailed
 from deepseek_ls.lsp.uris import open_document
 from deepseek_ls.tools.overlay import read_disk_text
 

@@ -24,7 +24,7 @@ from lsprotocol import types
 from deepseek_ls.lsp.edits import FileEdit, buffer_problem, contradiction, patch_store, pinned_version
 from deepseek_ls.lsp.editor_apply import caught_up, combine
 from deepseek_ls.lsp.server import DeepSeekServer
-from deepseek_ls.lsp.transport import ClientRequestFailed
+from deepseek_ls.lsp.transport.client_requests import ClientRequestFailed
 from deepseek_ls.lsp.uris import uri_to_relpath
 from deepseek_ls.lsp.workspace_edit import FileTarget, UnsupportedEdit
 from deepseek_ls.lsp.workspace_edit import build as build_edit

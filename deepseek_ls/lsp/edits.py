@@ -22,7 +22,7 @@ from deepseek_ls.store.ids import new_id
 from deepseek_ls.lsp import names, params
 from deepseek_ls.lsp.hunk_views import HunkView, HunkViews
 from deepseek_ls.lsp.server import DeepSeekServer
-from deepseek_ls.lsp.transport import ClientRequestFailed
+from deepseek_ls.lsp.transport.client_requests import ClientRequestFailed
 from deepseek_ls.lsp.uris import aliases, current_text, open_document, uri_to_relpath
 from deepseek_ls.lsp.workspace_edit import FileTarget, UnsupportedEdit
 from deepseek_ls.lsp.workspace_edit import build as build_edit
@@ -160,7 +160,7 @@ async def buffer_problem(ls: DeepSeekServer, uri: str, then: str = "accept again
     has not sent back the previous apply), waiting a little for the latter; None: go ahead.
     `then`: what the person does once the buffer is back (in the message)."""
     from deepseek_ls.lsp.buffer_sync import CATCH_UP_SECONDS
-    from deepseek_ls.lsp.transport import scaled
+    from deepseek_ls.lsp.transport.client_requests import scaled
 
     if open_document(ls, uri) is None:  # the edit would be computed from the disk
         disk = current_text(ls, uri)[0]

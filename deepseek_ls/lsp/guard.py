@@ -15,7 +15,7 @@ from typing import Any, Awaitable, Callable
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
 
 from deepseek_ls.lsp.server import DeepSeekServer
-from deepseek_ls.lsp.transport import cap
+from deepseek_ls.lsp.transport.limits import cap
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,10 @@ from deepseek_ls import __version__
 from deepseek_ls.lsp.buffer_sync import BufferSync
 from deepseek_ls.lsp.questions import QuestionBroker
 from deepseek_ls.lsp.tasks import BackgroundTasks
-from deepseek_ls.lsp.transport import HardenedProtocol, Limits, cap, serve_stdio, serve_tcp, strict_converter
+from deepseek_ls.lsp.transport.decoding import strict_converter
+from deepseek_ls.lsp.transport.limits import Limits, cap
+from deepseek_ls.lsp.transport.protocol import HardenedProtocol
+from deepseek_ls.lsp.transport.serving import serve_stdio, serve_tcp
 from deepseek_ls.lsp.uris import relpath_to_uri
 
 if TYPE_CHECKING:

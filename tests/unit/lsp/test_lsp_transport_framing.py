@@ -6,7 +6,9 @@ import random
 
 import pytest
 
-from deepseek_ls.lsp.transport import FrameParser, Limits, Oversized, cap, decode_problem, strict_converter
+from deepseek_ls.lsp.transport.decoding import decode_problem, strict_converter
+from deepseek_ls.lsp.transport.framing import FrameParser, Oversized
+from deepseek_ls.lsp.transport.limits import Limits, cap
 
 A = b'{"jsonrpc":"2.0","id":1,"method":"a"}'
 B = b'{"jsonrpc":"2.0","id":2,"method":"b"}'
