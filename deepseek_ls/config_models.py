@@ -240,6 +240,9 @@ class RouterWeights(_Section):
     planning_request: float = 0.30  # "design", "architecture", 规划… (planner calls only)
     failure_escalation: float = 0.45  # a repeated/design failure nudges towards max-think
     batch_mode: float = 0.05  # batch (autopilot) work tolerates max-think latency
+    # Review calls only (agent/review.py): a large or risky change is reviewed on max-think.
+    review_size: float = 0.72  # changed lines / router.review_size_lines
+    review_risk: float = 0.72  # risk areas the change touches (security, exec, concurrency, ...) / 2
 
 
 class RouterConfig(_Section):
@@ -250,6 +253,7 @@ class RouterConfig(_Section):
     weights: RouterWeights = Field(default_factory=RouterWeights)
     planner_bias: float = Field(default=0.10, ge=0.0, le=1.0)
     breadth_files_k: int = Field(default=3, ge=1)
+    review_size_lines: int = Field(default=400, ge=1)  # changed lines at which `review_size` is 1.0
     latency_mode: Literal["interactive", "batch"] = "interactive"
     force_profile: Literal["fast", "max_think"] | None = None
 
@@ -501,6 +505,15 @@ class InstructionsConfig(_Section):
     max_bytes: int = Field(default=32_000, gt=0)
 
 
+class ReviewConfig(_Section):
+    """`deepseek-ls review` and the editor's review (agent/review.py, docs/review.md)."""
+
+    max_changed_lines: int = Field(default=10_000, gt=0)  # a larger change is refused: review it in parts
+    max_diff_bytes: int = Field(default=8_000_000, gt=0)  # the diff read from git or a file, at most
+    chunk_tokens: int = Field(default=24_000, ge=1_000)  # one model call reviews at most this much diff
+    context_lines: int = Field(default=10, ge=0, le=200)  # unchanged lines git shows around each change
+
+
 class HetunHelperConfig(_Section):
     """The Hetun helper block: a small Python program the model writes, validated on its AST and run
     in a separate, sandboxed process (docs/agent.md, "Hetun mode")."""
@@ -546,6 +559,7 @@ class Config(_Section):
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     instructions: InstructionsConfig = Field(default_factory=InstructionsConfig)
     hetun: HetunConfig = Field(default_factory=HetunConfig)
+    review: ReviewConfig = Field(default_factory=ReviewConfig)
 
     @model_validator(mode="after")
     def _attach_registry(self) -> "Config":

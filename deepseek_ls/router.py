@@ -75,6 +75,9 @@ class RouterSignals:
     failure_class: str | None = None
     latency_mode: Literal["interactive", "batch"] = "interactive"
     override: Profile | None = None
+    # Review calls (agent/review.py): the lines the call's diff changes, and the risk areas it touches.
+    diff_lines: int = 0
+    risk_areas: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -166,6 +169,8 @@ class Router:
             "failure_escalation": 1.0 if s.failure_class in ("RepeatedVerifyFailure", "DesignMismatch") else 0.0,
             "batch_mode": 1.0 if s.latency_mode == "batch" else 0.0,
             "planner_role": 1.0 if is_planner else 0.0,
+            "review_size": round(min(1.0, s.diff_lines / self.config.review_size_lines), 4),
+            "review_risk": min(1.0, len(set(s.risk_areas)) / 2),
         }
 
     def weights(self) -> dict[str, float]:
@@ -295,6 +300,8 @@ _CODES = {
     "failure_escalation": "REPEATED_FAILURE",
     "batch_mode": "BATCH_MODE",
     "planner_role": "PLANNER_BIAS",
+    "review_size": "LARGE_DIFF",
+    "review_risk": "RISKY_CHANGE",
 }
 
 
@@ -308,6 +315,8 @@ def _raw_signals(s: RouterSignals) -> dict[str, Any]:
         "planner_confidence": s.planner_confidence,
         "unresolved_questions": s.unresolved_questions,
         "failure_class": s.failure_class,
+        "diff_lines": s.diff_lines,
+        "risk_areas": sorted(set(s.risk_areas)),
     }
 
 
@@ -330,6 +339,8 @@ def _label(feature: str, sig: Mapping[str, Any]) -> str:
         "failure_escalation": f"{sig.get('failure_class') or 'repeated failure'}",
         "batch_mode": "batch mode",
         "planner_role": "planner call",
+        "review_size": f"{sig.get('diff_lines', 0)} changed lines",
+        "review_risk": f"touches {', '.join(sig.get('risk_areas') or []) or 'risky code'}",
     }.get(feature, feature)
 
 

@@ -202,7 +202,7 @@ class Agent:
         cfg = mode_config(self.config, self._effective_mode(session.mode))
         tools = ToolHost(
             self.root, cfg, sink=session, ui=self.ui, overlay=self.overlay, patches=self.patches,
-            index=self.index, session_id=session.session_id, read_only=session.mode == "plan", mcp=self.mcp,
+            index=self.index, session_id=session.session_id, read_only=session.mode in ops.READ_ONLY_MODES, mcp=self.mcp,
         )
         world = World(self.root, cfg, sink=session, overlay=self.overlay, patches=self.patches,
                       index=self.index, tools=tools)
@@ -286,6 +286,31 @@ class Agent:
         async with self._driving(rt, "ask", prompt=prompt, context=context, profile=profile, role=role,
                                  model=model, stream=stream):
             return await ops.ask(rt, prompt, context, profile, role, model=model, stream=stream)
+
+    async def review(self, source: Any, *, patch: str | None = None, focus: str | None = None,
+                     dismissed: frozenset[str] = frozenset(), profile: str | None = None,
+                     on_session: Callable[[str], None] | None = None) -> Any:
+        """Review a change (`ReviewSource`: the working tree, the staged changes, a base, a patch) and
+        return its `ReviewResult`. Read-only: nothing is staged, run or written (agent/review.py).
+
+        Bad input (`ReviewInputError`) is raised before any session exists; a change with nothing
+        to review returns a result with `session_id` None and the reason in `note`."""
+        from deepseek_ls.agent.review import ReviewResult
+        from deepseek_ls.agent.review_input import changes_of, collect
+
+        collected = await collect(self.root, self.config, source, patch)
+        changes = changes_of(collected.diff, self.root, self.config, collected.skipped)
+        if not changes.files:
+            return ReviewResult("", source.model_dump(), [], [s.to_json() for s in changes.skipped],
+                                note=f"nothing to review: {source.describe()} has no text changes")
+        rt = self._new_session(f"review: {source.describe()}", "review")
+        if on_session is not None:
+            on_session(rt.session_id)
+        rt.override = profile
+        async with self._driving(rt, "review", source=source.model_dump(), diff=collected.diff,
+                                 skipped=collected.skipped, focus=focus, dismissed=sorted(dismissed),
+                                 profile=profile):
+            return await ops.review(rt, source.model_dump(), collected.diff, collected.skipped, focus, dismissed)
 
     async def plan(self, prompt: str, context: str | None = None, mode: str | None = None,
                    *, profile: str | None = None, on_session: Callable[[str], None] | None = None) -> tuple[str, Plan]:

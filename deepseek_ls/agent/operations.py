@@ -15,9 +15,11 @@ from deepseek_ls.agent.lanes import run_wave
 from deepseek_ls.agent.loop import AgentLoop, StepOutcome
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.runtime import AgentFailure, BudgetExceeded, SessionCancelled, SessionRuntime
-from deepseek_ls.router import RouterSignals
+from deepseek_ls.router import RouterSignals, explain
 
 INTERRUPTED = "resumed after an interruption"
+# Sessions whose tools are the read-only set: a plan session, and a review (which is offered none at all).
+READ_ONLY_MODES = frozenset({"plan", "review"})
 LIVE_STATES = ("Planning", "ExecutingStep", "AwaitingApproval", "AwaitingUserInput", "Verifying")
 
 loop = AgentLoop()
@@ -110,6 +112,31 @@ async def ask(rt: SessionRuntime, prompt: str, context: str | None = None, profi
         "retries": completion.retries,
         "cost": rt.session.costs.summary(calls=False),
     }
+
+
+async def review(rt: SessionRuntime, source: dict[str, Any], diff: str, skipped: list[dict[str, str]],
+                 focus: str | None = None, dismissed: Any = ()) -> Any:
+    """Review `diff` (agent/review.py) with a world narrowed to its reads; the session is Completed,
+    or Failed when a piece's answers were never findings (the findings of the others are kept)."""
+    from deepseek_ls.agent.review import Reviewer, ReviewWorld
+    from deepseek_ls.agent.review_prompts import SYSTEM as REVIEW_SYSTEM
+    from deepseek_ls.agent.review_input import ReviewSource, changes_of
+
+    changes = changes_of(diff, rt.world.root, rt.config, skipped)
+    rt.session.emit("TurnAdded@v1", {"role": "user", "agent_role": "reviewer",
+                                     "content": f"review {ReviewSource.model_validate(source).describe()}"})
+    reviewer = Reviewer(world=ReviewWorld(rt.world), complete=rt.complete, router=rt.router, sink=rt.session,
+                        system_prompt=rt.system_prompt(REVIEW_SYSTEM), chunk_tokens=rt.config.review.chunk_tokens,
+                        files_in_change=len(changes.files), override=rt.override, latency_mode=rt.latency_mode)
+    result = await reviewer.review(changes, source, focus=focus, dismissed=frozenset(dismissed))
+    result.session_id = rt.session_id
+    result.routing = [explain(d) for d in rt.session.decisions if d.get("role") == "reviewer"]
+    if result.failed:
+        rt.session.machine.to("Failed", "; ".join(f["error"] for f in result.failed), error_kind="InvalidFindings")
+    else:
+        rt.session.machine.to("Completed", "reviewed")
+    result.cost = rt.session.costs.summary(calls=False)
+    return result
 
 
 async def plan(rt: SessionRuntime, prompt: str, context: str | None = None) -> Plan:

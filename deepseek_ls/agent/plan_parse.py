@@ -19,18 +19,13 @@ the re-ask, so it must say exactly what was wrong.
 
 from __future__ import annotations
 
-import json
-import re
-
 from pydantic import ValidationError
 
+from deepseek_ls.agent.answer_json import json_in_answer
 from deepseek_ls.agent.plan import Plan, Step
 
 LINE_BEGIN = "ARCHITECT_PLAN_V1"
 LINE_END = "ARCHITECT_PLAN_END"
-
-_FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n(.*?)```", re.DOTALL)
-
 
 class PlanParseError(ValueError):
     """The model's answer is not a valid plan; the message says why."""
@@ -83,19 +78,10 @@ def _step_from_json(index: int, raw: object) -> Step:
 
 
 def _extract_json(text: str) -> object:
-    candidates = [m.group(1) for m in _FENCE.finditer(text)]
-    stripped = text.strip()
-    candidates.append(stripped)
-    first, last = stripped.find("{"), stripped.rfind("}")
-    if 0 <= first < last:
-        candidates.append(stripped[first : last + 1])
-    error = "no JSON object found"
-    for candidate in candidates:
-        try:
-            return json.loads(candidate)
-        except json.JSONDecodeError as exc:
-            error = f"JSON syntax error at line {exc.lineno} column {exc.colno}: {exc.msg}"
-    raise PlanParseError(f"could not read a plan: {error}")
+    try:
+        return json_in_answer(text)
+    except ValueError as exc:
+        raise PlanParseError(f"could not read a plan: {exc}") from None
 
 
 def parse_line_protocol(text: str) -> Plan:

@@ -68,6 +68,8 @@ COMPARED = {
     "MissionDecided@v1",
     "LaneSpawned@v1",
     "LaneMerged@v1",
+    "ReviewStarted@v1",
+    "ReviewFindings@v1",
 }
 _VOLATILE = {"ts", "duration_ms", "ttft_ms", "total_ms", "created_at", "started_at"}
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -499,7 +501,7 @@ async def replay_session(root: Path, state_dir: Path, config: Config, session_id
     session.emit("SessionCreated@v1", created)
     mode = created.get("mode") or "agent"
     cfg = mode_config(lane_config(config) if created.get("driver") == "lane" else config, mode)
-    world = ReplayWorld(root, cfg, sink=session, rec=rec, read_only=mode == "plan")
+    world = ReplayWorld(root, cfg, sink=session, rec=rec, read_only=mode in ops.READ_ONLY_MODES)
     ui = ReplayUI(rec)
     rt = build_runtime(session, world, cfg, ReplayLLM(rec, cfg, session), ui)
     rt.lanes = ReplayLanes(rec)
@@ -593,6 +595,9 @@ async def _reissue(rt, op: str, args: dict[str, Any], approvals: Approvals) -> N
         await ops.run_plan(rt, Plan.model_validate(args["plan"]), approvals)
     elif op == "revise_plan":
         await ops.revise_plan(rt, args["feedback"], args.get("step_id"))
+    elif op == "review":
+        await ops.review(rt, args["source"], args["diff"], args.get("skipped", []), args.get("focus"),
+                         args.get("dismissed", ()))
     elif op == "decide_mission":
         await ops.decide_mission(rt, args["decision"], args.get("text"), approvals)
     elif op == "cancel":

@@ -108,6 +108,7 @@ class Session:
         # Hetun mode: {"research": {nodes, synthesis, ...}, "mission": card, "decision", "checkpoint"}.
         self.hetun: dict[str, Any] = {}
         self.lanes: dict[str, dict[str, Any]] = {}  # teammate lanes by lane_id, in spawn (step) order
+        self.review: dict[str, Any] = {}  # a review session's findings so far (agent/review.py)
 
     # -- the sink ----------------------------------------------------------------
 
@@ -301,6 +302,17 @@ class Session:
         state = "merged" if p.get("ok") else "refused" if refused else "conflict"
         self._lane(p, state, reason=p.get("conflict") or "")
 
+    def _on_ReviewStarted(self, p: dict[str, Any]) -> None:
+        self.review = {"review_id": p["review_id"], "source": p.get("source", {}), "files": p.get("files", []),
+                       "skipped": p.get("skipped", []), "findings": [], "dropped": 0, "failed": []}
+
+    def _on_ReviewFindings(self, p: dict[str, Any]) -> None:
+        if self.review.get("review_id") == p["review_id"]:
+            self.review["findings"] += p.get("findings", [])
+            self.review["dropped"] += len(p.get("dropped", []))
+            if p.get("error"):
+                self.review["failed"].append({"chunk": p.get("chunk"), "files": p.get("files"), "error": p["error"]})
+
     def lanes_view(self) -> dict[str, Any]:
         """`{running, queued, lanes: [...]}`; a step's lane is the last one spawned for it."""
         lanes = list(self.lanes.values())
@@ -337,5 +349,6 @@ class Session:
             "state_reason": self.state_reason,
             "cost": self.costs.summary(calls=False),
             **({"hetun": self.hetun} if self.mode == "hetun" else {}),
+            **({"review": self.review} if self.mode == "review" else {}),
             "lanes": self.lanes_view(),
         }

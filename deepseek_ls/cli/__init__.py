@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 COMMANDS: dict[str, str] = {
     "serve": "serve_cmd",
     "ask": "ask_cmd",
+    "review": "review_cmd",
     "plan": "agent_cmd",
     "chat": "agent_cmd",
     "run": "agent_cmd",
@@ -46,6 +47,7 @@ COMMANDS: dict[str, str] = {
 SUMMARIES: dict[str, str] = {
     "serve": "run the language server (LSP over stdio by default)",
     "ask": "ask the model a question about the workspace (streams the answer)",
+    "review": "review a change and report findings (read-only: nothing is staged, run or written)",
     "plan": "make a plan for a change (read-only; prints the plan)",
     "chat": "interactive session in the terminal",
     "run": "run (or resume) a session's plan step by step",

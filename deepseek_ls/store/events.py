@@ -354,6 +354,39 @@ class LaneMerged(Payload):
     mode_changes: list[str] = Field(default_factory=list)  # not merged because it changed these file modes
 
 
+class ReviewStarted(Payload):
+    """A review (agent/review.py) began: which change, its files, what was set aside and why."""
+
+    review_id: str
+    source: dict[str, Any]
+    files: list[dict[str, Any]] = Field(default_factory=list)
+    skipped: list[dict[str, Any]] = Field(default_factory=list)
+    changed_lines: int = 0
+    chunks: int = 1
+
+
+class ReviewFindings(Payload):
+    """The findings of one piece (`chunk` of `of`) of a review; `error`: its answers were never findings."""
+
+    review_id: str
+    chunk: int = 1
+    of: int = 1
+    files: list[str] = Field(default_factory=list)
+    findings: list[dict[str, Any]] = Field(default_factory=list)
+    dropped: list[dict[str, Any]] = Field(default_factory=list)  # outside the diff, duplicates: each with `reason`
+    dismissed: list[str] = Field(default_factory=list)  # fingerprints the person dismissed earlier
+    summary: str = ""
+    error: str | None = None
+
+
+class ReviewFindingDismissed(Payload):
+    """The person dismissed a finding: it stays dismissed while the code it names is unchanged."""
+
+    review_id: str | None = None
+    fingerprint: str
+    file: str = ""
+
+
 KINDS: dict[str, type[Payload]] = {
     f"{model.__name__}@v1": model
     for model in (
@@ -396,6 +429,9 @@ KINDS: dict[str, type[Payload]] = {
         MissionDecided,
         MissionCheckpoint,
         MissionUndone,
+        ReviewStarted,
+        ReviewFindings,
+        ReviewFindingDismissed,
     )
 }
 

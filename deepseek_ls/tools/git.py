@@ -39,6 +39,7 @@ class DiffArgs(BaseModel):
     staged: bool = Field(default=False, description="diff the index against HEAD instead of the work tree")
     rev: str | None = Field(default=None, description="compare against this revision, e.g. HEAD~1 or main")
     paths: list[str] = Field(default_factory=list, description="limit to these workspace-relative paths")
+    context_lines: int | None = Field(default=None, ge=0, le=200, description="unchanged lines around each change")
 
 
 class ShowArgs(BaseModel):
@@ -137,6 +138,8 @@ async def git_diff(ctx: ToolContext, args: DiffArgs) -> dict:
         argv.append("--cached")
     if args.rev:
         argv.append(_check_rev(args.rev))
+    if args.context_lines is not None:
+        argv.append(f"-U{args.context_lines}")
     # Secret locations never appear, whatever the paths asked for: exclude pathspecs for
     # the deny-list, and for changed files whose content is a credential file.
     excludes = git_exclude_pathspecs(ctx.paths.deny_patterns)

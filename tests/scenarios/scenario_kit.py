@@ -31,6 +31,19 @@ def test_add():
     assert add(2, 3) == 5
 '''
 
+# app.py as a change under review leaves it (tests/scenarios/test_*review*.py): add fixed oddly, mul added.
+APP_CHANGED = '''def greet(name):
+    return "Hello " + name
+
+
+def add(a, b):
+    return a + b - 0
+
+
+def mul(a, b):
+    return a * b
+'''
+
 UTIL = '''def double(x):
     return x * 2
 '''
@@ -86,6 +99,14 @@ def diff(path: str, old: list[str], new: list[str], start: int = 1) -> str:
     lines = [f"--- a/{path}", f"+++ b/{path}", f"@@ -{start},{len(old)} +{start},{len(new)} @@"]
     lines += [f"-{line}" for line in old] + [f"+{line}" for line in new]
     return "```diff\n" + "\n".join(lines) + "\n```"
+
+
+def git(root: Path, *args: str) -> str:
+    """git in `root` with a committer identity (tests run without one)."""
+    import subprocess
+
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True,
+                          capture_output=True, text=True).stdout
 
 
 def kinds(agent: Agent, session_id: str) -> list[str]:

@@ -1,0 +1,162 @@
+"""Review scenarios: the real agent against the fake DeepSeek server, on a real git repository.
+
+Each session made here is replayed by the `make_agent` fixture afterwards (no model, nothing
+re-run), so every review below is also a replay test.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from deepseek_ls.agent.review_input import ReviewInputError, ReviewSource
+from scenario_kit import APP_CHANGED, git, kinds, scenario_config, states
+
+FIXED_ADD = APP_CHANGED
+
+
+
+@pytest.fixture
+def repo(workspace: Path) -> Path:
+    git(workspace, "init", "-q", "-b", "main")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-q", "-m", "base")
+    (workspace / "app.py").write_text(FIXED_ADD)
+    return workspace
+
+
+def findings(*items: dict, summary: str = "a small change") -> str:
+    return "```json\n" + json.dumps({"findings": list(items), "summary": summary}) + "\n```"
+
+
+ON_ADD = {"file": "app.py", "start_line": 6, "end_line": 6, "severity": "warning", "category": "bug",
+          "message": "`- 0` does nothing; remove it.",
+          "suggested_fix": "--- a/app.py\n+++ b/app.py\n@@ -6 +6 @@\n-    return a + b - 0\n+    return a + b\n"}
+
+
+async def test_review_of_the_working_tree_reports_findings_on_the_changed_lines(repo, make_agent, fake_deepseek):
+    outside = {"file": "util.py", "start_line": 1, "severity": "error", "message": "not in the diff"}
+    far = {"file": "app.py", "line": 40, "severity": "note", "message": "line 40 is not in the diff"}
+    fake_deepseek.add({"match": {"role": "reviewer"}, "content": findings(ON_ADD, outside, far)})
+    agent = make_agent()
+    result = await agent.review(ReviewSource())
+    assert [f["file"] for f in result.findings] == ["app.py"]
+    (kept,) = result.findings
+    assert (kept["start_line"], kept["severity"], kept["category"]) == (6, "warning", "bug")
+    assert kept["suggested_fix"].startswith("--- a/app.py")
+    assert sorted(d["reason"] for d in result.dropped) == ["outside_diff", "outside_diff"]
+    assert result.complete and result.session_id
+    log = kinds(agent, result.session_id)
+    assert "ReviewStarted@v1" in log and "ReviewFindings@v1" in log and "RouterDecision@v1" in log
+    assert "LLMCall@v1" in log
+    assert states(agent, result.session_id) == ["Completed"]
+    (request,) = [r for r in fake_deepseek.requests if r.role == "reviewer"]
+    sent = "\n".join(m["content"] for m in request.body["messages"])
+    assert "     6 +     return a + b - 0" in sent  # numbered as the file after the change
+    assert request.body.get("tools") is None  # a review is offered no tools
+
+
+async def test_a_bad_base_is_refused_before_any_session(repo, make_agent):
+    agent = make_agent()
+    with pytest.raises(ReviewInputError, match="no such revision: 'mian'"):
+        await agent.review(ReviewSource(kind="base", base="mian"))
+    assert agent.store.list() == []
+
+
+def reviewed_text(fake_deepseek) -> str:
+    (request,) = [r for r in fake_deepseek.requests if r.role == "reviewer"]
+    return request.body["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize("how", ["staged", "diff", "paths", "untracked"])
+async def test_each_source_reviews_its_own_change(repo, make_agent, fake_deepseek, how):
+    fake_deepseek.add({"match": {"role": "reviewer"}, "content": findings()})
+    (repo / "util.py").write_text("def double(x):\n    return x + x\n")
+    patch = None
+    if how == "staged":
+        git(repo, "add", "util.py")
+        source = ReviewSource(kind="staged")
+    elif how == "diff":
+        patch = git(repo, "diff", "--", "util.py")
+        git(repo, "checkout", "--", "util.py", "app.py")
+        source = ReviewSource(kind="diff", diff_name="change.patch")
+    elif how == "paths":
+        source = ReviewSource(paths=["util.py"])
+    else:
+        git(repo, "checkout", "--", "util.py", "app.py")
+        (repo / "pkg").mkdir()
+        (repo / "pkg" / "new.py").write_text("def brand_new():\n    return x + x\n")
+        source = ReviewSource()
+    result = await make_agent().review(source, patch=patch)
+    want = ["pkg/new.py"] if how == "untracked" else ["util.py"]
+    assert [f["file"] for f in result.files] == want
+    sent = reviewed_text(fake_deepseek)
+    assert "return x + x" in sent and "return a + b - 0" not in sent
+    if how == "untracked":
+        assert "File: pkg/new.py [added]" in sent and "     1 + def brand_new():" in sent
+
+
+async def test_a_large_change_is_reviewed_file_by_file_and_a_large_diff_goes_to_max_think(repo, make_agent,
+                                                                                          fake_deepseek):
+    (repo / "big.py").write_text("".join(f"value_{i} = {i}\n" for i in range(900)))
+    fake_deepseek.add({"match": {"role": "reviewer"}, "content": findings(ON_ADD), "repeat": True})
+    cfg = scenario_config()
+    cfg.review.chunk_tokens = 4000
+    agent = make_agent(config=cfg)
+    result = await agent.review(ReviewSource())
+    asked = [r for r in fake_deepseek.requests if r.role == "reviewer"]
+    assert len(asked) >= 3  # app.py alone; big.py over several calls (its hunks split)
+    texts = [r.body["messages"][-1]["content"] for r in asked]
+    assert any("File: app.py" in t and "big.py" not in t for t in texts)
+    assert any("part 1 of" in t and "big.py" in t for t in texts)
+    decisions = [e.payload for e in agent.store.open(result.session_id).read() if e.kind == "RouterDecision@v1"]
+    by_unit = {d["unit"]: d for d in decisions}
+    assert all(d["role"] == "reviewer" for d in decisions)
+    small = next(d for d in decisions if d["signals"]["diff_lines"] < 10)
+    assert small["profile"] == "fast"
+    assert any(d["profile"] == "max_think" and "LARGE_DIFF" in d["reason_codes"] for d in by_unit.values())
+    assert [f["file"] for f in result.findings] == ["app.py"]  # the same answer for big.py names app.py: dropped
+    assert {d["reason"] for d in result.dropped} == {"outside_chunk"}
+
+
+async def test_a_risky_change_goes_to_max_think(repo, make_agent, fake_deepseek):
+    (repo / "auth.py").write_text("import subprocess\n\ndef login(password):\n"
+                                  "    return subprocess.run(password, shell=True)\n")
+    fake_deepseek.add({"match": {"role": "reviewer"}, "content": findings()})
+    agent = make_agent()
+    result = await agent.review(ReviewSource(paths=["auth.py"]))
+    (decision,) = [e.payload for e in agent.store.open(result.session_id).read() if e.kind == "RouterDecision@v1"]
+    assert decision["profile"] == "max_think"
+    assert "RISKY_CHANGE" in decision["reason_codes"]
+    assert decision["signals"]["risk_areas"] == ["execution", "security"]
+    assert "touches execution, security" in result.routing[0]
+
+
+async def test_a_dismissed_finding_stays_dismissed_while_its_code_is_unchanged(repo, make_agent, fake_deepseek):
+    from deepseek_ls.agent.review_dismiss import DismissedFindings
+
+    moved = {**ON_ADD, "start_line": 7, "end_line": 7}  # the same finding, on the code where it moved
+    for answer in (ON_ADD, moved, ON_ADD):
+        fake_deepseek.add({"match": {"role": "reviewer"}, "content": findings(answer)})
+    agent = make_agent()
+    first = await agent.review(ReviewSource())
+    (finding,) = first.findings
+    store = DismissedFindings(agent.state_dir, repo)
+    assert store.dismiss(finding["fingerprint"], file="app.py", message=finding["message"])
+    (repo / "app.py").write_text("# a comment moves the code down\n" + FIXED_ADD)
+    second = await agent.review(ReviewSource(), dismissed=store.fingerprints())
+    assert second.findings == [] and len(second.dismissed) == 1
+    (repo / "app.py").write_text(FIXED_ADD.replace("a + b - 0", "a + b - 1"))
+    third = await agent.review(ReviewSource(), dismissed=store.fingerprints())
+    assert [f["start_line"] for f in third.findings] == [6]  # the code changed: shown again
+
+
+def test_a_dismissal_list_the_repository_ships_is_ignored(repo):
+    from deepseek_ls.agent.review_dismiss import DismissedFindings
+
+    planted = repo / ".deepseek" / "review" / "dismissed.json"
+    planted.parent.mkdir(parents=True)
+    planted.write_text(json.dumps({"kind": "review-dismissed", "version": 1, "dismissed": [{"fingerprint": "x" * 32}]}))
+    assert DismissedFindings(repo / ".deepseek", repo).fingerprints() == frozenset()
