@@ -31,6 +31,7 @@ from deepseek_ls.agent.runtime import (
 )
 from deepseek_ls.agent.hetun.driver import MissionNotApproved, require_approved
 from deepseek_ls.agent.hetun.undo import MissionUndo, mission_chain, undo_since
+from deepseek_ls.agent.intent import TurnFlags
 from deepseek_ls.agent.session import Session, deferred_appends
 from deepseek_ls.agent.state import StateChange, StateListener
 from deepseek_ls.agent.world import World
@@ -311,6 +312,28 @@ class Agent:
                                  skipped=collected.skipped, focus=focus, dismissed=sorted(dismissed),
                                  profile=profile):
             return await ops.review(rt, source.model_dump(), collected.diff, collected.skipped, focus, dismissed)
+
+    async def turn(self, prompt: str, context: str | None = None, *, mode: str | None = None,
+                   flags: TurnFlags | None = None, profile: str | None = None,
+                   on_session: Callable[[str], None] | None = None) -> dict[str, Any]:
+        """One prompt of a conversation (the terminal chat), routed by its intent (`agent/intent.py`):
+        a question is answered, a change request is planned first and carried out (only planned in
+        plan mode or with `flags.plan_only`). `flags` are the person's (`--tools=false`,
+        `--plan-only`, `--force-execute`); a forced execution in plan mode runs in agent mode.
+        Files the prompt `@mentions` are attached. Returns `{session_id, intent, answer?, attached,
+        view}`: `answer` as `ask` returns it, `view` the session's (`session_view`)."""
+        flags = flags or TurnFlags()
+        mode = mode or self.config.agent_loop.mode
+        if flags.force_execute and mode == "plan":
+            mode = "agent"
+        rt = self._new_session(prompt, mode)
+        if on_session is not None:
+            on_session(rt.session_id)
+        rt.override = profile
+        approvals = Approvals(rt.config.policy, self.ui, sink=rt.session)
+        async with self._driving(rt, "turn", prompt=prompt, context=context, flags=flags.to_json(), profile=profile):
+            out = await ops.turn(rt, prompt, context, flags, approvals, profile)
+        return {"session_id": rt.session_id, **out, "view": self.session_view(rt.session_id)}
 
     async def plan(self, prompt: str, context: str | None = None, mode: str | None = None,
                    *, profile: str | None = None, on_session: Callable[[str], None] | None = None) -> tuple[str, Plan]:

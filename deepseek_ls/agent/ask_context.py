@@ -21,6 +21,9 @@ ASK_SYSTEM = (
 )
 REPO_MAP = "Repository map (files and their top-level symbols):\n{repo_map}"
 MAX_NAMED_FILES = 4
+# Fenced or inline code, and `@path` outside it: a file the person attached (`mentioned_paths`); `@` inside a word is not one.
+MENTION = re.compile(r"(?<!\S)@([^\s@`]+)")
+CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.S)
 # Words of the question that look like workspace paths: `src/app.py`, `README.md`, `lsp/hover.py`.
 _PATHLIKE = re.compile(r"(?<![\w/.:-])((?:[\w.-]+/)*[\w-][\w.-]+\.[A-Za-z][A-Za-z0-9]{0,7}|(?:[\w.-]+/)+[\w.-]+)(?![\w/-])")
 
@@ -37,11 +40,14 @@ def named_paths(prompt: str) -> list[str]:
 
 
 async def ask_messages(world: Any, prompt: str, *, system: str, editor_context: str | None,
-                       max_lines: int) -> list[dict[str, Any]]:
-    """The request for one question: system prompt, repo map, editor context, named files, index hits, question."""
+                       max_lines: int, attached: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The request for one question: system prompt, repo map, editor context, named files, index hits, question.
+
+    `attached`: files already in `editor_context` (the person's @mentions), not read twice."""
     repo_map = await world.repo_map(prompt)
     hits, _ = await world.index_hits(prompt)
-    files = await _named_files(world, prompt, max_lines)
+    files = await file_blocks(world, [p for p in named_paths(prompt) if p not in attached][:MAX_NAMED_FILES],
+                              max_lines)
     parts = []
     if editor_context:
         parts.append(f"Editor context:\n{editor_context.strip()}")
@@ -61,15 +67,26 @@ async def ask_messages(world: Any, prompt: str, *, system: str, editor_context: 
     return messages
 
 
-async def _named_files(world: Any, prompt: str, max_lines: int) -> list[str]:
+def mentioned_paths(prompt: str) -> list[str]:
+    """The files the person attached with `@path` (outside code), in order, without duplicates."""
+    text = CODE.sub(" ", prompt)
+    return list(dict.fromkeys(m.group(1).rstrip(".,;:!?)") for m in MENTION.finditer(text)))
+
+
+async def file_blocks(world: Any, paths: list[str], max_lines: int, *, say_missing: bool = False) -> list[str]:
+    """Each file as a fenced block headed by its path, read through the `World` (recorded, policy
+    checked: a refused read is named with why); a file that does not exist is left out, or named
+    when `say_missing` (the person asked for it)."""
     out = []
-    for rel in named_paths(prompt)[:MAX_NAMED_FILES]:
+    for rel in paths:
         try:
             text = await world.read_file(rel)
         except PolicyViolation as exc:
             out.append(f"File: {rel} (not shown: {exc})")
             continue
         if text is None:
+            if say_missing:
+                out.append(f"File: {rel} (not attached: no such file in the workspace)")
             continue
         lines = text.splitlines()
         cut = f" (first {max_lines} of {len(lines)} lines)" if len(lines) > max_lines else ""

@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from deepseek_ls.agent.ask_context import ASK_SYSTEM, ask_messages
+from deepseek_ls.agent import intent
+from deepseek_ls.agent.ask_context import ASK_SYSTEM, ask_messages, file_blocks, mentioned_paths
+from deepseek_ls.agent.intent import IntentDecision, TurnFlags
 from deepseek_ls.agent.lanes import run_wave
 from deepseek_ls.agent.loop import AgentLoop, StepOutcome
 from deepseek_ls.agent.plan import Plan
@@ -86,14 +88,15 @@ def release_running_step(rt: SessionRuntime, reason: str) -> None:
 
 
 async def ask(rt: SessionRuntime, prompt: str, context: str | None = None, profile: str | None = None,
-              role: str = "ask", *, model: str | None = None, stream: bool | None = None) -> dict[str, Any]:
+              role: str = "ask", *, model: str | None = None, stream: bool | None = None,
+              attached: tuple[str, ...] = ()) -> dict[str, Any]:
     """One answer without tools, with the workspace context `ask_context` gathers (repo map,
     index hits, files the question names, the editor's selection); `role` is "ask" (one-shot)
-    or "chat" (the REPL). The session is Completed once answered."""
+    or "chat" (the REPL); `attached`: files `context` already holds. The session is Completed once answered."""
     decision = rt.router.decide(RouterSignals(prompt=prompt, role=role, override=profile))  # type: ignore[arg-type]
     messages = await ask_messages(
         rt.world, prompt, system=rt.system_prompt(ASK_SYSTEM), editor_context=context,
-        max_lines=rt.config.agent_loop.max_context_range_lines,
+        max_lines=rt.config.agent_loop.max_context_range_lines, attached=attached,
     )
     rt.session.emit("TurnAdded@v1", {"role": "user", "content": prompt, "agent_role": role})
     completion = await rt.complete(messages, decision, role=role, model=model, stream=stream)
@@ -137,6 +140,45 @@ async def review(rt: SessionRuntime, source: dict[str, Any], diff: str, skipped:
         rt.session.machine.to("Completed", "reviewed")
     result.cost = rt.session.costs.summary(calls=False)
     return result
+
+
+async def turn(rt: SessionRuntime, prompt: str, context: str | None, flags: TurnFlags, approvals: Any,
+               profile: str | None = None) -> dict[str, Any]:
+    """One prompt of a conversation, routed by its intent (`agent/intent.py`): a question is
+    answered (role `chat`), a change request planned first and then, unless only planning was
+    asked for (or the session is in plan mode), carried out. The files the prompt `@mentions`
+    are read through the world and added to `context`. Returns `{intent, answer?, attached}`."""
+    decision = await classify_intent(rt, prompt, flags)
+    rt.session.emit("IntentClassified@v1", decision.to_json())
+    attached = tuple(mentioned_paths(prompt))
+    if attached:
+        blocks = await file_blocks(rt.world, list(attached), rt.config.agent_loop.max_context_range_lines,
+                                   say_missing=True)
+        context = "\n\n".join([*([context] if context else []), "Files the person attached:", *blocks])
+    out: dict[str, Any] = {"intent": decision.to_json(), "attached": list(attached)}
+    if decision.route == "answer":
+        out["answer"] = await ask(rt, prompt, context, profile, "chat", attached=attached)
+        return out
+    await rt.world.prepare_tools()
+    await plan(rt, prompt, context)  # Paused "plan ready" (Hetun: the mission card)
+    if decision.route == "execute":
+        await run(rt, approvals)
+    return out
+
+
+async def classify_intent(rt: SessionRuntime, prompt: str, flags: TurnFlags) -> IntentDecision:
+    """The person's flags, else the heuristics when sure, else the fast model's word (role `intent`)."""
+    mode = rt.session.mode
+    decision = intent.forced(flags, mode)
+    if decision is not None:
+        return decision
+    guess = intent.classify(prompt)
+    decision = intent.from_guess(guess, mode)
+    if decision is not None:
+        return decision
+    rt.check_cost_budget()
+    completion = await rt.llm.complete(intent.intent_messages(prompt), role="intent", profile="fast", stream=False)
+    return intent.from_model(guess, mode, completion.content or "")
 
 
 async def plan(rt: SessionRuntime, prompt: str, context: str | None = None) -> Plan:

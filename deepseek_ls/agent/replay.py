@@ -28,6 +28,7 @@ from deepseek_ls.agent import operations as ops
 from deepseek_ls.agent.routing_sink import bound
 from deepseek_ls.agent.runtime import build_runtime, mode_config
 from deepseek_ls.agent.session import Session
+from deepseek_ls.agent.intent import TurnFlags
 from deepseek_ls.agent.lanes.runner import LaneResult, lane_config
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.verify import NOT_RUN_PREFIX
@@ -62,6 +63,7 @@ COMPARED = {
     "UserQuestionAsked@v1",
     "ApprovalRequested@v1",
     "AgentRequest@v1",
+    "IntentClassified@v1",
     "HetunSubQuery@v1",
     "HetunResearchFinished@v1",
     "MissionProposed@v1",
@@ -586,6 +588,9 @@ async def _reissue(rt, op: str, args: dict[str, Any], approvals: Approvals) -> N
         await ops.run(rt, approvals)
     elif op == "plan":
         await ops.plan(rt, args["prompt"], args.get("context"))
+    elif op == "turn":
+        await ops.turn(rt, args["prompt"], args.get("context"), TurnFlags(**args.get("flags", {})), approvals,
+                       args.get("profile"))
     elif op == "ask":
         await ops.ask(rt, args["prompt"], args.get("context"), args.get("profile"), args.get("role", "ask"),
                       model=args.get("model"), stream=args.get("stream"))

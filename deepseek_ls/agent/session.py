@@ -109,6 +109,7 @@ class Session:
         self.hetun: dict[str, Any] = {}
         self.lanes: dict[str, dict[str, Any]] = {}  # teammate lanes by lane_id, in spawn (step) order
         self.review: dict[str, Any] = {}  # a review session's findings so far (agent/review.py)
+        self.intent: dict[str, Any] | None = None  # where a conversation's prompt went (`IntentClassified@v1`)
 
     # -- the sink ----------------------------------------------------------------
 
@@ -178,6 +179,9 @@ class Session:
         self.prompt = p.get("prompt") or ""
         self.mode = p.get("mode") or "agent"
         self.driver = p.get("driver")
+
+    def _on_IntentClassified(self, p: dict[str, Any]) -> None:
+        self.intent = dict(p)
 
     def _on_SessionStateChanged(self, p: dict[str, Any]) -> None:
         self.machine.state = p["to_state"]
@@ -350,5 +354,6 @@ class Session:
             "cost": self.costs.summary(calls=False),
             **({"hetun": self.hetun} if self.mode == "hetun" else {}),
             **({"review": self.review} if self.mode == "review" else {}),
+            **({"intent": self.intent} if self.intent is not None else {}),
             "lanes": self.lanes_view(),
         }

@@ -223,6 +223,18 @@ class AgentRequest(Payload):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
+class IntentClassified(Payload):
+    """Where a conversation's prompt went (`agent/intent.py`): answered, planned or carried out, and why."""
+
+    intent: Literal["question", "change"]
+    route: Literal["answer", "plan", "execute"]
+    source: Literal["flag", "heuristic", "model", "default"]
+    sure: bool
+    reason: str
+    cues: list[dict[str, Any]] = Field(default_factory=list)
+    model_answer: str | None = None
+
+
 class McpToolsListed(Payload):
     """The MCP tools offered to the model (name, effect, JSON Schema) and servers that were unavailable."""
 
@@ -421,6 +433,7 @@ KINDS: dict[str, type[Payload]] = {
         LaneFailed,
         LaneMerged,
         AgentRequest,
+        IntentClassified,
         McpToolsListed,
         HetunResearchStarted,
         HetunSubQuery,
