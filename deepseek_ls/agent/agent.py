@@ -335,6 +335,28 @@ class Agent:
             out = await ops.turn(rt, prompt, context, flags, approvals, profile)
         return {"session_id": rt.session_id, **out, "view": self.session_view(rt.session_id)}
 
+    async def stage_review_fix(self, session_id: str, fingerprint: str) -> Any:
+        """Stage the suggested fix of a finding of review session `session_id` as a pending patch
+        (the person's "Apply fix"; accepted or rejected as any hunk). Raises `LookupError` for a
+        finding the review does not have or without a fix, `PatchError` when it no longer applies."""
+        rt = self._runtime(session_id)
+        ops.review_finding(rt, fingerprint, with_fix=True)  # a wrong finding is an error, not a failed session
+        async with self._driving(rt, "stage_review_fix", fingerprint=fingerprint):
+            return await ops.stage_review_fix(rt, fingerprint)
+
+    async def dismiss_finding(self, session_id: str, fingerprint: str) -> bool:
+        """The person dismissed a finding of review `session_id`: later reviews leave it out while its
+        code is unchanged (`review_dismiss.py`). Recorded in the session. False: already dismissed."""
+        from deepseek_ls.agent.review_dismiss import DismissedFindings
+
+        rt = self._runtime(session_id)
+        finding = ops.review_finding(rt, fingerprint)
+        new = await asyncio.to_thread(DismissedFindings(self.state_dir, self.root).dismiss, fingerprint,
+                                      file=finding["file"], message=finding["message"])
+        async with self._driving(rt, "dismiss_finding", fingerprint=fingerprint):
+            ops.dismiss_finding(rt, fingerprint)
+        return new
+
     async def plan(self, prompt: str, context: str | None = None, mode: str | None = None,
                    *, profile: str | None = None, on_session: Callable[[str], None] | None = None) -> tuple[str, Plan]:
         """Start a session and make its plan; the session then waits (Paused) for steps to be run.

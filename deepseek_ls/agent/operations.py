@@ -181,6 +181,31 @@ async def classify_intent(rt: SessionRuntime, prompt: str, flags: TurnFlags) -> 
     return intent.from_model(guess, mode, completion.content or "")
 
 
+def review_finding(rt: SessionRuntime, fingerprint: str, *, with_fix: bool = False) -> dict[str, Any]:
+    """A finding of the review session `rt` by fingerprint (`with_fix`: one with a suggested fix);
+    `LookupError` when it has none such."""
+    if rt.session.mode != "review":
+        raise LookupError(f"session {rt.session_id} is not a review")
+    for finding in rt.session.review.get("findings", []):
+        if finding.get("fingerprint") == fingerprint:
+            if with_fix and not finding.get("suggested_fix"):
+                raise LookupError(f"the finding at {finding['file']}:{finding['start_line']} has no suggested fix")
+            return finding
+    raise LookupError(f"review {rt.session_id} has no finding {fingerprint}: run the review again")
+
+
+async def stage_review_fix(rt: SessionRuntime, fingerprint: str) -> Any:
+    """Stage a finding's suggested fix against what the person sees now (buffer, else disk)."""
+    finding = review_finding(rt, fingerprint, with_fix=True)
+    return await rt.world.stage(finding["suggested_fix"], session_id=rt.session_id, allowed_files=[finding["file"]])
+
+
+def dismiss_finding(rt: SessionRuntime, fingerprint: str) -> None:
+    finding = review_finding(rt, fingerprint)
+    rt.session.emit("ReviewFindingDismissed@v1", {"review_id": rt.session.review.get("review_id"),
+                                                  "fingerprint": fingerprint, "file": finding["file"]})
+
+
 async def plan(rt: SessionRuntime, prompt: str, context: str | None = None) -> Plan:
     if rt.session.mode == "hetun":
         from deepseek_ls.agent.hetun import driver

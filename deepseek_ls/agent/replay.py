@@ -603,6 +603,10 @@ async def _reissue(rt, op: str, args: dict[str, Any], approvals: Approvals) -> N
     elif op == "review":
         await ops.review(rt, args["source"], args["diff"], args.get("skipped", []), args.get("focus"),
                          args.get("dismissed", ()))
+    elif op == "stage_review_fix":
+        await ops.stage_review_fix(rt, args["fingerprint"])
+    elif op == "dismiss_finding":
+        ops.dismiss_finding(rt, args["fingerprint"])
     elif op == "decide_mission":
         await ops.decide_mission(rt, args["decision"], args.get("text"), approvals)
     elif op == "cancel":

@@ -33,6 +33,9 @@ CMD_MODIFY_MISSION = "deepseek.modifyMission"
 CMD_UNDO_MISSION = "deepseek.undoMission"
 CMD_TRUST_STATUS = "deepseek.trustStatus"
 CMD_TOGGLE_TEAMMATE_MODE = "deepseek.toggleTeammateMode"
+CMD_REVIEW = "deepseek.review"
+CMD_APPLY_REVIEW_FIX = "deepseek.applyReviewFix"
+CMD_DISMISS_FINDING = "deepseek.dismissFinding"
 
 ALL_COMMANDS = [v for k, v in dict(globals()).items() if k.startswith("CMD_")]
 
@@ -50,6 +53,9 @@ NOTIFY_STREAM = "deepseek/stream"
 NOTIFY_STATUS = "deepseek/status"
 NOTIFY_HUNKS_CHANGED = "deepseek/hunksChanged"
 NOTIFY_QUESTION = "deepseek/question"
+
+# The `source` of the diagnostics a review publishes (lsp/review.py).
+REVIEW_DIAGNOSTIC_SOURCE = "deepseek-review"
 
 # Keys a client sets in `capabilities.experimental` (value `true`).
 # Handles `deepseek/question`: the server then skips its showMessage fallback.

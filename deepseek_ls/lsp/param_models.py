@@ -95,6 +95,19 @@ class OptionalSessionArgs(_Args):
     session_id: Id | None = None
 
 
+class ReviewArgs(_Args):
+    """`deepseek.review`: which change (default: the working tree against HEAD), limited to `paths`."""
+
+    staged: bool = False
+    base: str | None = Field(default=None, min_length=1, max_length=256)
+    paths: list[str] = Field(default_factory=list, max_length=256)
+    focus: str | None = Field(default=None, max_length=2000)
+
+
+class FindingArgs(_Args):
+    fingerprint: str = Field(pattern=r"^[0-9a-f]{32}$")
+
+
 class HunkArgs(_Args):
     patch_id: Id
     hunk_id: Id

@@ -55,6 +55,8 @@ FEATURE_MODULES = (
     "deepseek_ls.lsp.mcp",
     "deepseek_ls.lsp.trust",
     "deepseek_ls.lsp.lanes",
+    "deepseek_ls.lsp.code_actions",
+    "deepseek_ls.lsp.review",
 )
 
 

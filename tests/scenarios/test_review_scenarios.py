@@ -160,3 +160,18 @@ def test_a_dismissal_list_the_repository_ships_is_ignored(repo):
     planted.parent.mkdir(parents=True)
     planted.write_text(json.dumps({"kind": "review-dismissed", "version": 1, "dismissed": [{"fingerprint": "x" * 32}]}))
     assert DismissedFindings(repo / ".deepseek", repo).fingerprints() == frozenset()
+
+
+async def test_apply_fix_and_dismiss_are_recorded_and_replayed(repo, make_agent, fake_deepseek):
+    fake_deepseek.add({"match": {"role": "reviewer"}, "content": findings(ON_ADD)})
+    agent = make_agent()
+    result = await agent.review(ReviewSource())
+    (finding,) = result.findings
+    patch = await agent.stage_review_fix(result.session_id, finding["fingerprint"])
+    assert patch.files == ["app.py"] and (repo / "app.py").read_text() == FIXED_ADD  # staged, not written
+    assert await agent.dismiss_finding(result.session_id, finding["fingerprint"]) is True
+    log = kinds(agent, result.session_id)
+    assert log[-1] == "ReviewFindingDismissed@v1" and "PatchStaged@v1" in log
+    with pytest.raises(LookupError, match="no finding"):
+        await agent.stage_review_fix(result.session_id, "0" * 32)
+    assert states(agent, result.session_id) == ["Completed"]  # a wrong finding does not fail the session

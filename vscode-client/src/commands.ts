@@ -131,6 +131,30 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       stream.finish(result.session_id, result.content);
       return result;
     }),
+    reg("review", "Review Changes", async () => {
+      const choice = await vscode.window.showQuickPick(
+        [
+          { label: "Working tree", description: "staged and unstaged changes against HEAD, new files too", args: {} },
+          { label: "Staged", description: "what is staged (the index against HEAD)", args: { staged: true } },
+          { label: "Branch against a base…", description: "HEAD against its merge base with a branch", args: null },
+        ],
+        { placeHolder: "DeepSeek: review which change? (read-only: nothing is written)" },
+      );
+      if (!choice) return undefined;
+      let args: Record<string, unknown> | null = choice.args;
+      if (args === null) {
+        const base = await vscode.window.showInputBox({ prompt: "Base branch, tag or commit", value: "main", ignoreFocusOut: true });
+        if (!base) return undefined;
+        args = { base };
+      }
+      const result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: "DeepSeek: reviewing…", cancellable: false },
+        () => server.command<{ findings: unknown[] }>(Commands.review, args as Record<string, unknown>),
+      );
+      // The server said what it found (window/showMessage); the findings are in the Problems panel.
+      if (result.findings.length) void vscode.commands.executeCommand("workbench.actions.view.problems");
+      return result;
+    }),
     reg("acceptHunk", "Accept Hunk", async () => {
       const hunk = await hunkAtCursor(inlineDiff);
       if (!hunk) return undefined;

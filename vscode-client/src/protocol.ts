@@ -36,6 +36,9 @@ export const Commands = {
   undoMission: "deepseek.undoMission",
   trustStatus: "deepseek.trustStatus",
   toggleTeammateMode: "deepseek.toggleTeammateMode",
+  review: "deepseek.review",
+  applyReviewFix: "deepseek.applyReviewFix",
+  dismissFinding: "deepseek.dismissFinding",
 } as const;
 
 /** Custom requests (client -> server). */

@@ -91,6 +91,41 @@ function M.ask(opts)
   end, bufnr)
 end
 
+--- `:DeepSeekReview [--staged | --base REF] [path...]`: review a change (read-only); the findings
+--- arrive as diagnostics (source "deepseek-review"); `vim.lsp.buf.code_action()` on one offers
+--- "Apply fix" (a pending hunk: :DeepSeekAccept / :DeepSeekReject) and "Dismiss".
+function M.review(opts)
+  local args, paths = {}, {}
+  local words = opts.fargs or {}
+  local i = 1
+  while i <= #words do
+    local w = words[i]
+    if w == "--staged" then
+      args.staged = true
+    elseif w == "--base" then
+      i = i + 1
+      args.base = words[i]
+      if not args.base then
+        ui.error("review", "--base needs a branch, tag or commit")
+        return
+      end
+    else
+      table.insert(paths, w)
+    end
+    i = i + 1
+  end
+  if #paths > 0 then
+    args.paths = paths
+  end
+  ui.notify("reviewing…")
+  run("review", cmd.review, args, function(result)
+    local findings = result and result.findings or {}
+    if #findings > 0 then
+      vim.diagnostic.setqflist({ open = false, title = "DeepSeek review" })
+    end
+  end)
+end
+
 --- Fetch fresh hunks, then act on the pending one under the cursor.
 local function with_hunk_at_cursor(what, act)
   local bufnr = vim.api.nvim_get_current_buf()
@@ -428,6 +463,9 @@ M.specs = {
   DeepSeekPlan = { M.plan, { nargs = "+", range = true, desc = "DeepSeek: plan a change (a range adds the selection)" } },
   DeepSeekHetun = { M.hetun, { nargs = "+", range = true, desc = "DeepSeek: Hetun mode — research, then one mission to approve" } },
   DeepSeekAsk = { M.ask, { nargs = "+", range = true, desc = "DeepSeek: ask a question (a range adds the selection)" } },
+  DeepSeekReview = { M.review, { nargs = "*", complete = function()
+    return { "--staged", "--base" }
+  end, desc = "DeepSeek: review a change (read-only) [--staged | --base REF] [path...]" } },
   DeepSeekAccept = { M.accept, { desc = "DeepSeek: accept the hunk under the cursor" } },
   DeepSeekReject = { M.reject, { desc = "DeepSeek: reject the hunk under the cursor" } },
   DeepSeekAcceptAll = { M.accept_all, { nargs = "?", desc = "DeepSeek: accept every pending hunk [patch_id]" } },

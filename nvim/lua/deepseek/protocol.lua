@@ -35,6 +35,9 @@ M.cmd = {
   undo_mission = "deepseek.undoMission",
   trust_status = "deepseek.trustStatus",
   toggle_teammate_mode = "deepseek.toggleTeammateMode",
+  review = "deepseek.review",
+  apply_review_fix = "deepseek.applyReviewFix",
+  dismiss_finding = "deepseek.dismissFinding",
 }
 
 --- Custom requests (client -> server).
