@@ -24,7 +24,6 @@ from deepseek_ls.lsp.edits import (FileEdit, buffer_problem, changed, contradict
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.transport.client_requests import ClientRequestFailed
 from deepseek_ls.lsp.uris import open_document
-from deepseek_ls.tools.overlay import read_disk_text
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +134,8 @@ def _shows(ls: DeepSeekServer, p: FileEdit) -> bool:
     doc = open_document(ls, p.uri)
     if doc is not None:
         return p.new_text is None or doc.source == p.new_text
+    from deepseek_ls.tools.overlay import read_disk_text
+
     try:
         return read_disk_text(ls.root / p.file) == p.new_text
     except (OSError, UnicodeDecodeError):

@@ -14,7 +14,6 @@ from typing import Any
 
 from lsprotocol import types
 
-from deepseek_ls.agent.hetun import mission as missions
 from deepseek_ls.lsp import names, params
 from deepseek_ls.lsp.edits import changed
 from deepseek_ls.lsp.server import DeepSeekServer
@@ -48,6 +47,8 @@ def write_mission_document(ls: DeepSeekServer, session_id: str, view: dict[str, 
     decided = {"approve": "approved", "reject": "rejected", "modify": "modified"}.get(hetun.get("decision") or "")
     if decided == "approved":
         decided += f" — session {view.get('state')}" + (f": {view.get('state_reason')}" if view.get("state_reason") else "")
+    from deepseek_ls.agent.hetun import mission as missions  # the core loads after `initialize`
+
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(missions.render(card, session_id, decided=decided), encoding="utf-8")
     _written[(id(ls), session_id)] = key
@@ -156,6 +157,8 @@ async def modify_mission(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     card = ((view.get("hetun") or {}).get("mission") or {})
     text = (a.text or "").strip()
     if not text and ls.root is not None:
+        from deepseek_ls.agent.hetun import mission as missions
+
         document, _ = current_text(ls, ls.uri_of(mission_doc_relpath(a.session_id)))
         text = missions.read_text(document)
     if not text or text == str(card.get("text", "")).strip():

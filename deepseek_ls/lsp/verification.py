@@ -10,7 +10,6 @@ from lsprotocol import types
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.sessions import agent, driving, refresh_session
 from deepseek_ls.lsp.uris import open_document, uri_to_relpath
-from deepseek_ls.tools.overlay import read_disk_text
 
 
 
@@ -37,6 +36,8 @@ async def on_patch_settled(ls: DeepSeekServer, patch_id: str) -> None:
 
 def unsaved(ls: DeepSeekServer, files: list[str]) -> list[str]:
     """Files whose open buffer differs from the file on disk."""
+    from deepseek_ls.tools.overlay import read_disk_text  # the core loads after `initialize`
+
     out = []
     for rel in files:
         uri = ls.uri_of(rel)
