@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from typing import Callable
 
 from deepseek_ls.patch import seal
 
@@ -57,20 +58,39 @@ def head(data: bytes) -> str:
     return seal.digest(data)
 
 
+def _hmac_sha256(key: bytes) -> Callable[[bytes], bytes]:
+    """`hmac.digest(key, msg, "sha256")` as a function of `msg`, its key schedule done once: the
+    inner and outer hashes of RFC 2104 keyed here and copied per message. `hmac.digest` keys
+    OpenSSL's HMAC again on every call, which is most of its cost on a log line."""
+    block = hashlib.sha256().block_size
+    key = (hashlib.sha256(key).digest() if len(key) > block else key).ljust(block, b"\0")
+    inner, outer = hashlib.sha256(bytes(b ^ 0x36 for b in key)), hashlib.sha256(bytes(b ^ 0x5C for b in key))
+
+    def digest(msg: bytes) -> bytes:
+        i, o = inner.copy(), outer.copy()
+        i.update(msg)
+        o.update(i.digest())
+        return o.digest()
+
+    return digest
+
+
 def first_break(key: bytes, data: bytes, start: int) -> tuple[int, bytes] | None:
     """Check the chain of the complete lines of `data` from offset `start` (a line boundary);
     None when every one carries the right mac, else (offset, line) of the first that does not."""
-    prev = head(data[:start])
-    pos = start
-    end = len(data)
+    # `split` and `mac_of` inlined: this loop runs once per line of every log checked.
+    prev = head(data[:start]).encode("ascii")
+    pos, end = start, len(data)
+    find, digest, same = data.find, _hmac_sha256(key), hmac.compare_digest
     while pos < end:
-        newline = data.find(b"\n", pos)
+        newline = find(b"\n", pos)
         if newline < 0:
             return None  # an incomplete last line: torn, the writer's repair cuts it
-        line = data[pos:newline + 1]
-        parts = split(line)
-        if parts is None or not hmac.compare_digest(parts[1], mac_of(key, prev, parts[0])):
-            return pos, line
-        prev = parts[1]
+        cut = newline + 1 - SUFFIX_LEN  # where the line's mac suffix starts
+        mac = data[cut + len(_OPEN):newline - 2]
+        if (cut <= pos or data[cut:cut + len(_OPEN)] != _OPEN or data[newline - 2:newline + 1] != _CLOSE
+                or not same(mac, digest(prev + b"\n" + data[pos:cut]).hex().encode("ascii"))):
+            return pos, data[pos:newline + 1]
+        prev = mac
         pos = newline + 1
     return None
