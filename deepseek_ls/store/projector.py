@@ -225,27 +225,22 @@ def _tool_proposed(db, sid, seq, p) -> None:
     )
 
 
-def _ensure_tool(db, sid, seq, p) -> None:
-    db.execute(
-        "INSERT OR IGNORE INTO tool_invocations(session_id, call_id, tool, arguments, proposed_seq) "
-        "VALUES (?,?,?,?,?)",
-        (sid, p["call_id"], p["tool"], _j({}), seq),
-    )
-
-
+# One statement per event: the row is made if the proposal was never seen (arguments `{}`,
+# proposed at this event), then the event's columns are set.
 def _tool_approved(db, sid, seq, p) -> None:
-    _ensure_tool(db, sid, seq, p)
     db.execute(
-        "UPDATE tool_invocations SET approval=? WHERE session_id=? AND call_id=?",
-        (p["answer"], sid, p["call_id"]),
+        "INSERT INTO tool_invocations(session_id, call_id, tool, arguments, proposed_seq, approval) "
+        "VALUES (?,?,?,'{}',?,?) ON CONFLICT(session_id, call_id) DO UPDATE SET approval=excluded.approval",
+        (sid, p["call_id"], p["tool"], seq, p["answer"]),
     )
 
 
 def _tool_result(db, sid, seq, p) -> None:
-    _ensure_tool(db, sid, seq, p)
     db.execute(
-        "UPDATE tool_invocations SET ok=?, value=?, error=?, result_seq=? WHERE session_id=? AND call_id=?",
-        (int(bool(p["ok"])), _j(p.get("value")), p.get("error"), seq, sid, p["call_id"]),
+        "INSERT INTO tool_invocations(session_id, call_id, tool, arguments, proposed_seq, ok, value, error, result_seq) "
+        "VALUES (?,?,?,'{}',?,?,?,?,?) ON CONFLICT(session_id, call_id) DO UPDATE SET "
+        "ok=excluded.ok, value=excluded.value, error=excluded.error, result_seq=excluded.result_seq",
+        (sid, p["call_id"], p["tool"], seq, int(bool(p["ok"])), _j(p.get("value")), p.get("error"), seq),
     )
 
 
@@ -254,13 +249,12 @@ def _patch_staged(db, sid, seq, p) -> None:
         "INSERT OR REPLACE INTO patches VALUES (?,?,?,?,?)",
         (sid, p["patch_id"], _j(p["files"]), p.get("diff", ""), seq),
     )
-    for position, hunk in enumerate(_objects(p["hunks"])):
-        hunk_id = _text(hunk.get("hunk_id") or hunk.get("id") or f"h{position + 1}")
-        db.execute(
-            "INSERT OR REPLACE INTO hunks VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (sid, p["patch_id"], hunk_id, position, _text(hunk.get("file")),
-             _text(hunk.get("status") or "pending"), None, None, _j(hunk), seq),
-        )
+    db.executemany(
+        "INSERT OR REPLACE INTO hunks VALUES (?,?,?,?,?,?,?,?,?,?)",
+        [(sid, p["patch_id"], _text(hunk.get("hunk_id") or hunk.get("id") or f"h{position + 1}"), position,
+          _text(hunk.get("file")), _text(hunk.get("status") or "pending"), None, None, _j(hunk), seq)
+         for position, hunk in enumerate(_objects(p["hunks"]))],
+    )
 
 
 def _hunk_filter(p: dict[str, Any], statuses: tuple[str, ...] | None = None) -> tuple[str, list[Any]]:
