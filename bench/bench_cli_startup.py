@@ -15,6 +15,10 @@ prints ours / baseline / ratio (medians) and our p95.
   `.deepseek/config.toml` (one setting kept, one that loosens policy dropped with a
   warning; also without pydantic), `(cold, models table)` with a `[models.NAME]` registry
   entry (left to the full pydantic validation, like every non-plain value: the slowest case);
+- `config show --config FILE (cold, same edit: pydantic)`: the edit of `(cold, edited user config)`
+  given with `--config`, which the fast path leaves to the pydantic models: the same values
+  through the one validator with its lazy imports (what `config show` would cost without
+  cli/show_fast.py, the figure that decides whether that module earns its keep);
 - `sessions` lists a workspace's sessions: `(empty workspace)`, `(3 sessions, no model call)` and
   `(3 sessions, priced calls)`. The config (pydantic, the model registry) is loaded only for the
   price book, when a listed session has a model call to price (cli/sessions_cmd.py); the event
@@ -53,6 +57,8 @@ CASES = [
     ("config show (cold, edited user config)", [*DS, "config", "show"], PLAIN_EDIT, None, True),
     ("config show --json (cold, edited)", [*DS, "config", "show", "--json"], PLAIN_EDIT, None, True),
     ("config show (cold, edited workspace cfg)", [*DS, "config", "show"], None, WORKSPACE_EDIT, True),
+    ("config show --config FILE (cold, same edit: pydantic)", [*DS, "--config", "@PLAIN_EDIT", "config", "show"],
+     None, None, True),
     ("config show (cold, models table)", [*DS, "config", "show"], MODELS_EDIT, None, True),
     ("sessions (empty workspace)", [*DS, "sessions"], None, None, False),
     ("sessions (3 sessions, no model call)", [*DS, "sessions"], None, None, False),
@@ -82,6 +88,7 @@ def make_sessions(root: Path, with_calls: bool) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--only", default="", help="run only the cases whose label holds this text (and the baseline)")
     add_smoke_option(parser)
     args = parser.parse_args()
     smoke_sizes(args, runs=1)
@@ -93,8 +100,12 @@ def main() -> int:
         os.environ.pop("DEEPSEEK_LS_USER_CONFIG", None)
         workspace = Path(tmp) / "ws"
         workspace.mkdir()
+        plain_edit = Path(tmp) / "plain-edit.toml"
+        plain_edit.write_text(PLAIN_EDIT)
+        cases = [(label, [str(plain_edit) if a == "@PLAIN_EDIT" else a for a in argv], *rest)
+                 for label, argv, *rest in CASES if label == CASES[0][0] or args.only in label]
         envs, cwds = {}, {}
-        for i, (label, _, user_config, workspace_config, _) in enumerate(CASES):
+        for i, (label, _, user_config, workspace_config, _) in enumerate(cases):
             cwds[label] = workspace
             if workspace_config is not None:
                 cwds[label] = Path(tmp) / f"ws-{i}"
@@ -112,9 +123,9 @@ def main() -> int:
             envs[label] = env
         print(f"# CLI start-up, {args.runs} runs each, interleaved; load {os.getloadavg()[0]:.1f}; "
               f"median ms: ours / python -c pass / ratio (p95 ours)")
-        samples: dict[str, list[float]] = {label: [] for label, *_ in CASES}
+        samples: dict[str, list[float]] = {label: [] for label, *_ in cases}
         for _ in range(args.runs):
-            for label, argv, _, _, cold in CASES:
+            for label, argv, _, _, cold in cases:
                 env = envs[label]
                 if cold:  # an empty cache of its own, as after an edit
                     cache = Path(tmp) / "cold-cache"
@@ -124,10 +135,10 @@ def main() -> int:
                 subprocess.run(argv, cwd=cwds[label], env=env, capture_output=True, check=True)
                 samples[label].append((time.perf_counter() - t) * 1000)
         baseline = statistics.median(samples[CASES[0][0]])
-        for label, *_ in CASES:
+        for label, *_ in cases:
             med = statistics.median(samples[label])
             p95 = sorted(samples[label])[min(args.runs - 1, int(0.95 * args.runs))]
-            print(f"  {label:<40} {med:7.1f} / {baseline:5.1f} ms = {med / baseline:5.2f}x   (p95 {p95:6.1f} ms)")
+            print(f"  {label:<52} {med:7.1f} / {baseline:5.1f} ms = {med / baseline:5.2f}x   (p95 {p95:6.1f} ms)")
     return 0
 
 
