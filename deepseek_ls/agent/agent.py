@@ -33,7 +33,7 @@ from deepseek_ls.agent.hetun.driver import MissionNotApproved, require_approved
 from deepseek_ls.agent.hetun.undo import MissionUndo, mission_chain, undo_since
 from deepseek_ls.agent.intent import TurnFlags
 from deepseek_ls.agent.session import Session, deferred_appends
-from deepseek_ls.agent.state import StateChange, StateListener
+from deepseek_ls.agent.state import BUSY_STATES, StateChange, StateListener
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config
 from deepseek_ls.llm.budget import price_book_for
@@ -483,7 +483,7 @@ class Agent:
     async def resume(self, session_id: str) -> dict[str, Any]:
         """Load a session (e.g. after a restart) so the editor can show and continue it."""
         rt = self._runtime(session_id)
-        if rt.session.state in ops.LIVE_STATES:
+        if rt.session.state in BUSY_STATES:
             with bound(rt.session):
                 ops.release_running_step(rt, ops.INTERRUPTED)
                 rt.session.machine.to("Paused", ops.INTERRUPTED)

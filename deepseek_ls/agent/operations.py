@@ -17,12 +17,12 @@ from deepseek_ls.agent.lanes import run_wave
 from deepseek_ls.agent.loop import AgentLoop, StepOutcome
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.runtime import AgentFailure, BudgetExceeded, SessionCancelled, SessionRuntime
+from deepseek_ls.agent.state import BUSY_STATES
 from deepseek_ls.router import RouterSignals, explain
 
 INTERRUPTED = "resumed after an interruption"
 # Sessions whose tools are the read-only set: a plan session, and a review (which is offered none at all).
 READ_ONLY_MODES = frozenset({"plan", "review"})
-LIVE_STATES = ("Planning", "ExecutingStep", "AwaitingApproval", "AwaitingUserInput", "Verifying")
 
 loop = AgentLoop()
 
@@ -260,7 +260,7 @@ async def revise_plan(rt: SessionRuntime, feedback: str, step_id: str | None = N
 def resume_state(rt: SessionRuntime) -> None:
     """A session killed mid-work is Paused first, so it continues from a legal state."""
     machine = rt.session.machine
-    if machine.state in LIVE_STATES:
+    if machine.state in BUSY_STATES:
         release_running_step(rt, INTERRUPTED)
         machine.to("Paused", INTERRUPTED)
     reopen(rt)

@@ -15,6 +15,31 @@ from deepseek_ls.store.sink import EventSink
 
 STATES: tuple[str, ...] = get_args(SessionState)
 
+# The one vocabulary of what a session is doing, sent in every `Status`
+# (lsp/sessions.py) so the clients show it instead of keeping lists of their own.
+# Busy: a run is live (cancel pauses it; a restart finds it interrupted).
+BUSY_STATES: tuple[str, ...] = ("Planning", "ExecutingStep", "AwaitingApproval", "AwaitingUserInput", "Verifying")
+# Busy but waiting for the person's answer: the agent itself is not working.
+WAITING_STATES: tuple[str, ...] = ("AwaitingApproval", "AwaitingUserInput")
+STATE_LABELS: dict[str, str] = {
+    "Idle": "idle",
+    "Planning": "planning",
+    "ExecutingStep": "executing",
+    "AwaitingApproval": "awaiting approval",
+    "AwaitingUserInput": "waiting for your answer",
+    "Verifying": "verifying",
+    "Completed": "completed",
+    "Paused": "paused",
+    "Failed": "failed",
+}
+
+
+def describe_state(state: str) -> dict[str, object]:
+    """`state_label`, `busy` and `working` of `state`, as a `Status` carries them
+    (an unknown state is labelled as it is, never busy)."""
+    busy = state in BUSY_STATES
+    return {"state_label": STATE_LABELS.get(state, state), "busy": busy, "working": busy and state not in WAITING_STATES}
+
 # Paused means "waiting for the person outside a blocking prompt": a plan shown
 # as lenses, staged hunks in the editor, a cancelled or killed run to resume.
 TRANSITIONS: dict[str, frozenset[str]] = {

@@ -12,6 +12,7 @@ from typing import Any, AsyncIterator
 
 from lsprotocol import types
 
+from deepseek_ls.agent.state import BUSY_STATES, describe_state
 from deepseek_ls.lsp import names, params
 from deepseek_ls.lsp.code_lens import plan_doc_relpath
 from deepseek_ls.lsp.edits import changed, refresh_lenses
@@ -24,7 +25,6 @@ from deepseek_ls.lsp.uris import current_text
 
 log = logging.getLogger(__name__)
 
-BUSY_STATES = ("Planning", "ExecutingStep", "AwaitingApproval", "AwaitingUserInput", "Verifying")
 
 
 def agent(ls: DeepSeekServer) -> Any:
@@ -40,13 +40,14 @@ def status(ls: DeepSeekServer, session_id: str | None = None) -> dict[str, Any]:
     from deepseek_ls.lsp.lanes import teammate_mode
 
     if view is None:
-        return {"session_id": sid, "state": "Idle", "max_think_active": False, "running": ls.tasks.running,
+        return {"session_id": sid, "state": "Idle", **describe_state("Idle"), "max_think_active": False, "running": ls.tasks.running,
                 "teammate_mode": teammate_mode(ls), "lanes": {"running": 0, "queued": 0, "lanes": []}}
     decisions = view.get("decisions") or []
     last = decisions[-1] if decisions else None
     return {
         "session_id": sid,
         "state": view.get("state", "Idle"),
+        **describe_state(view.get("state", "Idle")),
         "profile": last.get("profile") if last else None,
         "max_think_active": bool(last and last.get("profile") == "max_think" and view.get("state") in BUSY_STATES),
         "last_decision": explanation(last) if last else None,
@@ -178,6 +179,7 @@ async def sessions_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
             {
                 "session_id": s.session_id,
                 "state": s.state,
+                "state_label": describe_state(s.state)["state_label"],
                 "created": s.created_at,
                 "prompt": s.prompt,
                 "mode": s.mode,
@@ -197,7 +199,8 @@ async def resume_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     sid = result["session_id"]
     view = refresh_session(ls, sid)
     changed(ls, [f for p in view.get("patches", []) for f in p.get("files", [])])
-    return {"session_id": sid, "state": view["state"], "plan": view.get("plan")}
+    return {"session_id": sid, "state": view["state"], "state_label": describe_state(view["state"])["state_label"],
+            "plan": view.get("plan")}
 
 
 CANCEL_WAIT_SECONDS = 10.0

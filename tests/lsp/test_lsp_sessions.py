@@ -90,6 +90,9 @@ async def test_a_session_resumes_in_a_new_server(
         assert any(t.startswith("▶ Step 1: Fix `add`") for t in titles)
         status = await wait_until(lambda: state.notifications.get("deepseek/status"))
         assert status[-1].session_id == planned["session_id"]
+        # The server's vocabulary, shown by the clients as sent (agent/state.py).
+        assert (status[-1].state_label, status[-1].busy, status[-1].working) == ("paused", False, False)
+        assert resumed["state_label"] == listed["sessions"][0]["state_label"] == "paused"
         undo = None
         try:
             await run(client, names.CMD_UNDO, {})

@@ -9,12 +9,11 @@ import { findEventLog } from "./eventLog";
 import { hunkAtLine, undoMessage } from "./hunks";
 import type { InlineDiff } from "./inlineDiff";
 import { mcpItems, type McpStatus } from "./mcp";
-import { Commands, type Plan, type RoutingExplanation, type ServerApi, type SessionSummary } from "./protocol";
+import { Commands, stateLabel, type Plan, type RoutingExplanation, type ServerApi, type SessionSummary } from "./protocol";
 import { SECRET_KEY } from "./secrets";
 import type { ServerManager } from "./server";
 import { CommandCancelled, CommandFailed, currentSettings } from "./server";
 import type { StatusBar } from "./statusBar";
-import { stateLabel } from "./statusBar";
 import type { StreamPanel } from "./streamPanel";
 import { trustHint, type TrustStatus } from "./trust";
 
@@ -70,7 +69,7 @@ async function pickSession(api: ServerApi, placeholder: string): Promise<Session
     return undefined;
   }
   const picked = await vscode.window.showQuickPick(
-    sessions.map((s) => ({ label: s.prompt || "(no prompt)", description: `${stateLabel(s.state)} · ${s.created}`, detail: s.session_id, session: s })),
+    sessions.map((s) => ({ label: s.prompt || "(no prompt)", description: `${stateLabel(s)} · ${s.created}`, detail: s.session_id, session: s })),
     { placeHolder: placeholder, matchOnDetail: true },
   );
   return picked?.session;
@@ -194,8 +193,8 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     reg("resumeSession", "Resume Session", async () => {
       const picked = await pickSession(server, "Resume which session?");
       if (!picked) return undefined;
-      const result = await server.command<{ state: string }>(Commands.resume, { session_id: picked.session_id });
-      void vscode.window.showInformationMessage(`DeepSeek: resumed session (${stateLabel(result.state)}).`);
+      const result = await server.command<{ state: string; state_label?: string }>(Commands.resume, { session_id: picked.session_id });
+      void vscode.window.showInformationMessage(`DeepSeek: resumed session (${stateLabel(result)}).`);
       return result;
     }),
     reg("cancel", "Cancel", async () => {

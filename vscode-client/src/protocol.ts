@@ -127,6 +127,12 @@ export interface SessionCost {
 export interface Status {
   session_id?: string | null;
   state: string;
+  /** The server's vocabulary of states (deepseek_ls/agent/state.py), shown as sent. */
+  state_label?: string;
+  /** A run is live in this state (Cancel pauses it). */
+  busy?: boolean;
+  /** Busy and not waiting for the person: the agent itself is working. */
+  working?: boolean;
   profile?: string | null;
   max_think_active: boolean;
   last_decision?: RoutingExplanation | null;
@@ -185,6 +191,7 @@ export interface Plan {
 export interface SessionSummary {
   session_id: string;
   state: string;
+  state_label?: string;
   created: string;
   prompt: string;
   mode?: string;
@@ -219,4 +226,9 @@ export interface ServerApi {
   command<T = unknown>(name: string, arg: object): Promise<T>;
   /** A custom request such as `deepseek/hunks`. */
   request<T = unknown>(method: string, params: object): Promise<T>;
+}
+
+/** What a session state is called on screen: the server's label, else the state as it is. */
+export function stateLabel(s: { state: string; state_label?: string | null }): string {
+  return s.state_label || s.state;
 }

@@ -5,7 +5,7 @@
  * `describeStatus` is pure; `StatusBar` drives any item with the
  * `vscode.StatusBarItem` shape (injected, so this file never imports vscode).
  */
-import type { RoutingExplanation, SessionCost, Status } from "./protocol";
+import { stateLabel, type RoutingExplanation, type SessionCost, type Status } from "./protocol";
 
 export type ServerState = "starting" | "running" | "stopped" | "failed";
 
@@ -16,24 +16,6 @@ export interface StatusView {
   /** Read by screen readers (and by the end-to-end test): the text without icons. */
   label: string;
 }
-
-const STATE_LABELS: Record<string, string> = {
-  Idle: "idle",
-  Planning: "planning",
-  ExecutingStep: "executing",
-  AwaitingApproval: "awaiting approval",
-  Verifying: "verifying",
-  Completed: "completed",
-  Paused: "paused",
-  Failed: "failed",
-};
-
-/** A short, human label for a session state (unknown states shown as they are). */
-export function stateLabel(state: string): string {
-  return STATE_LABELS[state] ?? state.toLowerCase();
-}
-
-const BUSY_STATES = new Set(["Planning", "ExecutingStep", "Verifying"]);
 
 /** Profile names as people write them (`max_think` in config, "max-think" on screen). */
 export function profileLabel(profile: string): string {
@@ -80,11 +62,11 @@ function describe(server: ServerState, status: Status | undefined): Omit<StatusV
   if (!status || !status.session_id) {
     return { text: "$(sparkle) DeepSeek", tooltip: "DeepSeek: no active session. Run `DeepSeek: Plan…` or `DeepSeek: Ask…`.", highlighted: false };
   }
-  const icon = BUSY_STATES.has(status.state) ? "$(sync~spin)" : status.max_think_active ? "$(flame)" : "$(sparkle)";
+  const icon = status.working ? "$(sync~spin)" : status.max_think_active ? "$(flame)" : "$(sparkle)";
   const profile = status.max_think_active ? "max-think" : profileLabel(status.profile ?? "");
   const lanes = lanesLabel(status);
-  const text = `${icon} DeepSeek: ${stateLabel(status.state)}${profile ? ` · ${profile}` : ""}${lanes ? ` · ${lanes}` : ""}`;
-  const lines = [`DeepSeek session ${status.session_id}: ${stateLabel(status.state)}`];
+  const text = `${icon} DeepSeek: ${stateLabel(status)}${profile ? ` · ${profile}` : ""}${lanes ? ` · ${lanes}` : ""}`;
+  const lines = [`DeepSeek session ${status.session_id}: ${stateLabel(status)}`];
   if (status.teammate_mode) lines.push(`Teammate mode on${lanes ? `: ${lanes}` : ""}`);
   const why = status.state === "Failed" ? status.last_error : status.state === "Paused" ? status.state_reason : null;
   if (why) lines.push(why);

@@ -9,6 +9,7 @@ import { PanelModel, nextStep, promptWithContext } from "../src/panel/model";
 import type { Hunk, Plan, Transcript, Turn } from "../src/protocol";
 import { applyMessage, type ViewState } from "../webview/state";
 import { AGENT_MODES, PROFILES } from "../src/modes";
+import { serverStatus } from "./serverStates";
 
 const parse = (raw: unknown) => parseFromWebview(raw, AGENT_MODE_IDS, PROFILE_IDS);
 
@@ -97,7 +98,7 @@ function model(): PanelModel {
 test("model: a status of another session moves the panel to it and asks for its transcript and plan", () => {
   const m = model();
   m.setServer("running");
-  const r = m.onStatus({ session_id: "s1", state: "Planning", max_think_active: false, running: ["plan"] });
+  const r = m.onStatus(serverStatus("Planning", { session_id: "s1", running: ["plan"] }));
   assert.equal(m.sessionId, "s1");
   assert.ok(r.transcript && r.plan && r.sessions);
   assert.equal(m.snapshot.busy, true);

@@ -5,19 +5,10 @@
  * delegates their clicks. Pure (no DOM): unit-tested in node.
  */
 import type { ChangeFile, LiveTurn, PanelState } from "../src/panel/messages";
-import type { Hunk, Plan, SessionSummary, Spend, Turn } from "../src/protocol";
+import { stateLabel, type Hunk, type Plan, type SessionSummary, type Spend, type Turn } from "../src/protocol";
 import { escapeHtml as esc, renderMarkdown } from "./markdown";
 
 const STEP_MARKS: Record<string, string> = { pending: "○", running: "◐", staged: "◑", done: "✓", failed: "✗", skipped: "⤼" };
-const STATE_LABELS: Record<string, string> = {
-  Idle: "idle", Planning: "planning", ExecutingStep: "executing", AwaitingApproval: "awaiting approval",
-  AwaitingUserInput: "waiting for your answer", Verifying: "verifying", Completed: "completed", Paused: "paused", Failed: "failed",
-};
-
-export function stateLabel(state: string): string {
-  return STATE_LABELS[state] ?? state.toLowerCase();
-}
-
 const profileLabel = (p: string | null | undefined) => (p ?? "").replace(/_/g, "-");
 
 function attrs(data: Record<string, string | number | null | undefined>): string {
@@ -173,7 +164,7 @@ function renderSession(row: SessionSummary, current: string | null): string {
   const why = row.state === "Failed" ? row.error : row.state === "Paused" ? row.state_reason : null;
   return `<li class="session${row.session_id === current ? " current" : ""}" data-session="${esc(row.session_id)}">` +
     `<div class="session-prompt">${esc(row.prompt || "(no prompt)")}</div>` +
-    `<div class="meta"><span class="state">${esc(stateLabel(row.state))}</span>${row.mode ? ` · ${esc(row.mode)}` : ""}` +
+    `<div class="meta"><span class="state">${esc(stateLabel(row))}</span>${row.mode ? ` · ${esc(row.mode)}` : ""}` +
     `${cost ? ` · ${esc(cost)}` : ""} · <time>${esc(row.created)}</time>${why ? `<div class="why">${esc(why)}</div>` : ""}</div>` +
     `<div class="actions">${button("Open", "openSession", { session: row.session_id }, "Show this session in the panel")}` +
     `${button("Resume", "resumeSession", { session: row.session_id }, "Resume this session")}` +
@@ -194,7 +185,7 @@ export function renderHeader(s: PanelState): string {
   const profile = st.max_think_active ? "max-think" : profileLabel(st.profile);
   const cost = st.cost?.session?.calls ? ` · ${st.cost.session.short}` : "";
   const why = st.state === "Failed" ? st.last_error : st.state === "Paused" ? st.state_reason : null;
-  return `<span class="state">${esc(stateLabel(st.state))}</span>${profile ? ` · ${esc(profile)}` : ""}${esc(cost)}` +
+  return `<span class="state">${esc(stateLabel(st))}</span>${profile ? ` · ${esc(profile)}` : ""}${esc(cost)}` +
     (why ? `<div class="why">${esc(why)}</div>` : "") +
     (s.busy ? ` ${button("Cancel", "cancel", {}, "Stop what the agent is doing")}` : "");
 }

@@ -8,6 +8,9 @@ local M = {}
 ---@class deepseek.Status
 ---@field session_id string|nil
 ---@field state string
+---@field state_label string|nil  how the server says the state ("awaiting approval")
+---@field busy boolean|nil  a run is live (the server's list, deepseek_ls/agent/state.py)
+---@field working boolean|nil  busy and not waiting for the person
 ---@field profile string|nil
 ---@field max_think_active boolean
 ---@field last_decision table|nil

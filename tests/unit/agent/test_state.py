@@ -1,6 +1,15 @@
 import pytest
 
-from deepseek_ls.agent.state import STATES, TRANSITIONS, IllegalTransition, SessionStateMachine
+from deepseek_ls.agent.state import (
+    BUSY_STATES,
+    STATE_LABELS,
+    STATES,
+    TRANSITIONS,
+    WAITING_STATES,
+    IllegalTransition,
+    SessionStateMachine,
+    describe_state,
+)
 from deepseek_ls.store.sink import ListSink
 
 
@@ -43,3 +52,13 @@ def test_any_state_can_fail_but_completed_cannot_be_paused():
         if s != "Failed":
             assert SessionStateMachine(ListSink(), state=s).can("Failed")
     assert not SessionStateMachine(ListSink(), state="Completed").can("Paused")
+
+
+def test_the_state_vocabulary_names_every_state_once():
+    assert set(STATE_LABELS) == set(STATES) and len(set(STATE_LABELS.values())) == len(STATES)
+    assert set(WAITING_STATES) < set(BUSY_STATES) < set(STATES)
+    assert describe_state("AwaitingApproval") == {"state_label": "awaiting approval", "busy": True, "working": False}
+    assert describe_state("ExecutingStep") == {"state_label": "executing", "busy": True, "working": True}
+    assert describe_state("Paused") == {"state_label": "paused", "busy": False, "working": False}
+    # A state this server does not know is shown as it is, never busy.
+    assert describe_state("Rebasing") == {"state_label": "Rebasing", "busy": False, "working": False}

@@ -18,9 +18,6 @@ export interface Refresh {
   sessions?: boolean;
 }
 
-/** States in which the agent works (the panel offers Cancel). */
-const BUSY_STATES = new Set(["Planning", "ExecutingStep", "AwaitingUserInput", "Verifying"]);
-
 const assistantTurns = (turns: PanelState["turns"]) => turns.filter((t) => t.role === "assistant").length;
 
 export class PanelModel {
@@ -61,7 +58,7 @@ export class PanelModel {
 
   /** `deepseek/status`: a session changed state. The panel follows the session that moves. */
   onStatus(status: Status): Refresh {
-    this.set({ status, busy: BUSY_STATES.has(status.state) });
+    this.set({ status, busy: status.busy === true });
     const switched = status.session_id ? this.showSession(status.session_id) : {};
     return { ...switched, transcript: true, plan: true, sessions: true };
   }
