@@ -60,6 +60,7 @@ COMMANDS = [
     AvailableCommand(name="ask", description="ask a question about the code"),
     AvailableCommand(name="run", description="plan, apply and verify (the agent mode)"),
     AvailableCommand(name="undo", description="undo the latest applied change (what you typed since stays)"),
+    AvailableCommand(name="review", description="review the changes, read-only: [--staged | --base REF] [path...]"),
 ]
 
 
@@ -203,7 +204,7 @@ class DeepSeekAcpAgent:
             raise RequestError.invalid_params({"reason": "the prompt has no text"})
         mode, text = _command(text, session.record.mode)
         if not session.record.title:
-            session.record.title = text.strip().splitlines()[0][:80]
+            session.record.title = (text.strip() or f"/{mode}").splitlines()[0][:80]
         if session.files is not None:
             session.files.refusals.clear()
         session.turn = asyncio.current_task()
@@ -240,6 +241,15 @@ class DeepSeekAcpAgent:
             from deepseek_ls.acp.client_apply import undo_latest
 
             ui.send(update_agent_message_text(await asyncio.to_thread(undo_latest, agent, session.files) + "\n"))
+            return
+        if mode == "review":
+            from deepseek_ls.acp.review import review_turn
+
+            def on_session(sid: str) -> None:
+                session.current = sid
+                self._adopt(session, sid)
+
+            await review_turn(agent, ui, text, profile, on_session)
             return
         if mode == "agent" and text.strip().lower() in RESUME_WORDS and session.record.ours:
             view = await self._tracked(session, agent.run(session_id=session.record.ours[-1], profile=profile))
@@ -446,8 +456,11 @@ def _prompt_text(blocks: list[Any], deny_paths: list[str]) -> tuple[str, str | N
 
 
 def _command(text: str, mode: str) -> tuple[str, str]:
-    """`/plan …`, `/ask …`, `/run …` choose the mode for this prompt; `/undo` undoes the latest apply."""
+    """`/plan …`, `/ask …`, `/run …` choose the mode for this prompt; `/undo` undoes the latest apply;
+    `/review [--staged | --base REF] [path...]` reviews the changes (its arguments are the text)."""
     stripped = text.lstrip()
+    if stripped == "/review" or stripped.startswith("/review "):
+        return "review", stripped[len("/review"):].strip()
     for name, chosen in (("/plan", "plan"), ("/ask", "ask"), ("/run", "agent"), ("/undo", "undo")):
         if stripped == name or stripped.startswith(name + " "):
             return chosen, stripped[len(name):].strip() or text

@@ -121,38 +121,6 @@ def _review(ctx: Any, args: argparse.Namespace, source: Any, patch: str | None) 
 
 
 def print_text(review: dict[str, Any]) -> None:
-    """Findings grouped by file, then one line of totals (what was dropped, skipped, dismissed)."""
-    by_file: dict[str, list[dict[str, Any]]] = {}
-    for f in review["findings"]:
-        by_file.setdefault(f["file"], []).append(f)
-    for file, items in by_file.items():
-        print(file)
-        for f in sorted(items, key=lambda f: f["start_line"]):
-            lines = str(f["start_line"]) if f["start_line"] == f["end_line"] else f"{f['start_line']}-{f['end_line']}"
-            print(f"  {lines:<9} {f['severity']:<8} {f['category']:<15} {f['message']}")
-            if f.get("suggested_fix"):
-                print("            suggested fix:")
-                for line in f["suggested_fix"].rstrip("\n").splitlines():
-                    print(f"              {line}")
-        print()
-    print(_totals(review))
-    if review.get("summary"):
-        print(f"summary: {review['summary']}")
-    for line in review.get("routing", []):
-        print(f"routing: {line}")
-    if review.get("cost"):
-        print(f"cost: {review['cost']['session']['text']}")
+    from deepseek_ls.agent.review_report import text_report
 
-
-def _totals(review: dict[str, Any]) -> str:
-    counts = review["counts"]
-    n = len(review["findings"])
-    parts = [f"{n} finding{'s' if n != 1 else ''} ({counts['error']} error, {counts['warning']} warning, "
-             f"{counts['note']} note) in {len(review['files'])} reviewed file(s)"]
-    if review["dropped"]["count"]:
-        parts.append(f"{review['dropped']['count']} dropped (outside the diff or repeated)")
-    if review["dismissed"]:
-        parts.append(f"{review['dismissed']} dismissed earlier")
-    for skipped in review["skipped"]:
-        parts.append(f"skipped {skipped['file']}: {skipped['reason']}")
-    return "; ".join(parts)
+    print(text_report(review), end="")
