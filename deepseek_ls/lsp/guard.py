@@ -87,7 +87,7 @@ def _cancel_with_request(ls: DeepSeekServer) -> None:
 def command(server: DeepSeekServer, name: str, handler: Handler) -> None:
     """Register `handler(ls, args_dict)` as `workspace/executeCommand` `name`."""
 
-    from deepseek_ls.lsp.params import the_argument
+    from deepseek_ls.lsp.arguments import the_argument
 
     def one_object(ls: DeepSeekServer, arguments: tuple[Any, ...]) -> Any:
         return handler(ls, the_argument(arguments))

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from deepseek_ls.lsp.params import ArgsError
+from deepseek_ls.lsp.arguments import ArgsError
 from deepseek_ls.lsp.transport.decoding import uri_problem
 
 __all__ = ["ArgsError", "parse_args"]
