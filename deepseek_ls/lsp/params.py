@@ -19,6 +19,8 @@ def parse_args(model: Any, raw: Any) -> Any:
 
 
 def __getattr__(name: str) -> Any:
+    if name.startswith("__"):  # the import system's probes (`from params import x` asks for __path__)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from deepseek_ls.lsp import param_models
 
     try:
