@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -231,3 +233,44 @@ def test_an_answer_that_is_not_findings_is_reasked_escalated_then_exits_11(repo,
     asked = reviewer_requests(fake)
     assert [r["body"]["model"] for r in asked] == ["deepseek-v4-flash", "deepseek-v4-flash", "deepseek-v4-pro"]
     assert "could not be read as findings" in asked[1]["body"]["messages"][-1]["content"]
+
+
+# -- docs/review.md's CI example, as a pull request's runner checks it out ----------------------
+
+
+def test_the_ci_example_reviews_a_pull_requests_diff_into_valid_sarif(repo, fake_deepseek_process, sarif_validator):
+    """The `run:` line of docs/review.md's workflow, run as written (with `github.base_ref` = main) in
+    a checkout like actions/checkout's of a pull request: HEAD the PR's merge commit, the base branch
+    only as origin/main, which moved on after the branch was made (its change is not the PR's)."""
+    docs = (Path(__file__).parents[2] / "docs" / "review.md").read_text()
+    workflow = docs.split("# .github/workflows/review.yml", 1)[1].split("```", 1)[0]
+    (command,) = re.findall(r"^\s+run: (deepseek-ls review .*)$", workflow, re.MULTILINE)
+    assert "fetch-depth: 0" in workflow and "if: always()" in workflow
+    (sarif_name,) = re.findall(r"sarif_file: ([\w.]+)", workflow)
+    assert command.endswith(f"> {sarif_name}")
+    git(repo, "checkout", "-q", "-b", "feature")
+    git(repo, "commit", "-qam", "the pull request's change")
+    git(repo, "checkout", "-q", "main")
+    (repo / "util.py").write_text("def double(x):\n    return x * 4  # MAIN-MOVED-ON\n")
+    git(repo, "commit", "-qam", "main moves on")
+    git(repo, "update-ref", "refs/remotes/origin/main", "main")
+    git(repo, "checkout", "-q", "--detach", "main")
+    git(repo, "merge", "-q", "--no-ff", "feature", "-m", "Merge feature into main")  # refs/pull/N/merge
+    git(repo, "branch", "-q", "-D", "main")
+    error = {**WARN, "severity": "error"}
+    fake = fake_deepseek_process([{"match": {"role": "reviewer"}, "content": findings(error)}])
+    shell = command.replace("${{ github.base_ref }}", "main").replace(
+        "deepseek-ls review", f"{shlex.quote(sys.executable)} -m deepseek_ls review", 1)
+    env = {**os.environ, "DEEPSEEK_BASE_URL": fake.base_url, "DEEPSEEK_API_KEY": "test-key",
+           "DEEPSEEK_LS_LLM__MAX_RETRIES": "0"}
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", shell], cwd=repo, env=env, capture_output=True, check=False,
+                          text=True, timeout=120)
+    assert done.returncode == 1, done.stderr  # an error finding fails the job (--fail-on error)
+    log = json.loads((repo / sarif_name).read_text())
+    assert not list(sarif_validator.iter_errors(log))
+    (result,) = log["runs"][0]["results"]
+    assert result["level"] == "error"
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "app.py"
+    (asked,) = reviewer_requests(fake)
+    sent = json.dumps(asked["body"]["messages"])
+    assert "return a + b - 0" in sent and "MAIN-MOVED-ON" not in sent  # the PR's change, not main's

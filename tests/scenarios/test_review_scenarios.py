@@ -65,6 +65,65 @@ async def test_a_bad_base_is_refused_before_any_session(repo, make_agent):
     assert agent.store.list() == []
 
 
+async def test_the_reviewer_gets_the_projects_instructions_index_hits_and_surrounding_code(workspace, make_agent,
+                                                                                             fake_deepseek):
+    """The context the issue names: AGENTS.md, where the touched symbols are used elsewhere, and the
+    unchanged lines around the change."""
+    (workspace / "AGENTS.md").write_text("Money is integer cents (RULE-CENTS-7).\n")
+    head = "# CONTEXT-EIGHT-ABOVE\n" + "".join(f"RATE_{i} = {i}\n" for i in range(7))  # out of git's -U3
+    (workspace / "billing.py").write_text(head + "def invoice_total(items):\n    return sum(items)\n")
+    (workspace / "report.py").write_text("from billing import invoice_total\n\n\n"
+                                         "def monthly_report(items):\n    return invoice_total(items)\n")
+    git(workspace, "init", "-q", "-b", "main")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-q", "-m", "base")
+    (workspace / "billing.py").write_text(head + "def invoice_total(items):\n    return round(sum(items) * 1.2, 2)\n")
+    fake_deepseek.add({"match": {"role": "reviewer"}, "content": findings()})
+    from deepseek_ls.index import CodeIndex
+    from deepseek_ls.workspace import state_dir
+
+    cfg = scenario_config()
+    cfg.index.enabled = True
+    index = CodeIndex(workspace, state_dir(workspace), cfg.index)
+    index.build()
+    result = await make_agent(config=cfg, index=index).review(ReviewSource())
+    assert result.complete and [f["file"] for f in result.files] == ["billing.py"]
+    (request,) = [r for r in fake_deepseek.requests if r.role == "reviewer"]
+    system, *users = request.body["messages"]
+    assert system["role"] == "system" and "RULE-CENTS-7" in system["content"]
+    sent = "\n".join(m["content"] for m in users)
+    hits = next(m["content"] for m in users if "(index hits)" in m["content"])
+    assert "report.py" in hits  # `items`, a symbol the changed line uses, elsewhere in the project
+    assert "CONTEXT-EIGHT-ABOVE" in sent  # review.context_lines (10) of unchanged code around the change
+
+
+BINARY_IN_PATCH = {
+    "differ": "diff --git a/logo.png b/logo.png\nindex 1..2 100644\nBinary files a/logo.png and b/logo.png differ\n",
+    "git-binary-patch": ("diff --git a/logo.png b/logo.png\nnew file mode 100644\nindex 0000000..1234567\n"
+                         "GIT binary patch\nliteral 5\nMcmZ?wbhEHb\n\nliteral 0\nHcmV?d00001\n\n"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(BINARY_IN_PATCH))
+async def test_a_binary_file_in_a_patch_is_named_and_not_sent(repo, make_agent, fake_deepseek, form):
+    fake_deepseek.add({"match": {"role": "reviewer"}, "content": findings()})
+    text = "--- a/app.py\n+++ b/app.py\n@@ -6 +6 @@\n-    return a - b\n+    return a + b - 0\n"
+    result = await make_agent().review(ReviewSource(kind="diff"), patch=BINARY_IN_PATCH[form] + text)
+    assert [f["file"] for f in result.files] == ["app.py"]
+    assert {"file": "logo.png", "reason": "binary file: not reviewed"} in result.skipped
+    assert "logo.png" not in reviewed_text(fake_deepseek)
+    only = await make_agent().review(ReviewSource(kind="diff"), patch=BINARY_IN_PATCH[form])
+    assert only.session_id is None and only.note.startswith("nothing to review")
+
+
+async def test_a_50000_line_patch_is_refused_before_any_session(repo, make_agent):
+    big = "--- a/big.txt\n+++ b/big.txt\n@@ -0,0 +1,50000 @@\n" + "".join(f"+line {i}\n" for i in range(50_000))
+    agent = make_agent()
+    with pytest.raises(ReviewInputError, match="50,000 changed lines, more than review.max_changed_lines"):
+        await agent.review(ReviewSource(kind="diff"), patch=big)
+    assert agent.store.list() == []
+
+
 def reviewed_text(fake_deepseek) -> str:
     (request,) = [r for r in fake_deepseek.requests if r.role == "reviewer"]
     return request.body["messages"][-1]["content"]
