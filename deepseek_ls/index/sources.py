@@ -22,7 +22,7 @@ from typing import Sequence
 
 import pathspec
 
-from ..globs import gitignore_spec
+from ..globs import gitignore_spec, unanchored
 from ..policy import git_safety
 from ..policy.launch import ProgramNotRun
 from ..workspace import STATE_DIR_NAME
@@ -154,17 +154,9 @@ def exclude_spec(patterns: Sequence[str]) -> _Rules | None:
 
 
 def deny_exclude_patterns(deny_paths: Sequence[str]) -> list[str]:
-    """The policy's secret-location deny-list as gitignore patterns that match at any depth.
-
-    Policy patterns match anywhere (`.aws/credentials` also denies `a/.aws/credentials`);
-    in gitignore syntax a pattern with an inner slash is anchored at the root, so such
-    patterns get a leading `**/`.
-    """
-    out = []
-    for pattern in deny_paths:
-        inner = pattern.rstrip("/")
-        out.append(f"**/{pattern}" if "/" in inner and not pattern.startswith(("/", "**/")) else pattern)
-    return out
+    """The policy's secret-location deny-list as gitignore patterns that match at any
+    depth, as the policy matches them (`globs.unanchored`)."""
+    return [unanchored(pattern) for pattern in deny_paths]
 
 
 def take_snapshot(root: Path, exclude: Sequence[str] = ()) -> Snapshot:

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Callable
 from pathlib import Path
 
-from deepseek_ls.globs import gitignore_spec
+from deepseek_ls.globs import fast_matcher, unanchored
 from deepseek_ls.policy.errors import PolicyViolation
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -29,7 +28,7 @@ class PathPolicy:
     def __init__(self, root: Path, deny_paths: list[str] | tuple[str, ...] = ()) -> None:
         self.root = Path(root).resolve()
         self.deny_patterns = list(deny_paths)
-        self._deny_match = _compile_deny([_unanchor(p.lower()) for p in deny_paths])
+        self._deny_match = fast_matcher([unanchored(p.lower()) for p in deny_paths])
 
     def resolve(self, rel: str) -> Path:
         """The absolute path for workspace-relative `rel`, or `PolicyViolation`."""
@@ -92,36 +91,11 @@ class PathPolicy:
             raise PolicyViolation(subject, "deny_list", "the path matches the secret-location deny-list (policy.deny_paths)")
 
 
-def _unanchor(pattern: str) -> str:
-    """A pattern with an inner slash (".aws/credentials") is anchored to the root in
-    gitignore semantics; secrets are secret at any depth, so match it anywhere."""
-    if pattern.startswith("!"):
-        return "!" + _unanchor(pattern[1:])
-    body = pattern.rstrip("/")
-    if "/" in body and not pattern.startswith(("/", "**/")):
-        return "**/" + pattern
-    return pattern
 
 def _separator_count(text: str) -> int:
     return sum(text.count(ch) for ch in "./\\:")
 
 
-def _compile_deny(patterns: list[str]) -> Callable[[str], bool]:
-    """One regex for the whole deny-list (pathspec tries pattern by pattern, which
-    dominates `fs.list` on large trees). With negated patterns ("!x") the order
-    matters, so those lists keep pathspec's own matching."""
-    spec = gitignore_spec(patterns)
-    parts = []
-    for pattern in spec.patterns:
-        if pattern.include is None:  # blank line or comment
-            continue
-        if not pattern.include or pattern.regex is None:
-            return lambda path: spec.match_file(path)
-        parts.append(re.sub(r"\(\?P<[^>]+>", "(?:", pattern.regex.pattern))
-    if not parts:
-        return lambda path: False
-    combined = re.compile("|".join(f"(?:{p})" for p in parts))
-    return lambda path: combined.search(path) is not None
 
 
 def secret_location(path: str, deny_paths: list[str] | tuple[str, ...]) -> str | None:

@@ -44,17 +44,15 @@ import asyncio
 import contextlib
 import logging
 import os
-import re
 import shutil
 import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
 
 import platformdirs
 
-from deepseek_ls.globs import gitignore_spec
+from deepseek_ls.globs import fast_matcher, unanchored
 from deepseek_ls.config_models import SandboxConfig
 from deepseek_ls.policy import git_safety, sandbox_home, sandbox_install, sandbox_sockets, sandbox_venv
 from deepseek_ls.policy.env import host_exec_path, note_workspace
@@ -141,7 +139,7 @@ class Sandbox:
         note_workspace(self.root)  # none of our own programs is ever looked up in it
         self.config = config or SandboxConfig()
         self.deny_paths = list(deny_paths)
-        self._deny = _matcher([_unanchored(p.lower()) for p in deny_paths])
+        self._deny = fast_matcher([unanchored(p.lower()) for p in deny_paths])
         self.home = Path(home) if home is not None else Path(os.path.expanduser("~"))
         # Where deepseek-ls itself lives: what of it the commands we start need is shown (read-only).
         self.install = install or sandbox_install.OwnInstall.running()
@@ -467,30 +465,3 @@ def _contains(outer: Path, inner: Path) -> bool:
     except OSError:
         return False
 
-
-def _matcher(patterns: list[str]) -> Callable[[str], bool]:
-    """One regex for the whole deny-list (pathspec would try every pattern per path, which
-    dominated the walk); lists with negations ("!x") keep pathspec's ordered matching."""
-    spec = gitignore_spec(patterns)
-    parts = []
-    for pattern in spec.patterns:
-        if pattern.include is None:
-            continue
-        if not pattern.include or pattern.regex is None:
-            return spec.match_file
-        parts.append(re.sub(r"\(\?P<[^>]+>", "(?:", pattern.regex.pattern))
-    if not parts:
-        return lambda path: False
-    combined = re.compile("|".join(f"(?:{p})" for p in parts))
-    return lambda path: combined.search(path) is not None
-
-
-def _unanchored(pattern: str) -> str:
-    """Secrets are secret at any depth: ".aws/credentials" matches below any directory
-    (gitignore would anchor a pattern with an inner slash to the root)."""
-    if pattern.startswith("!"):
-        return "!" + _unanchored(pattern[1:])
-    body = pattern.rstrip("/")
-    if "/" in body and not pattern.startswith(("/", "**/")):
-        return "**/" + pattern
-    return pattern

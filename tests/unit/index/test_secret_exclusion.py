@@ -45,6 +45,8 @@ def test_custom_deny_list_replaces_the_default(tmp_path: Path) -> None:
         pytest.param(".ssh/", ".ssh/", id="directory"),
         pytest.param(".aws/credentials", "**/.aws/credentials", id="inner-slash-unanchored"),
         pytest.param("**/x/y", "**/x/y", id="already-unanchored"),
+        # A negation keeps its "!" in front (it became "**/!.aws/credentials", which matches nothing).
+        pytest.param("!.aws/credentials", "!**/.aws/credentials", id="negation-unanchored"),
     ],
 )
 def test_deny_patterns_become_unanchored_gitignore_patterns(pattern: str, expected: str) -> None:
