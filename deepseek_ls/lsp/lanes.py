@@ -1,4 +1,4 @@
-"""`deepseek.toggleTeammateMode`: the editor's switch for teammate lanes (docs/agent.md#teammate-lanes).
+"""`deepseek.toggleTeammateMode`: the editor's switch for teammate mode (docs/agent.md#teammate-mode).
 
 The switch holds for this editor connection and wins over `agent_loop.teammate_mode`;
 `deepseek.runStep` passes it to the agent. The status (`deepseek/status`) says

@@ -139,7 +139,7 @@ export interface Status {
   last_error?: string | null;
   state_reason?: string | null;
   cost?: SessionCost | null;
-  /** Teammate lanes (docs/agent.md#teammate-lanes): the switch and the session's lanes. */
+  /** Teammate mode (docs/agent.md#teammate-mode): the switch and the session's lanes. */
   teammate_mode?: boolean;
   lanes?: { running: number; queued: number; lanes: { lane: number; step_id: string; state: string; reason?: string }[] };
   /** Names of the server's running tasks (commands in progress). */

@@ -415,8 +415,8 @@ function M.untrust()
   end)
 end
 
---- :DeepSeekTeammate [on|off] — teammate lanes: a plan's independent steps run at once,
---- each in its own git worktree (docs/agent.md#teammate-lanes). No argument: flip.
+--- :DeepSeekTeammate [on|off] — teammate mode: a plan's independent steps run at once,
+--- each in its own git worktree (docs/agent.md#teammate-mode). No argument: flip.
 function M.teammate(opts)
   local args = {}
   if opts and opts.args == "on" then
@@ -484,7 +484,7 @@ M.specs = {
   DeepSeekUntrust = { M.untrust, { desc = "DeepSeek: stop trusting this workspace" } },
   DeepSeekTeammate = { M.teammate, { nargs = "?", complete = function()
     return { "on", "off" }
-  end, desc = "DeepSeek: teammate lanes on/off (independent steps at once in git worktrees)" } },
+  end, desc = "DeepSeek: teammate mode on/off (independent steps at once in git worktrees)" } },
   DeepSeekMcp = { M.mcp, { nargs = "?", complete = function()
     return { "approve" }
   end, desc = "DeepSeek: MCP servers and their tools ('approve': approve the repository's)" } },
