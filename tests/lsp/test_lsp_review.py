@@ -121,3 +121,29 @@ async def test_a_bad_base_is_an_error_naming_it(agent_editor, app_workspace):
         assert "no such revision: 'no-such-branch'" in str(exc)
     else:
         raise AssertionError("a review against a missing base answered without an error")
+
+
+async def test_never_clobber_apply_fix_the_editor_refuses_then_the_person_rejects(agent_editor, app_workspace,
+                                                                                   fake_deepseek):
+    """'Apply fix' only stages: the editor saying no to the write leaves the buffer alone and the hunk
+    pending, and Reject settles it without any edit."""
+    client, state = agent_editor
+    commit(app_workspace)
+    (app_workspace / "app.py").write_text(CHANGED)
+    uri = file_uri(app_workspace)
+    open_doc(client, uri, CHANGED)
+    fake_deepseek.add(answer(ON_ADD))
+    (finding,) = (await run(client, names.CMD_REVIEW, {}))["findings"]
+    staged = await run(client, names.CMD_APPLY_REVIEW_FIX, {"fingerprint": finding["fingerprint"]})
+    hunk = {"patch_id": staged["patch_id"], "hunk_id": staged["hunk_ids"][0]}
+    state.apply_result = False
+    refused = await run(client, names.CMD_ACCEPT_HUNK, hunk)
+    assert refused["applied"] is False and "the editor did not apply the hunk to app.py" in refused["message"]
+    assert (app_workspace / "app.py").read_text() == CHANGED
+    state.apply_result = True
+    before = len(state.applied_edits)
+    rejected = await run(client, names.CMD_REJECT_HUNK, hunk)
+    assert rejected["rejected"] is True
+    assert len(state.applied_edits) == before  # a rejection edits nothing
+    assert (app_workspace / "app.py").read_text() == CHANGED
+    assert not [lens for lens in await lenses(client, uri) if lens.command and lens.command.title == "Reject"]
