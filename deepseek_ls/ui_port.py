@@ -9,7 +9,7 @@ must be able to do.
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -56,6 +56,15 @@ class UIPort(Protocol):
 
     def progress(self, token: str, message: str, percentage: int | None = None, *, done: bool = False) -> None:
         """Long work: index build, LLM calls, verification."""
+
+
+@runtime_checkable
+class ToolCallView(Protocol):
+    """What an adapter that shows the model's tool calls one line each implements besides `UIPort`
+    (the terminal chat). Optional: the runtime tells only the ports that have it."""
+
+    def tool_called(self, name: str, summary: str, ok: bool, *, session_id: str | None = None) -> None:
+        """`name` ran with arguments `summary` (short: a path, a query) and succeeded or not."""
 
 
 class AutoApproveUI:

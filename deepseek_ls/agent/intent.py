@@ -255,6 +255,16 @@ INTENT_SYSTEM = (
 _ANSWER = re.compile(r"\b(QUESTION|CHANGE|UNSURE)\b")
 
 
+def describe(decision: IntentDecision) -> str:
+    """One line for the person, before the work starts: what the prompt was taken for, and why."""
+    doing = {"answer": "answering, nothing changed", "plan": "planning only, nothing applied",
+             "execute": "planning first, then carrying it out"}[decision.route]
+    if decision.source == "default":
+        return f"→ {decision.reason}"
+    what = "a question" if decision.intent == "question" else "a change request"
+    return f"→ {what} ({decision.reason}): {doing}"
+
+
 def intent_messages(prompt: str) -> list[dict[str, str]]:
     """The fast model's request: the system prompt above and the person's message, nothing else."""
     return [{"role": "system", "content": INTENT_SYSTEM}, {"role": "user", "content": prompt}]

@@ -150,6 +150,7 @@ async def turn(rt: SessionRuntime, prompt: str, context: str | None, flags: Turn
     are read through the world and added to `context`. Returns `{intent, answer?, attached}`."""
     decision = await classify_intent(rt, prompt, flags)
     rt.session.emit("IntentClassified@v1", decision.to_json())
+    rt.ui.stream("status", intent.describe(decision), session_id=rt.session_id)
     attached = tuple(mentioned_paths(prompt))
     if attached:
         blocks = await file_blocks(rt.world, list(attached), rt.config.agent_loop.max_context_range_lines,

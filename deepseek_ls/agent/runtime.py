@@ -20,9 +20,9 @@ from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config
 from deepseek_ls.llm.budget import budget_message, over_budget
 from deepseek_ls.llm.capacity import CALL_WATCHER, CapacityLLM, Queued
-from deepseek_ls.policy.redact import redact_obj
+from deepseek_ls.policy.redact import redact_obj, redact_text
 from deepseek_ls.router import Router, RouterDecision
-from deepseek_ls.ui_port import UIPort
+from deepseek_ls.ui_port import ToolCallView, UIPort
 
 MAX_TOOL_ROUNDS = 8
 
@@ -183,6 +183,7 @@ class SessionRuntime:
                                                 f"available: {', '.join(sorted(n for n in allowed if n))}"}
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
                 continue
+            arguments: Any = {}
             try:
                 arguments = json.loads(call.function.arguments or "{}")
                 if not isinstance(arguments, dict):
@@ -191,6 +192,9 @@ class SessionRuntime:
                 result = {"ok": False, "error": f"invalid JSON arguments: {exc}"}
             else:
                 result = await self.world.call_tool(call.function.name, arguments)
+            if isinstance(self.ui, ToolCallView):
+                shown = redact_text(tool_summary(arguments if isinstance(arguments, dict) else {}))
+                self.ui.tool_called(call.function.name, shown, bool(result.get("ok", True)), session_id=self.session_id)
             messages.append(
                 # Redacted while still structured: in the encoded JSON `\"` and `\n` hide secrets' edges.
                 {"role": "tool", "tool_call_id": call.id,
@@ -210,6 +214,13 @@ class SessionRuntime:
         session.emit("UserQuestionAnswered@v1", {"answer": answer, "cancelled": False})
         session.machine.to(resume_state, "the user answered")
         return answer
+
+
+def tool_summary(arguments: dict[str, Any], width: int = 60) -> str:
+    """A tool call's arguments in a few characters: the string ones, space separated (a path, a query)."""
+    text = " ".join(str(v) for v in arguments.values() if isinstance(v, (str, int)) and not isinstance(v, bool))
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 class _ProgressWatcher:
