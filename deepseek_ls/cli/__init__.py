@@ -28,7 +28,7 @@ COMMANDS: dict[str, str] = {
     "ask": "ask_cmd",
     "review": "review_cmd",
     "plan": "agent_cmd",
-    "chat": "agent_cmd",
+    "chat": "chat",
     "run": "agent_cmd",
     "autopilot": "agent_cmd",
     "diff": "patch_cmd",

@@ -1,4 +1,4 @@
-"""`deepseek-ls plan|run|autopilot|chat` and `replay --rerun`: the agent loop from the shell.
+"""`deepseek-ls plan|run|autopilot` and `replay --rerun`: the agent loop from the shell.
 
 Exit codes: 0 completed (or paused waiting for you: the message says how to
 continue), 1 the session failed, 2 usage errors, 3–10 LLM errors (see
@@ -27,16 +27,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     plan.add_argument("prompt", nargs="+", help="what you want changed")
     _model_flags(plan)
-
-    chat = add_command(
-        subparsers, "chat",
-        help="interactive session in the terminal",
-        description="An interactive session: each line is a request for the agent loop (plan, approve, apply,\n"
-                    "verify). Lines starting with /ask only ask a question; /plan only plans; /quit leaves.",
-        handler=_chat,
-    )
-    chat.add_argument("--session", metavar="ID", help="continue this session first")
-    _model_flags(chat)
 
     run = add_command(
         subparsers, "run",
@@ -320,54 +310,6 @@ def print_summary(view: dict[str, Any]) -> None:
         print(f"cost: {cost['text']} in {cost['calls']} model call(s)")
     if view["state"] in ("Paused", "Idle"):
         print(f"continue with: deepseek-ls run --session {view['session_id'][:13]}", file=sys.stderr)
-
-
-# -- chat ---------------------------------------------------------------------------
-
-
-def _chat(args: argparse.Namespace) -> int:
-    ctx = resolve_context(args)
-    ui = TerminalUI(show_stream=True)
-
-    async def go() -> None:
-        from deepseek_ls.agent import AgentFailure, SessionCancelled
-        from deepseek_ls.llm.errors import LLMError
-
-        agent = _agent(ctx, args, ui)
-        try:
-            if args.session:
-                print_summary(await agent.run(session_id=args.session, profile=args.force))
-            while True:
-                sys.stderr.write("\ndeepseek> ")
-                sys.stderr.flush()
-                line = await asyncio.to_thread(sys.stdin.readline)
-                if not line or line.strip() in ("/quit", "/exit"):
-                    return
-                text = line.strip()
-                if not text:
-                    continue
-                try:
-                    if text.startswith("/ask "):
-                        answer = await agent.ask(text[5:], profile=args.force, role="chat")
-                        print(answer["content"])
-                    elif text.startswith("/plan "):
-                        sid, plan = await agent.plan(text[6:], profile=args.force)
-                        print_plan(plan.to_json())
-                        print(f"(session {sid}: type /run {sid[:13]} to run it)")
-                    elif text.startswith("/run "):
-                        print_summary(await agent.run(session_id=text[5:].strip(), profile=args.force))
-                    else:
-                        print_summary(await agent.run(text, profile=args.force))
-                except (AgentFailure, SessionCancelled, LLMError) as exc:
-                    print(f"deepseek-ls: {getattr(exc, 'user_message', None) or exc}", file=sys.stderr)
-        finally:
-            await agent.aclose()
-            await agent.llm.aclose()
-
-    from deepseek_ls.cli import interrupt
-
-    interrupt.run(go)
-    return 0
 
 
 # -- replay --rerun (registered by sessions_cmd) ----------------------------------------

@@ -43,6 +43,8 @@ class _Activity:
 
 
 class TerminalUI:
+    no_answer = "no input"  # why an approval left unanswered (end of input) is denied
+
     def __init__(self, *, stdin: TextIO | None = None, err: TextIO | None = None,
                  show_stream: bool = False, show_reasoning: bool = False, tty: bool | None = None) -> None:
         self.stdin = stdin or sys.stdin
@@ -102,19 +104,27 @@ class TerminalUI:
         line = await asyncio.to_thread(self.stdin.readline)
         return None if line == "" else line.rstrip("\n")
 
-    async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
+    def show_request(self, request: ApprovalRequest) -> None:
+        """What an approval would allow, shown before the question (the chat shows it with rich)."""
         self._say(f"\n── approval needed ({request.kind}) ──\n{request.title}")
         if request.command:
             self._say(f"command: {request.command}")
         if request.detail:
             self._say(request.detail.rstrip())
+
+    async def ask_line(self, prompt: str) -> str | None:
+        """`prompt`, then the line typed; None at end of input (the chat reads with prompt_toolkit)."""
+        self.err.write(prompt)
+        self.err.flush()
+        return await self._readline()
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.show_request(request)
         while True:
-            self.err.write("allow? [y]es once / [a]lways / [n]o: ")
-            self.err.flush()
-            line = await self._readline()
+            line = await self.ask_line("allow? [y]es once / [a]lways / [n]o: ")
             if line is None:
-                self._say("(no input: denied)")
-                return ApprovalDecision(request_id=request.request_id, answer="deny", reason="no input")
+                self._say(f"({self.no_answer}: denied)")
+                return ApprovalDecision(request_id=request.request_id, answer="deny", reason=self.no_answer)
             answer = _ANSWERS.get(line.strip().lower())
             if answer is not None:
                 return ApprovalDecision(request_id=request.request_id, answer=answer)  # type: ignore[arg-type]
@@ -124,9 +134,7 @@ class TerminalUI:
         self._say(f"\n── the agent asks ──\n{question}")
         if choices:
             self._say("choices: " + ", ".join(choices))
-        self.err.write("answer (empty to cancel): ")
-        self.err.flush()
-        line = await self._readline()
+        line = await self.ask_line("answer (empty to cancel): ")
         return line if line and line.strip() else None
 
     def stream(self, channel: str, text: str, *, session_id: str | None = None) -> None:

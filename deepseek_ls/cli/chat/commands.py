@@ -1,0 +1,256 @@
+"""The chat's slash commands: one table of specs (name, arguments, help, handler).
+
+A line starting with `/` is a command and is handled here, in the terminal: it
+never reaches the model as a prompt (`/ask`, `/plan` and `/run` take a request
+and send *that*, routed as they say). To add a command, `register(SlashCommand(...))`
+from your module (the custom commands of `extensions/` come in this way); a name
+already taken is refused rather than shadowed. An unknown command says so and
+lists the known ones; `//text` sends `/text` as a prompt.
+
+Each handler is `async (chat, argument) -> None` and uses the chat's public
+methods (`chat.turn`, `chat.drive`, `chat.say`, `chat.show`); what it cannot do it
+says, with what to do instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+from rich.text import Text
+
+from deepseek_ls.agent.intent import TurnFlags
+from deepseek_ls.cli.chat import modes
+from deepseek_ls.cli.chat.render import diff_view
+from deepseek_ls.patch import PatchError
+from deepseek_ls.store.ids import is_id
+
+if TYPE_CHECKING:
+    from deepseek_ls.cli.chat.app import Chat
+
+Handler = Callable[["Chat", str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    name: str  # without the slash
+    args: str  # how its argument is written in /help ("" when it takes none)
+    help: str
+    handler: Handler
+
+
+COMMANDS: dict[str, SlashCommand] = {}
+
+
+def register(command: SlashCommand) -> SlashCommand:
+    """Add `command` to the table (a name already taken raises `ValueError`)."""
+    if command.name in COMMANDS:
+        raise ValueError(f"/{command.name} is already a chat command")
+    COMMANDS[command.name] = command
+    return command
+
+
+def parse(line: str) -> tuple[str, str] | None:
+    """`(name, argument)` of a command line, or None when the line is a prompt (`//` escapes a slash)."""
+    text = line.strip()
+    if not text.startswith("/") or text.startswith("//"):
+        return None
+    name, _, argument = text[1:].partition(" ")
+    return name.lower(), argument.strip()
+
+
+async def dispatch(chat: Chat, name: str, argument: str) -> None:
+    command = COMMANDS.get(name)
+    if command is None:
+        chat.say(f"unknown command /{name}; known: {' '.join('/' + n for n in COMMANDS)} (//{name} sends it as a prompt)")
+        return
+    await command.handler(chat, argument)
+
+
+# -- the handlers ------------------------------------------------------------------------------
+
+
+async def _help(chat: Chat, argument: str) -> None:
+    table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
+    for command in COMMANDS.values():
+        table.add_row(Text(f"/{command.name} {command.args}".rstrip(), style="bold"), command.help)
+    chat.show(table)
+    chat.say("Tab cycles the mode (plan → agent → yolo → hetun), Esc cancels a running turn, Alt+Enter (or a "
+             "line ending in \\) starts a new line, @path attaches a file, ↑ recalls earlier prompts, "
+             "Ctrl-D or /exit leaves.")
+
+
+async def _ask(chat: Chat, argument: str) -> None:
+    if not argument:
+        chat.say("usage: /ask QUESTION (answered without a plan or any change)")
+        return
+    await chat.turn(argument, TurnFlags(tools=False))
+
+
+async def _plan(chat: Chat, argument: str) -> None:
+    if not argument:
+        chat.say("usage: /plan REQUEST (a plan, nothing applied; /run carries it out)")
+        return
+    await chat.turn(argument, TurnFlags(plan_only=True))
+
+
+async def _run(chat: Chat, argument: str) -> None:
+    if not argument:
+        await chat.resume(None)
+    elif is_id(argument.lower()) or (len(argument) >= 8 and " " not in argument and _known(chat, argument)):
+        await chat.resume(argument)
+    else:
+        await chat.turn(argument, TurnFlags(force_execute=True))
+
+
+def _known(chat: Chat, prefix: str) -> bool:
+    try:
+        chat.agent.store.resolve(prefix)
+    except LookupError:
+        return False
+    return True
+
+
+async def _resume(chat: Chat, argument: str) -> None:
+    await chat.resume(argument or None)
+
+
+async def _mode(chat: Chat, argument: str) -> None:
+    if not argument:
+        for name in modes.CYCLE:
+            mark = "●" if name == chat.mode else " "
+            chat.say(f"{mark} {name:6} {modes.MODE_HELP[name]}")
+        return
+    try:
+        chat.mode = modes.set_mode(argument, chat.root).mode
+    except ValueError as exc:
+        chat.say(f"mode unchanged ({chat.mode}): {exc}")
+        return
+    chat.say(f"mode: {chat.mode} — {modes.MODE_HELP[chat.mode]}")
+
+
+async def _model(chat: Chat, argument: str) -> None:
+    if argument:
+        wanted = argument.strip().lower().replace("-", "_")
+        if wanted not in modes.PROFILES:
+            chat.say(f"unknown profile {argument!r}; choose one of {', '.join(modes.PROFILES)} "
+                     "(models are chosen per profile in the config: `deepseek-ls models`)")
+            return
+        chat.profile = None if wanted == "auto" else wanted
+    chat.say(f"model: {chat.model_label()}")
+
+
+async def _diff(chat: Chat, argument: str) -> None:
+    store = chat.agent.patches
+    try:
+        patches = [store.get(argument)] if argument else await asyncio.to_thread(store.pending)
+    except PatchError as exc:
+        chat.say(str(exc))
+        return
+    if not patches:
+        chat.say("no pending patches")
+        return
+    for ps in patches:
+        pending = len(ps.pending_hunks())
+        chat.say(f"patch {ps.patch_id} ({pending}/{len(ps.hunks)} hunks pending): {', '.join(ps.files)}")
+        chat.show(diff_view(ps.diff))
+
+
+async def _apply(chat: Chat, argument: str) -> None:
+    words = argument.split()
+    store = chat.agent.patches
+
+    async def apply() -> None:
+        pending = await asyncio.to_thread(store.pending)
+        if not words and len(pending) != 1:
+            chat.say("no pending patch to apply" if not pending else
+                     "several patches are pending: /apply PATCH_ID [HUNK_ID ...] (/diff lists them)")
+            return
+        patch_id, hunks = (words[0], words[1:] or None) if words else (pending[0].patch_id, None)
+        result = await asyncio.to_thread(store.apply, patch_id, hunks)
+        chat.say(f"{result.message} — /run continues the session, /undo takes it back" if result.ok
+                 else f"not applied: {result.message}")
+
+    await chat.drive(apply())
+
+
+async def _undo(chat: Chat, argument: str) -> None:
+    async def undo() -> None:
+        plan = await asyncio.to_thread(chat.agent.patches.undo_on_disk)
+        if plan is None:
+            chat.say("nothing to undo: no apply has been made since the last undo")
+            return
+        chat.say("restored: " + (", ".join(plan.restored) or "no file"))
+        merged = [f.path for f in plan.files if f.merged]
+        if merged:
+            chat.say("edits made since the apply kept in: " + ", ".join(merged))
+
+    await chat.drive(undo())
+
+
+async def _cost(chat: Chat, argument: str) -> None:
+    chat.say(chat.cost_text())
+
+
+async def _sessions(chat: Chat, argument: str) -> None:
+    listed = chat.agent.sessions()[:15]
+    if not listed:
+        chat.say("no sessions in this workspace yet")
+        return
+    table = Table(box=None, padding=(0, 2, 0, 0))
+    for column in ("session", "mode", "state", "prompt", "cost"):
+        table.add_column(column)
+    for s in listed:
+        mine = "●" if s.session_id in chat.sessions else ""
+        table.add_row(f"{s.session_id[:13]}{mine}", s.mode or "", s.state, (s.prompt or "")[:60].replace("\n", " "),
+                      (s.cost or {}).get("short", ""))
+    chat.show(table)
+    chat.say("/resume ID continues one (● this chat's)")
+
+
+async def _trust(chat: Chat, argument: str) -> None:
+    from deepseek_ls.trust import workspace_trust
+
+    if argument.lower() in ("yes", "on", "trust"):
+        chat.trust_workspace()
+    state = workspace_trust(chat.root)
+    if state.trusted:
+        chat.say(f"{chat.root}: trusted (its .deepseek/config.toml as it is now); yolo mode is available")
+    else:
+        why = "changed since you trusted it" if state.reason == "changed" else "not trusted"
+        chat.say(f"{chat.root}: {why}. Settings in its .deepseek/config.toml that loosen policy are ignored and "
+                 "yolo mode is refused. `/trust yes` trusts it (as `deepseek-ls trust` does).")
+
+
+async def _reasoning(chat: Chat, argument: str) -> None:
+    text = chat.ui.last_reasoning.strip()
+    chat.show(Text(text, style="dim italic") if text else Text("the last answer came without reasoning"))
+
+
+async def _exit(chat: Chat, argument: str) -> None:
+    chat.leaving = True
+
+
+for _spec in (
+    SlashCommand("help", "", "this list", _help),
+    SlashCommand("ask", "QUESTION", "answer it, no plan and no change (--tools=false for one prompt)", _ask),
+    SlashCommand("plan", "REQUEST", "plan it, apply nothing (--plan-only for one prompt)", _plan),
+    SlashCommand("run", "[REQUEST|ID]", "plan and carry out REQUEST (--force-execute); alone: continue the "
+                 "last session of this chat; ID: continue that session", _run),
+    SlashCommand("mode", "[plan|agent|yolo|hetun]", "show or set the mode (Tab cycles it)", _mode),
+    SlashCommand("model", "[auto|fast|max_think]", "show or force the model profile", _model),
+    SlashCommand("diff", "[PATCH_ID]", "the pending patches as diffs", _diff),
+    SlashCommand("apply", "[PATCH_ID [HUNK_ID ...]]", "apply a staged patch (the pending one when alone)", _apply),
+    SlashCommand("undo", "", "take the last apply back out (edits made since are kept)", _undo),
+    SlashCommand("cost", "", "tokens and money of this chat's sessions", _cost),
+    SlashCommand("sessions", "", "this workspace's sessions, newest first", _sessions),
+    SlashCommand("resume", "[ID]", "continue a paused session where it stopped", _resume),
+    SlashCommand("trust", "[yes]", "whether this workspace is trusted (yolo needs it); yes trusts it", _trust),
+    SlashCommand("reasoning", "", "the last answer's reasoning, whole", _reasoning),
+    SlashCommand("exit", "", "leave (Ctrl-D too)", _exit),
+    SlashCommand("quit", "", "the same as /exit", _exit),
+):
+    register(_spec)
