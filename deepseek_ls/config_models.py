@@ -1,8 +1,7 @@
 """Typed configuration: every section of `.deepseek/config.toml`.
 
-The schema follows `seeds/000_*` Appendix A (`[llm]`, `[router]`, `[policy]`,
-`[index]`) and `seeds/001_*` section 8 (`[agent_loop]`), with model *profiles*
-as `design.md` describes. Unknown keys are errors (``extra="forbid"``) so a typo
+Every section and key is documented in docs/configuration.md (`[llm]`, `[router]`,
+`[policy]`, `[index]`, `[agent_loop]` ...), the model *profiles* in docs/llm.md. Unknown keys are errors (``extra="forbid"``) so a typo
 is reported instead of silently ignored. Loading and layering live in
 ``config.py``; this module is only the shape and the defaults.
 """
@@ -236,7 +235,7 @@ class RouterWeights(_Section):
     verification_failures: float = 0.15  # w4
     low_confidence: float = 0.16  # w5
     ambiguity: float = 0.10  # w6
-    # Planner/executor asymmetry and failure-driven escalation (seeds/000 5.4, 9.2).
+    # Planner/executor asymmetry and failure-driven escalation (docs/agent.md, "Router").
     planning_request: float = 0.30  # "design", "architecture", 规划… (planner calls only)
     failure_escalation: float = 0.45  # a repeated/design failure nudges towards max-think
     batch_mode: float = 0.05  # batch (autopilot) work tolerates max-think latency

@@ -1,4 +1,4 @@
-"""Automatic max-think: signals → feature vector → score → profile (seeds/000 5.2–5.4).
+"""Automatic max-think: signals → feature vector → score → profile (docs/agent.md, "Router").
 
 ``S = Σ wᵢ·fᵢ`` over features in 0..1; ``S ≥ threshold_high`` selects the
 `max_think` profile. The planner is more likely to get max-think than the
@@ -86,7 +86,7 @@ class RouterDecision(events.RouterDecision):
 
     signals: dict[str, Any] = {}
     budget_note: str = ""
-    budget: dict[str, Any] = {}  # max-think spent so far in the session, and its caps (seeds/000 5.5)
+    budget: dict[str, Any] = {}  # max-think spent so far in the session, and its caps
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The executor: one plan step → staged patches (seeds/001 3.2, seeds/000 4.2).
+"""The executor: one plan step → staged patches (docs/agent.md, "The loop").
 
 The model sees the exact current content of the step's declared files and
 answers with a unified diff (fenced, bare, or through the `patch.stage` tool),

@@ -1,4 +1,4 @@
-"""Deterministic failure classification (`seeds/001_*` 3.5).
+"""Deterministic failure classification (docs/agent.md, "The loop").
 
 * `PatchMismatch` — the diff did not parse or apply, left the declared files, or its base was stale.
 * `MechanicalVerifyFailure` — a verification command exited non-zero.

@@ -1,4 +1,4 @@
-"""Intent routing (`seeds/001_*` §7, §9): is a prompt a question or a change request?
+"""Intent routing (docs/agent.md, "Intent routing"): is a prompt a question or a change request?
 
 A question gets an answer (the analysis path: no plan, no tool, nothing written);
 a change request gets plan-first execution (only the plan in plan mode, unless
@@ -112,7 +112,7 @@ class Guess:
 
 @dataclass(frozen=True)
 class TurnFlags:
-    """What the person forced for this turn (`seeds/001_*` §9): `tools=False` answers only,
+    """What the person forced for this turn: `tools=False` answers only,
     `plan_only` plans without applying or verifying, `force_execute` runs the whole loop."""
 
     tools: bool = True

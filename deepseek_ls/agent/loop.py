@@ -1,4 +1,4 @@
-"""The agent loop: plan → execute step → approve/apply → verify → recover (design.md).
+"""The agent loop: plan → execute step → approve/apply → verify → recover (docs/agent.md).
 
 Two drivers use the same pieces:
 
@@ -8,7 +8,7 @@ Two drivers use the same pieces:
 * the CLI runs `run_to_end`, where approval goes through the UI port and apply
   through the patch store.
 
-Recovery follows seeds/001 3.5: a patch mismatch goes back to the executor
+Recovery: a patch mismatch goes back to the executor
 with the error; a mechanical verification failure adds a local "fix" step for
 the executor; repeated or design failures go back to the planner with the
 router nudged towards max-think. Every failure counts against

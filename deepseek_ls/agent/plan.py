@@ -1,4 +1,4 @@
-"""The Plan artifact: JSON contract v1 of `seeds/000_*` 3.2, plus step status and confidence.
+"""The Plan artifact: JSON contract v1 (docs/agent.md, "The loop"), plus step status and confidence.
 
 A plan is data: the planner produces it (from JSON or the ARCHITECT_PLAN_V1 line
 protocol, see `plan_parse.py`), the session stores every version of it as

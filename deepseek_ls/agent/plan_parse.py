@@ -1,9 +1,9 @@
 """Turn a planner's answer into a `Plan`.
 
-Two contracts are accepted (design.md, "The agent loop"):
+Two contracts are accepted (docs/agent.md, "The loop"):
 
-* the JSON plan v1 of `seeds/000_*` 3.2, in a fenced ```json block or bare;
-* the line protocol of `seeds/001_*` 3.1::
+* the JSON plan v1 (`plan.py`), in a fenced ```json block or bare;
+* the line protocol::
 
       ARCHITECT_PLAN_V1
       PLAN|<step text>

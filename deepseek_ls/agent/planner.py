@@ -1,4 +1,4 @@
-"""The planner: request → Plan (seeds/000 4.2: DraftPlan → GatherContext → FinalizePlan → EmitPlan).
+"""The planner: request → Plan (DraftPlan → GatherContext → FinalizePlan → EmitPlan).
 
 Routed per call unit; may call read-only tools; may ask the user (at most
 `max_ask_user_cycles` per turn). Invalid answers are re-asked once with the
@@ -17,7 +17,7 @@ from deepseek_ls.agent.plan_parse import PlanParseError, parse_plan
 from deepseek_ls.agent.runtime import MAX_TOOL_ROUNDS, AgentFailure, SessionRuntime
 from deepseek_ls.router import RouterSignals
 
-# A fast plan the planner itself doubts is re-done once on max-think (seeds/000 5.1).
+# A fast plan the planner itself doubts is re-done once on max-think.
 LOW_CONFIDENCE = 0.5
 
 

@@ -1,4 +1,4 @@
-"""The session state machine of `seeds/000_*` 4.1, plus AwaitingUserInput (`seeds/003_*`).
+"""The session state machine (docs/agent.md, "Session states") and the vocabulary clients show.
 
 Every transition is a `SessionStateChanged@v1` event (the log gives it its
 monotonic seq_no). A transition not in `TRANSITIONS` is a bug in the agent and

@@ -17,7 +17,7 @@ record of ours copied into another workspace (a repository prepared with it, a c
 project A offered in project B) is not ours there. A record sealed before seals named their
 workspace (`is_legacy`) is the person's own and is re-sealed for the workspace it is found in
 on first read (`reseal_legacy`). A project that was moved no longer matches its old seals:
-the person vouches for them with `adopt` (docs/sessions.md).
+the person vouches for them with `deepseek-ls sessions --adopt ID` (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""seeds/001 section 11: single-file edit, multi-file edit, patch apply failure recovers,
+"""Edit scenarios: single-file edit, multi-file edit, patch apply failure recovers,
 verification failure recovers — each through the real agent, fake DeepSeek over loopback."""
 
 from __future__ import annotations
