@@ -180,9 +180,9 @@ H.run({
       print("statusline texts seen: " .. vim.inspect(status_texts))
       H.ok(vim.tbl_contains(status_texts, "DeepSeek planning"), "the statusline showed the planning progress")
       -- Paused after the plan, the planner's tokens (and cost, or "cost unknown") shown.
-      H.ok(vim.tbl_contains(status_texts, "DeepSeek Paused · " .. (function()
+      H.ok(vim.tbl_contains(status_texts, "DeepSeek paused · " .. (function()
         for _, t in ipairs(status_texts) do
-          local spend = t:match("^DeepSeek Paused · (.- tok · .-) · running step$")
+          local spend = t:match("^DeepSeek paused · (.- tok · .-) · running step$")
           if spend then
             return spend
           end

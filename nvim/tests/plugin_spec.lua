@@ -197,6 +197,8 @@ H.run({
       status.on_progress("t2", { kind = "begin", title = "DeepSeek: verifying" })
       H.eq(deepseek.status(), "DeepSeek Planning · max-think · verifying", "no doubled prefix")
       status.on_progress("t2", { kind = "end" })
+      status.update({ session_id = "s", state = "AwaitingUserInput", state_label = "waiting for your answer", busy = true })
+      H.eq(deepseek.status(), "DeepSeek waiting for your answer", "the server's label")
       status.update({ session_id = "s", state = "Completed", max_think_active = false })
       H.eq(deepseek.status(), "", "completed is quiet")
       H.ok(fired >= 4, "User DeepSeekStatus fired on each change")

@@ -70,7 +70,8 @@ function M.text()
   local parts = {}
   local st = M.current
   if st and st.state and not idle_states[st.state] then
-    table.insert(parts, st.state)
+    -- The server's label ("awaiting approval"); a state without one is shown as it is.
+    table.insert(parts, type(st.state_label) == "string" and st.state_label or st.state)
   end
   if st and st.max_think_active then
     table.insert(parts, "max-think")
