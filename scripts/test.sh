@@ -14,7 +14,10 @@ status=0
 report="$(mktemp -t deepseek-ls-junit.XXXXXX.xml)"
 trap 'rm -f "$report"' EXIT
 
-"$VENV/bin/pytest" -q "$@" --junitxml="$report"
+# The suite runs as users run the product: without the venv's bin on PATH (an activated venv, or a
+# checkout that happens to have it there, must not hide a test that only passes with it).
+path="$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$VENV/bin" | paste -sd: -)"
+PATH="${path:-/usr/local/bin:/usr/bin:/bin}" "$VENV/bin/pytest" -q "$@" --junitxml="$report"
 pytest_status=$?
 if [ "$pytest_status" -ne 0 ]; then
   echo "[test] pytest failed (exit $pytest_status)" >&2
