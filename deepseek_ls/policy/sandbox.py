@@ -182,7 +182,10 @@ class Sandbox:
         # is bound (else that bind would uncover it), a workspace that is the home stays whole.
         hidden = [h for h in sandbox_home.homes(self.home) if h != self.root]
         caches, gradle_cache = sandbox_home.build_caches(self.config.build_caches, env=os.environ)
-        shown = sandbox_home.exposed(hidden, root=self.root, env=os.environ,
+        # The sandbox's own /tmp hides the host's like the home's tmpfs hides the home: the toolchains
+        # there (a venv activated under /tmp, VIRTUAL_ENV) are shown the same way.
+        replaced = [*hidden, sandbox_home.TMP]
+        shown = sandbox_home.exposed(replaced, root=self.root, env=os.environ,
                                      extra=[*caches, *self.config.readable_paths])
         extras = [] if read_only else self.config.writable_paths
         writable = [p for p in (Path(os.path.expanduser(extra)) for extra in extras) if p.is_absolute() and p.exists()]
@@ -201,6 +204,9 @@ class Sandbox:
             args += ["--tmpfs", str(directory)]
         before = [h for h in hidden if not h.is_relative_to(self.root)]
         args += self._home_view(before, shown)
+        for path in shown:
+            if path.is_relative_to(sandbox_home.TMP):  # /tmp is already the sandbox's own tmpfs
+                args += ["--ro-bind", str(path), str(path)]
         args += gradle_cache
         for p in writable:
             args += ["--bind", str(p), str(p)]
@@ -232,7 +238,7 @@ class Sandbox:
         args += sandbox_venv.venv_views(exec_path, root=self.root, keep=install.program_files())
         # Masks come last: a later bind (the workspace, when it is or contains $HOME) would uncover them.
         # What the home's tmpfs hid needs none (an empty placeholder would only be created for it).
-        home_masks = [m for m in [*self._home_masks(), *self._denied_children(shown, hidden)]
+        home_masks = [m for m in [*self._home_masks(), *self._denied_children(shown, replaced)]
                       if not any(m.is_relative_to(h) for h in hidden) or any(m.is_relative_to(v) for v in visible)]
         # Unix sockets bound to a path where a directory could not be hidden (the workspace, what is bound
         # back): connect() is refused. Before the masks: one inside a masked directory is gone with it.

@@ -24,6 +24,9 @@ the sandbox, and only these are bound back, read-only:
   so in the empty home;
 - `policy.sandbox.readable_paths` (anything else a build needs, e.g. `~/.ivy2/cache`).
 
+The same holds for `/tmp`, which the sandbox replaces with its own: a toolchain there (a venv
+activated under `/tmp`, `VIRTUAL_ENV=/tmp/...`) is shown as one under the home is.
+
 The workspace and `policy.sandbox.writable_paths` are bound after the tmpfs and stay visible;
 deny-listed entries inside what is bound back are still masked. Writes to the rest of the home
 land in the tmpfs and vanish with the command.
@@ -45,6 +48,8 @@ _COMPANIONS = {".cargo": (".rustup",)}
 _WORKSPACE_VENVS = (".venv/bin", "venv/bin")
 # Where a Gradle `caches/modules-2` is shown: Gradle's read-only dependency cache holds `modules-2`.
 GRADLE_CACHE_VIEW = Path("/run/deepseek-ls/gradle-ro-dep-cache")
+# The sandbox replaces /tmp with its own: what the command needs there is shown like the home's.
+TMP = Path("/tmp")
 # (directory, mtime) -> the home-relative link targets found in it
 _LINK_CACHE: dict[str, tuple[int, list[Path]]] = {}
 
@@ -71,7 +76,7 @@ def home_dirs(home: Path) -> list[Path]:
 def homes(home: Path) -> list[Path]:
     """The home directories to hide: `home` ($HOME) and the account's own when it differs."""
     # `/` is no home to hide; under /tmp it is hidden already (the sandbox's own /tmp).
-    return [h for h in home_dirs(home) if h != Path("/") and not h.is_relative_to("/tmp")]
+    return [h for h in home_dirs(home) if h != Path("/") and not h.is_relative_to(TMP)]
 
 
 def exposed(hidden: list[Path], *, root: Path, env: Mapping[str, str], extra: Iterable[str] = ()) -> list[Path]:

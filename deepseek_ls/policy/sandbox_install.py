@@ -47,8 +47,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import deepseek_ls
+from deepseek_ls.policy.sandbox_home import TMP
 
-_TMP = Path("/tmp")
 
 
 @dataclass(frozen=True)
@@ -126,9 +126,9 @@ def view(install: OwnInstall, *, hidden: Iterable[Path], homes: Iterable[Path], 
     directories; `/tmp` always) but shows `visible` (the workspace, what is bound back). `homes`:
     every home directory, also one under /tmp (never bound whole). Put them after the homes' and
     the workspace's own mounts."""
-    gone = [*map(_real, hidden), _TMP]
+    gone = [*map(_real, hidden), TMP]
     shown = [_real(v) for v in visible]
-    forbidden = [*{_real(h) for h in homes}, _TMP, Path("/"), root]  # never bound whole, nor what holds them
+    forbidden = [*{_real(h) for h in homes}, TMP, Path("/"), root]  # never bound whole, nor what holds them
 
     def needed(path: Path) -> bool:
         return any(_below(path, g) for g in gone) and not any(_below(path, s) for s in shown)

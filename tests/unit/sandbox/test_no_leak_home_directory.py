@@ -13,6 +13,7 @@ sandbox anyway, so a home there would prove nothing) and the conftest prints wha
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -101,13 +102,34 @@ def test_toolchains_under_the_home_stay_usable(tmp_path: Path, home: Path) -> No
     word = plant_secret(home / "other-project" / ".env")
     root, _ = make_workspace(home / "code")
     out = _run(Sandbox(root, deny_paths=Config().policy.deny_paths),
-               f"cargo-canary-tool; {sys.executable} -c 'print(\"PY-RAN\")'; cat src/app.py; "
+               f"cargo-canary-tool; {shlex.quote(sys.executable)} -c 'print(\"PY-RAN\")'; cat src/app.py; "
                "cat ~/other-project/.env; echo scratch > ~/.cache-file && echo HOME-WRITABLE")
     assert "TOOL-RAN" in out.stdout and "PY-RAN" in out.stdout, out  # PATH toolchain and our interpreter
     assert "def add" in out.stdout
     assert "HOME-WRITABLE" in out.stdout  # a scratch home: tools may write their caches
     assert word not in out.stdout + out.stderr
     assert not (home / ".cache-file").exists()  # ... and nothing of it reaches the real home
+
+
+@requires_bwrap
+def test_toolchains_under_tmp_stay_usable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A venv activated under /tmp (`PATH=/tmp/…/venv/bin:…`): the sandbox's own /tmp must not hide it,
+    nor show what lies beside it. On the old code: `sh: 1: venv-canary-tool: not found`."""
+    venv = tmp_path / "tools" / "venv"
+    (venv / "lib").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    tool = venv / "bin" / "venv-canary-tool"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\necho TOOL-RAN\n")
+    tool.chmod(0o755)
+    word = plant_secret(tmp_path / "tools" / "notes.txt")
+    monkeypatch.setenv("PATH", f"{tool.parent}{os.pathsep}{os.environ['PATH']}")
+    root, _ = make_workspace(tmp_path)
+    out = _run(Sandbox(root), f"venv-canary-tool; cat {shlex.quote(str(tmp_path / 'tools' / 'notes.txt'))}; "
+                              f"echo x > {shlex.quote(str(venv / 'planted'))} || echo READ-ONLY")
+    assert "TOOL-RAN" in out.stdout and "READ-ONLY" in out.stdout, out
+    assert word not in out.stdout + out.stderr
+    assert not (venv / "planted").exists()
 
 
 @requires_bwrap
