@@ -192,14 +192,20 @@ class Sandbox:
         linked = _linked_git_dirs(self.root)
         exec_path = os.environ.get("PATH", "") if exec_path is None else exec_path
         visible = [*shown, self.root, *writable, *linked]
-        # Our own programs (interpreter, rg, git) wherever they are installed, after everything above.
+        # Our own programs (interpreter, rg, git) wherever they are installed, bound after everything above.
         install = self.install.with_programs(sandbox_install.host_programs(host_exec_path(workspace=self.root)))
-        own = sandbox_install.view(install, hidden=hidden, homes=sandbox_home.home_dirs(self.home),
-                                   visible=visible, root=self.root)
+        homes = sandbox_home.home_dirs(self.home)
+        own = sandbox_install.view(install, hidden=hidden, homes=homes, visible=visible, root=self.root)
         # Unix sockets (an ssh-agent, a daemon, a session bus): their directories are hidden first, so
         # one bound there later is gone too, and everything the command needs is bound back after.
-        needed = [Path(p) for p in [*exec_path.split(os.pathsep), *argv[:1]] if os.path.isabs(p)] + own.paths
-        sockets = sandbox_sockets.cover(hidden, visible, keep=needed)
+        needed = [Path(p) for p in [*exec_path.split(os.pathsep), *argv[:1]] if os.path.isabs(p)]
+        sockets = sandbox_sockets.cover(hidden, [*visible, *own.paths], keep=needed)
+        # What of our install lies in a directory hidden for its sockets (/var/tmp): bound back too, the
+        # directory staying hidden around it; a socket inside it is covered.
+        more = sandbox_install.view(install, hidden=[*hidden, *sockets.directories], homes=homes,
+                                    visible=[*visible, *own.paths], root=self.root)
+        own_args = own.args + more.args
+        socket_files = sockets.sockets + sandbox_sockets.inside(more.paths)
         for directory in sockets.directories:
             args += ["--tmpfs", str(directory)]
         before = [h for h in hidden if not h.is_relative_to(self.root)]
@@ -213,7 +219,7 @@ class Sandbox:
         root = str(self.root)
         args += ["--ro-bind" if read_only else "--bind", root, root]
         args += self._home_view([h for h in hidden if h not in before], shown)
-        args += own.args
+        args += own_args
         state = self.root / ".deepseek"
         if not read_only and not state.exists():
             # A writable workspace needs a mount point to keep `.deepseek/` read-only (else the command
@@ -242,7 +248,7 @@ class Sandbox:
                       if not any(m.is_relative_to(h) for h in hidden) or any(m.is_relative_to(v) for v in visible)]
         # Unix sockets bound to a path where a directory could not be hidden (the workspace, what is bound
         # back): connect() is refused. Before the masks: one inside a masked directory is gone with it.
-        for sock in sockets.sockets:
+        for sock in socket_files:
             args += ["--ro-bind", "/dev/null", str(sock)]
         for path in [*home_masks, *workspace_masks]:
             args += _mask(path)

@@ -23,9 +23,10 @@ and `git` (the git tools). So these are bound back, read-only, and nothing besid
   `PATH`: the file, and a `git`'s installation (`<prefix>/bin/git` with `<prefix>/libexec`) when
   that is a directory of its own.
 
-Only what the sandbox would hide is bound (under a hidden home or `/tmp`, outside what is shown
-already); a part inside the workspace is the workspace's. Being read-only, none of it can be
-changed by one command for the next, nor for deepseek-ls itself.
+Only what the sandbox would hide is bound (under a hidden home, `/tmp` or a directory hidden for
+its sockets such as `/var/tmp`, outside what is shown already); a part inside the workspace is
+the workspace's. Being read-only, none of it can be changed by one command for the next, nor for
+deepseek-ls itself.
 
 Why nothing secret of the person is shown: every path above is one the running interpreter
 imports or executes, found from the interpreter itself (`sys`, `sysconfig`, the installed
@@ -123,11 +124,11 @@ class InstallView:
 def view(install: OwnInstall, *, hidden: Iterable[Path], homes: Iterable[Path], visible: Iterable[Path],
          root: Path) -> InstallView:
     """The bwrap arguments that show `install` in a sandbox that hides `hidden` (the home
-    directories; `/tmp` always) but shows `visible` (the workspace, what is bound back). `homes`:
-    every home directory, also one under /tmp (never bound whole). Put them after the homes' and
-    the workspace's own mounts."""
+    directories, the socket directories; `/tmp` always) but shows `visible` (the workspace, what is
+    bound back). `homes`: every home directory, also one under /tmp (never bound whole). Put them
+    after the homes' and the workspace's own mounts."""
     gone = [*map(_real, hidden), TMP]
-    shown = [_real(v) for v in visible]
+    shown = list({q for v in visible for q in (Path(os.path.abspath(v)), _real(v))})  # a link: itself and its target
     forbidden = [*{_real(h) for h in homes}, TMP, Path("/"), root]  # never bound whole, nor what holds them
 
     def needed(path: Path) -> bool:

@@ -48,6 +48,14 @@ def bound_socket_paths(table: Path = PROC_NET_UNIX) -> list[Path]:
     return found
 
 
+def inside(paths: Iterable[Path], table: Path = PROC_NET_UNIX) -> list[Path]:
+    """The bound sockets inside `paths` (directories or files bound back into a hidden directory)."""
+    places = [str(p) for p in paths]
+    if not places:
+        return []
+    return [sock for sock in bound_socket_paths(table) if _under(str(sock), places)]
+
+
 # Where anyone may bind a socket, outside the places the sandbox replaces.
 ALWAYS_HIDDEN = (Path("/var/tmp"),)
 

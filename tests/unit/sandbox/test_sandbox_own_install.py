@@ -17,7 +17,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -119,6 +121,25 @@ async def test_helper_block_answers_when_the_install_is_hidden(tmp_path: Path, h
 
     run = await runner.run_block("result(20 + 22)", NoHelpers(), config, sandbox=confined(root, hidden_install))
     assert run.ok and run.result == 42, run.error
+
+
+@requires_bwrap
+def test_own_install_under_var_tmp_runs_while_var_tmp_stays_hidden(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """/var/tmp is hidden whole (anyone may bind a socket there): a venv of ours there is bound back
+    into it, and nothing beside it is shown. On the old code: execvp …/python: No such file."""
+    base = Path(tempfile.mkdtemp(prefix="dsls-own-install-", dir="/var/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(base, ignore_errors=True))
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(base / "venv")], check=True, timeout=120)
+    (base / "notes.txt").write_text("canary")
+    python = base / "venv" / "bin" / "python"
+    install = OwnInstall(executable=python, prefix=base / "venv", base_prefix=OWN.base_prefix,
+                         python_parts=OWN.python_parts, site_dirs=(), package_dir=OWN.package_dir, rg=None)
+    root, _ = make_workspace(tmp_path)
+    box = Sandbox(root, config=SandboxConfig(bwrap_path=BWRAP), install=install)
+    code = f"import os, sys; print(sys.prefix, os.path.exists({str(base / 'notes.txt')!r}))"
+    done = subprocess.run(box.wrap([str(python), "-I", "-c", code]), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(base / "venv"), "False"]
 
 
 # -- the decisions, on layouts made for them (no bwrap needed) ------------------------------------
