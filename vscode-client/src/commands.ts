@@ -10,6 +10,7 @@ import { hunkAtLine, undoMessage } from "./hunks";
 import type { InlineDiff } from "./inlineDiff";
 import { mcpItems, type McpStatus } from "./mcp";
 import { Commands, stateLabel, type Plan, type RoutingExplanation, type ServerApi, type SessionSummary } from "./protocol";
+import { reviewChanges, type ReviewUI } from "./review";
 import { SECRET_KEY } from "./secrets";
 import type { ServerManager } from "./server";
 import { CommandCancelled, CommandFailed, currentSettings } from "./server";
@@ -28,6 +29,14 @@ export interface CommandDeps {
 const ui: ApprovalUI = {
   pick: async <T>(items: PickItem<T>[], placeholder: string) => vscode.window.showQuickPick(items, { placeHolder: placeholder }),
   info: (message) => void vscode.window.showInformationMessage(message),
+};
+
+/** The editor half of a review, shared by the palette command and the agent panel. */
+export const reviewUI: ReviewUI = {
+  pick: ui.pick,
+  input: async (prompt, value) => vscode.window.showInputBox({ prompt, value, ignoreFocusOut: true }),
+  progress: (title, job) => Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: false }, job)),
+  showFindings: () => void vscode.commands.executeCommand("workbench.actions.view.problems"),
 };
 
 function errorText(error: unknown): string {
@@ -130,30 +139,8 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       stream.finish(result.session_id, result.content);
       return result;
     }),
-    reg("review", "Review Changes", async () => {
-      const choice = await vscode.window.showQuickPick(
-        [
-          { label: "Working tree", description: "staged and unstaged changes against HEAD, new files too", args: {} },
-          { label: "Staged", description: "what is staged (the index against HEAD)", args: { staged: true } },
-          { label: "Branch against a base…", description: "HEAD against its merge base with a branch", args: null },
-        ],
-        { placeHolder: "DeepSeek: review which change? (read-only: nothing is written)" },
-      );
-      if (!choice) return undefined;
-      let args: Record<string, unknown> | null = choice.args;
-      if (args === null) {
-        const base = await vscode.window.showInputBox({ prompt: "Base branch, tag or commit", value: "main", ignoreFocusOut: true });
-        if (!base) return undefined;
-        args = { base };
-      }
-      const result = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: "DeepSeek: reviewing…", cancellable: false },
-        () => server.command<{ findings: unknown[] }>(Commands.review, args as Record<string, unknown>),
-      );
-      // The server said what it found (window/showMessage); the findings are in the Problems panel.
-      if (result.findings.length) void vscode.commands.executeCommand("workbench.actions.view.problems");
-      return result;
-    }),
+    // The server says what it found (window/showMessage); the findings are in the Problems panel.
+    reg("review", "Review Changes", () => reviewChanges(server, reviewUI)),
     reg("acceptHunk", "Accept Hunk", async () => {
       const hunk = await hunkAtCursor(inlineDiff);
       if (!hunk) return undefined;

@@ -23,6 +23,8 @@ const WELL_FORMED: [string, unknown][] = [
   ["accept hunk", { type: "acceptHunk", patch_id: "p1", hunk_id: "h1" }],
   ["reject file", { type: "rejectFile", uri: "file:///ws/app.py" }],
   ["open file", { type: "openFile", uri: "file:///ws/app.py", line: 3 }],
+  ["review the working tree", { type: "review", pick: false }],
+  ["review a picked change", { type: "review", pick: true }],
   ["mode", { type: "setMode", mode: "plan" }],
   ["profile", { type: "setProfile", profile: "max-think" }],
 ];
@@ -60,7 +62,7 @@ for (const [name, msg] of MALFORMED) {
 function state(over: Partial<PanelState> = {}): PanelState {
   return {
     server: "running", status: null, session_id: "s1", turns: [], live: null, plan: null, changes: [], sessions: [],
-    modes: AGENT_MODES, profiles: PROFILES, mode: "agent", profile: "auto", context: [], busy: false, error: null, ...over,
+    modes: AGENT_MODES, profiles: PROFILES, mode: "agent", profile: "auto", context: [], busy: false, error: null, review: null, ...over,
   };
 }
 

@@ -9,7 +9,7 @@ import { renderChanges, renderConversation, renderLive, renderPlan, renderSessio
 function state(over: Partial<PanelState> = {}): PanelState {
   return {
     server: "running", status: null, session_id: "s1", turns: [], live: null, plan: null, changes: [], sessions: [],
-    modes: AGENT_MODES, profiles: PROFILES, mode: "agent", profile: "auto", context: [], busy: false, error: null, ...over,
+    modes: AGENT_MODES, profiles: PROFILES, mode: "agent", profile: "auto", context: [], busy: false, error: null, review: null, ...over,
   };
 }
 

@@ -6,7 +6,7 @@
 import type { FromWebview, PanelState, ToWebview } from "../src/panel/messages";
 import { applyMessage, type ViewState } from "./state";
 import {
-  renderChanges, renderContext, renderConversation, renderHeader, renderLive, renderOptions, renderPlan, renderSessions,
+  renderChanges, renderContext, renderConversation, renderHeader, renderLive, renderOptions, renderPlan, renderReview, renderSessions,
 } from "./render";
 import "./panel.css";
 
@@ -63,6 +63,7 @@ function render(): void {
   });
   put("plan", renderPlan(s));
   put("changes", renderChanges(s));
+  put("review", renderReview(s));
   put("sessions", renderSessions(s));
   put("context", renderContext(s));
   $("changes-count").textContent = s.changes.length ? `(${s.changes.reduce((n, f) => n + f.hunks.length, 0)})` : "";
@@ -128,6 +129,8 @@ document.addEventListener("click", (event) => {
     case "resumeSession":
     case "showEventLog":
       return vscode.postMessage({ type: action, session_id: d.session as string });
+    case "review":
+      return vscode.postMessage({ type: "review", pick: d.pick === "true" });
     case "removeContext":
       return vscode.postMessage({ type: "removeContext", path: d.path as string });
     case "acceptAll":

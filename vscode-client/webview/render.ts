@@ -18,8 +18,8 @@ function attrs(data: Record<string, string | number | null | undefined>): string
     .join("");
 }
 
-function button(label: string, action: string, data: Record<string, string | number | null | undefined> = {}, title = label, cls = ""): string {
-  return `<button type="button" class="${cls}" data-action="${action}"${attrs(data)} title="${esc(title)}" aria-label="${esc(title)}">${esc(label)}</button>`;
+function button(label: string, action: string, data: Record<string, string | number | null | undefined> = {}, title = label, cls = "", disabled = false): string {
+  return `<button type="button" class="${cls}" data-action="${action}"${attrs(data)} title="${esc(title)}" aria-label="${esc(title)}"${disabled ? " disabled" : ""}>${esc(label)}</button>`;
 }
 
 function spendText(spend: Spend | null | undefined): string {
@@ -155,6 +155,20 @@ export function renderChanges(s: PanelState): string {
   if (!s.changes.length) return `<p class="empty">No changes waiting for review.</p>`;
   return `<div class="actions toolbar">${button("Open all changes", "openChanges", {}, "Open every pending change in the multi-diff editor")}` +
     `${button("Accept all", "acceptAll")}${button("Reject all", "rejectAll")}</div>` + s.changes.map(renderFile).join("");
+}
+
+// -- review ------------------------------------------------------------------------
+
+/** Review buttons (the palette's Review Changes…) and the last review's outcome, as text. */
+export function renderReview(s: PanelState): string {
+  const r = s.review;
+  const off = s.server !== "running" || r?.state === "running";
+  const actions = `<div class="actions toolbar">` +
+    button("Review changes", "review", { pick: "false" }, "Review the working tree's changes against HEAD (read-only)", "", off) +
+    button("Staged / base…", "review", { pick: "true" }, "Review the staged changes or the branch against a base (read-only)", "", off) + "</div>";
+  if (!r) return actions + `<p class="empty">Read-only: the findings appear in the Problems panel.</p>`;
+  const text = r.state === "failed" ? `Review failed: ${r.text}` : r.text;
+  return actions + `<p class="review-outcome review-${esc(r.state)}"${r.state === "failed" ? ' role="alert"' : ""}>${esc(text)}</p>`;
 }
 
 // -- sessions ------------------------------------------------------------------------

@@ -6,7 +6,7 @@
  * its runStep of the first step, the rest are single commands.
  */
 import * as vscode from "vscode";
-import { editorContext } from "../commands";
+import { editorContext, reviewUI } from "../commands";
 import { findEventLog } from "../eventLog";
 import { PATCHED_SCHEME, type InlineDiff } from "../inlineDiff";
 import { AGENT_MODES, AGENT_MODE_IDS, PROFILES, PROFILE_IDS } from "../modes";
@@ -17,7 +17,7 @@ import { CommandCancelled, CommandFailed, currentSettings, type ServerManager } 
 import { SECTION } from "../settings";
 import { newNonce, panelHtml } from "./html";
 import { parseFromWebview, pendingCount, type FromWebview, type ServerState, type ToWebview } from "./messages";
-import { PanelModel, nextStep, promptWithContext, type Refresh } from "./model";
+import { PanelModel, nextStep, promptWithContext, reviewFromPanel, type Refresh } from "./model";
 
 export const PANEL_VIEW_ID = "deepseek.panel";
 const REFRESH_DELAY_MS = 40;
@@ -177,6 +177,9 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
         return this.submit(msg.action, msg.prompt, msg.useSelection);
       case "runStep":
         return this.runStep(msg.session_id, msg.step_id);
+      case "review":
+        // The palette's review; its outcome (or error) is shown in the panel's Review section.
+        return reviewFromPanel(this.model, this.server, reviewUI, msg.pick, () => this.publish());
       case "skipStep":
         await this.server.command(Commands.skipStep, { session_id: msg.session_id, step_id: msg.step_id });
         return this.refresh({ plan: true, changes: true });

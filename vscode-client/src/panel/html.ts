@@ -50,6 +50,7 @@ export function panelHtml(uris: ShellUris, nonce: string): string {
     </details>
     <details class="section" id="section-plan" open><summary>Plan</summary><div id="plan" role="region" aria-label="Plan"></div></details>
     <details class="section" id="section-changes" open><summary>Changes <span id="changes-count"></span></summary><div id="changes" role="region" aria-label="Changes under review"></div></details>
+    <details class="section" id="section-review" open><summary>Review</summary><div id="review" role="region" aria-label="Review" aria-live="polite"></div></details>
     <details class="section" id="section-sessions"><summary>Sessions</summary><div id="sessions" role="region" aria-label="Sessions"></div></details>
   </div>
   <footer id="input">

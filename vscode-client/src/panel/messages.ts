@@ -24,6 +24,12 @@ export interface ChangeFile {
 
 export type ServerState = "starting" | "running" | "stopped" | "failed";
 
+/** The last review run from the panel: running, what it found (one line), or why it failed. */
+export interface ReviewView {
+  state: "running" | "done" | "failed";
+  text: string;
+}
+
 /** Everything the webview shows; sent whole (`state`) whenever the server's state changes. */
 export interface PanelState {
   server: ServerState;
@@ -43,6 +49,7 @@ export interface PanelState {
   context: string[];
   busy: boolean;
   error: string | null;
+  review: ReviewView | null;
 }
 
 export type ToWebview =
@@ -64,6 +71,7 @@ export type FromWebview =
   | { type: "removeContext"; path: string }
   | { type: "openFile"; uri: string; line: number }
   | { type: "openSession" | "resumeSession" | "showEventLog"; session_id: string }
+  | { type: "review"; pick: boolean }
   | { type: "setMode"; mode: string }
   | { type: "setProfile"; profile: string };
 
@@ -90,6 +98,8 @@ export function parseFromWebview(raw: unknown, modes: readonly string[], profile
     case "addContext":
     case "refresh":
       return { type: m.type };
+    case "review":
+      return { type: "review", pick: m.pick === true };
     case "submit":
       if (!["ask", "plan", "run"].includes(m.action as string)) return undefined;
       if (!str(m.prompt) || !m.prompt.trim() || m.prompt.length > MAX_PROMPT) return undefined;

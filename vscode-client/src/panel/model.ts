@@ -7,8 +7,9 @@
  * way. Pure, so the unit tests drive it with recorded notifications.
  */
 import type { Choice } from "../modes";
-import type { Plan, SessionSummary, Status, StreamParams, Transcript } from "../protocol";
-import { appendStream, type ChangeFile, type PanelState, type ServerState } from "./messages";
+import type { Plan, ServerApi, SessionSummary, Status, StreamParams, Transcript } from "../protocol";
+import { reviewChanges, reviewSummary, type ReviewUI } from "../review";
+import { appendStream, type ChangeFile, type PanelState, type ReviewView, type ServerState } from "./messages";
 
 /** What to read from the server again after a notification. */
 export interface Refresh {
@@ -28,7 +29,7 @@ export class PanelModel {
   constructor(modes: readonly Choice<string>[], profiles: readonly Choice<string>[], mode: string, profile: string) {
     this.state = {
       server: "starting", status: null, session_id: null, turns: [], live: null, plan: null, changes: [], sessions: [],
-      modes, profiles, mode, profile, context: [], busy: false, error: null,
+      modes, profiles, mode, profile, context: [], busy: false, error: null, review: null,
     };
   }
 
@@ -107,6 +108,10 @@ export class PanelModel {
     this.set({ error });
   }
 
+  setReview(review: ReviewView | null): void {
+    this.set({ review });
+  }
+
   addContext(path: string): void {
     if (!this.state.context.includes(path)) this.set({ context: [...this.state.context, path] });
   }
@@ -129,4 +134,29 @@ export function promptWithContext(prompt: string, context: string[]): string {
 /** The next step to run: the first one still pending (for "Run next step" and the Run action). */
 export function nextStep(plan: Plan | null): Plan["steps"][number] | undefined {
   return plan?.steps.find((s) => (s.status ?? (s.done ? "done" : "pending")) === "pending");
+}
+
+/**
+ * The panel's Review buttons: the palette's review (`reviewChanges`) of the
+ * working tree, or of the change the person picks (`pick`), its outcome kept
+ * in the model for the panel to show: running once the request is sent, then
+ * what it found, nothing to review, or the error (a base that does not exist).
+ * Dismissing the question leaves the last outcome as it was.
+ */
+export async function reviewFromPanel(model: PanelModel, api: ServerApi, ui: ReviewUI, pick: boolean, publish: () => void): Promise<void> {
+  const shown: ReviewUI = {
+    ...ui,
+    progress: (title, job) => {
+      model.setReview({ state: "running", text: "Reviewing…" });
+      publish();
+      return ui.progress(title, job);
+    },
+  };
+  try {
+    const result = await reviewChanges(api, shown, pick ? undefined : {});
+    if (result) model.setReview({ state: "done", text: reviewSummary(result) });
+  } catch (error) {
+    model.setReview({ state: "failed", text: error instanceof Error ? error.message : String(error) });
+  }
+  publish();
 }
