@@ -14,6 +14,9 @@ temporary directory, and each test gets its own under its `tmp_path` (`xdg-confi
 And a guard: the real deepseek-ls directories (as the environment named them when pytest
 started) are snapshotted before each test and compared after it; a test that changed them fails,
 naming what changed, and the run fails if they changed outside any test (a module fixture).
+Under pytest-xdist the workers inherit the controller's temporary directories, so the controller
+hands each worker the environment it started with (in the worker's `workerinput`) and they watch
+the same real directories.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import pytest
 
 APP = "deepseek-ls"
 ENV_USER_CONFIG = "DEEPSEEK_LS_USER_CONFIG"
+ORIGIN_KEY = "deepseek_ls_origin_env"  # an xdist worker's input: the controller's starting environment
 # Each XDG base directory, its default under $HOME, and the per-test folder name under tmp_path.
 XDG_DIRS = {
     "XDG_CONFIG_HOME": (".config", "xdg-config"),
@@ -42,6 +46,7 @@ _watched: list[tuple[Path, bool]] = []  # (directory, recursive)
 _session_base: str | None = None
 _session_owner: object | None = None  # the config that set it (an in-process pytester run is another)
 _session_before: Snapshot = {}
+_origin: dict[str, str] = {}
 
 
 def real_state_dirs(env: dict[str, str] | os._Environ[str]) -> list[tuple[Path, bool]]:
@@ -99,11 +104,21 @@ def pytest_configure(config: pytest.Config) -> None:
     if _session_base is not None:
         return
     _session_owner = config
-    _watched[:] = real_state_dirs(os.environ)
+    handed = getattr(config, "workerinput", {}).get(ORIGIN_KEY)
+    names = ("HOME", ENV_USER_CONFIG, *XDG_DIRS)
+    _origin.clear()
+    _origin.update(handed or {name: os.environ[name] for name in names if os.environ.get(name)})
+    _watched[:] = real_state_dirs(_origin)
     _session_before = snapshot(_watched)
     _session_base = tempfile.mkdtemp(prefix="deepseek-ls-tests-")
     _point_at(Path(_session_base), os.environ.__setitem__)
     os.environ.pop(ENV_USER_CONFIG, None)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """pytest-xdist, in the controller: a worker watches the directories the controller watches."""
+    node.workerinput[ORIGIN_KEY] = dict(_origin)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
