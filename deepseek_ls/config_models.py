@@ -336,6 +336,9 @@ class PolicyConfig(_Section):
     # Appendix A spelling; "ask" means suggest.
     approve_edits: Literal["ask", "auto", "never"] = "ask"
     approve_bash: Literal["ask", "auto", "never"] = "ask"
+    # How long an approval or a question waits for the person; then it counts as unanswered and the
+    # session pauses saying so (it is never asked again by itself: docs/agent.md).
+    approval_timeout_seconds: float = Field(default=600.0, gt=0, le=86_400)
     allowlist: list[str] = Field(
         default_factory=lambda: [
             "pytest",

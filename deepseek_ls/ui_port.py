@@ -14,7 +14,13 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 ApprovalKind = Literal["patch.apply", "bash.run", "plan.execute", "scope.grow", "mcp.call"]
-ApprovalAnswer = Literal["allow_once", "always_allow", "deny"]
+# Three ways to say "no", kept apart because they mean different things (docs/agent.md, "When the
+# answer is no"): `deny` the person refused; `cancel` the person dismissed the question without
+# answering it (Esc, Ctrl-C or end of input, an ACP `cancelled` outcome); `timeout` no answer came
+# within `policy.approval_timeout_seconds`. Only a deny is a decision on the change itself.
+ApprovalAnswer = Literal["allow_once", "always_allow", "deny", "cancel", "timeout"]
+Refusal = Literal["deny", "cancel", "timeout"]
+ALLOWING: frozenset[str] = frozenset({"allow_once", "always_allow"})
 
 
 class ApprovalRequest(BaseModel):
@@ -38,7 +44,7 @@ class ApprovalDecision(BaseModel):
 
     @property
     def allowed(self) -> bool:
-        return self.answer != "deny"
+        return self.answer in ALLOWING
 
 
 StreamChannel = Literal["content", "reasoning", "status"]
@@ -46,10 +52,13 @@ StreamChannel = Literal["content", "reasoning", "status"]
 
 class UIPort(Protocol):
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
-        """Block until the person answers (or the adapter's policy answers for them)."""
+        """Block until the person answers (or the adapter's policy answers for them): `deny`, `cancel`
+        when they dismissed it, `timeout` when the adapter's own wait for them ran out. The core bounds
+        the wait too (`policy.approval_timeout_seconds`) and cancels this call when it is over."""
 
     async def ask_user(self, question: str, choices: list[str] | None = None) -> str | None:
-        """A clarifying question; None means the person cancelled."""
+        """A clarifying question; None means the person cancelled. Raises `TimeoutError` when the
+        adapter's own wait ran out; the core bounds the wait as for approvals."""
 
     def stream(self, channel: StreamChannel, text: str, *, session_id: str | None = None) -> None:
         """Streamed model output or status text, as it arrives."""

@@ -48,6 +48,7 @@ from deepseek_ls.acp.options import MODES
 from deepseek_ls.acp.sessions import AcpSessionRecord, AcpSessionStore
 from deepseek_ls.acp.ui import AcpUI
 from deepseek_ls.acp.updates import patch_outcome, plan_update, replay_updates
+from deepseek_ls.policy.approvals import Refused
 from deepseek_ls.policy.paths import secret_location
 from deepseek_ls.policy.secret_files import secret_kind
 from deepseek_ls.workspace import find_workspace_root
@@ -210,11 +211,17 @@ class DeepSeekAcpAgent:
         session.turn = asyncio.current_task()
         failure: RequestError | None = None
         ours = None
+        session.ui.client_cancelled = False
         try:
             await self._run_turn(session, mode, text, context)
-            stop = "end_turn"
+            # A permission answered `cancelled` means the person cancelled the turn (the client's
+            # session/cancel may still be on its way): the session paused, the change kept staged.
+            stop = "cancelled" if session.ui.client_cancelled else "end_turn"
         except asyncio.CancelledError:
             stop = "cancelled"
+        except Refused as exc:  # a question cancelled or left unanswered: the session paused, no failure
+            session.ui.send(update_agent_message_text(f"\n[Paused] {exc}\n"))
+            stop = "cancelled" if session.ui.client_cancelled else "end_turn"
         except Exception as exc:  # noqa: BLE001 - answered as a JSON-RPC error the client can act on
             log.info("ACP turn failed: %s", exc, exc_info=not hasattr(exc, "user_message"))
             failure = errors.turn_error(exc, session.current)

@@ -4,8 +4,14 @@ Streamed model text becomes `agent_message_chunk`, reasoning `agent_thought_chun
 status lines thoughts too; every approval the policy asks for becomes
 `session/request_permission` with allow once / allow always / reject once / reject
 always (mapped to our `allow_once` / `always_allow` / `deny`, "reject always"
-remembered for the connection). A staged patch is shown as an `edit` tool call with
-its diff before permission is asked, and its outcome updates that tool call.
+remembered for the connection). The `cancelled` outcome (the client sends it for every
+open request when the person cancels the turn) is our `cancel`, never a deny: the change
+stays staged, and the turn ends with stop reason `cancelled` (`client_cancelled`). A
+request the client could not be asked (gone), or answered with an option we never offered,
+is a cancel too (the turn then ends `end_turn`). How long the person may take is the
+core's `policy.approval_timeout_seconds`.
+A staged patch is shown as an `edit` tool call with its diff before permission is
+asked, and its outcome updates that tool call.
 """
 
 from __future__ import annotations
@@ -32,7 +38,6 @@ OPTIONS = [
 ]
 ANSWER = {"allow_once": "allow_once", "allow_always": "always_allow", "reject_once": "deny", "reject_always": "deny"}
 KIND = {"patch.apply": "edit", "bash.run": "execute", "mcp.call": "other", "plan.execute": "think", "scope.grow": "think"}
-PERMISSION_TIMEOUT = 3600.0  # a person may take long; an answer never comes only if the client is gone
 
 
 class AcpUI:
@@ -54,6 +59,8 @@ class AcpUI:
         self.content_is_answer = True
         # Told our session id as soon as the core streams for it (the turn's session, for cancel).
         self.on_session: Callable[[str], None] | None = None
+        # The client answered a permission request of this turn `cancelled`: the turn ends `cancelled`.
+        self.client_cancelled = False
 
     # -- sending -----------------------------------------------------------------------
 
@@ -134,8 +141,8 @@ class AcpUI:
         call = self._tool_call_for(request)
         await self._send(call)
         picked = await self._permission(call, OPTIONS)
-        if picked is None:
-            return ApprovalDecision(request_id=request.request_id, answer="deny", reason="the client cancelled")
+        if picked is None:  # cancelled, or no usable answer: not a decision on the change
+            return ApprovalDecision(request_id=request.request_id, answer="cancel", reason="the client cancelled")
         if picked == "reject_always":
             self.rejected_always.add(key)
         return ApprovalDecision(request_id=request.request_id, answer=ANSWER.get(picked, "deny"),  # type: ignore[arg-type]
@@ -155,21 +162,22 @@ class AcpUI:
                                status="pending", content=detail, raw_input={"command": request.command})
 
     async def _permission(self, call: Any, options: list[PermissionOption]) -> str | None:
+        """The option the client picked; None for `cancelled`, a gone client or an unusable answer."""
         if self.closed:
             return None
         try:
-            response = await asyncio.wait_for(
-                self.conn.request_permission(session_id=self.session_id, tool_call=_as_update(call), options=options),
-                PERMISSION_TIMEOUT,
-            )
-        except Exception as exc:  # noqa: BLE001 - a gone client or a malformed answer: deny
-            log.info("session/request_permission failed (%s); denying", exc)
+            response = await self.conn.request_permission(session_id=self.session_id, tool_call=_as_update(call),
+                                                          options=options)
+        except Exception as exc:  # noqa: BLE001 - a gone client or a malformed answer: not answered
+            log.info("session/request_permission failed (%s); taken as cancelled", exc)
             return None
         outcome = getattr(response, "outcome", None)
+        if getattr(outcome, "outcome", None) == "cancelled":
+            self.client_cancelled = True
         picked = getattr(outcome, "option_id", None) if getattr(outcome, "outcome", None) == "selected" else None
         if picked is not None and picked not in {o.option_id for o in options}:
             # Only an option we offered is an answer (a mission choice "99" raised IndexError and ended
-            # the turn); anything else counts as no answer: denied, or the question left open.
+            # the turn); anything else counts as no answer: cancelled, the question left open.
             log.warning("session/request_permission: option %r was never offered; taken as no answer", picked[:80])
             return None
         return picked

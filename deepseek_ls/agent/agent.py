@@ -24,7 +24,6 @@ from deepseek_ls.agent.routing_sink import RoutingSink, bound
 from deepseek_ls.agent.runtime import (
     AgentFailure,
     BudgetExceeded,
-    SessionCancelled,
     SessionRuntime,
     build_runtime,
     mode_config,
@@ -40,7 +39,7 @@ from deepseek_ls.llm.budget import price_book_for
 from deepseek_ls.llm.capacity import CapacityLLM, ModelManager
 from deepseek_ls.patch import PatchStore, SafetyGate
 from deepseek_ls.policy import PathPolicy
-from deepseek_ls.policy.approvals import Approvals
+from deepseek_ls.policy.approvals import Approvals, Refused
 from deepseek_ls.router import explain
 from deepseek_ls.store.sessions import SessionStore
 from deepseek_ls.store.sink import NullSink
@@ -254,12 +253,13 @@ class Agent:
             with bound(rt.session), deferred_appends():
                 try:
                     ops.record(rt, op, **args)
+                    ops.new_person_action(rt)
                     try:
                         if op in ops.TOOL_OPS:
                             await rt.world.prepare_tools()
                         yield rt
                     except BaseException as exc:
-                        if not isinstance(exc, (AgentFailure, BudgetExceeded, SessionCancelled,
+                        if not isinstance(exc, (AgentFailure, BudgetExceeded, Refused,
                                                 asyncio.CancelledError)) and (
                             getattr(exc, "exit_code", None) is None
                         ):
@@ -362,7 +362,8 @@ class Agent:
         """Start a session and make its plan; the session then waits (Paused) for steps to be run.
 
         `on_session(session_id)` is called once the session exists, before planning starts.
-        Raises `SessionCancelled` when the person cancels a clarifying question (the session is Idle).
+        Raises `SessionCancelled` when the person cancels a clarifying question or leaves it unanswered
+        (the session is Paused, the question recorded).
         """
         rt = self._new_session(prompt, mode or self.config.agent_loop.mode)
         if on_session is not None:

@@ -21,12 +21,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from deepseek_ls.agent import refusals
 from deepseek_ls.agent.executor import Executor
 from deepseek_ls.agent.failures import Failure
 from deepseek_ls.agent.lanes import run_wave
 from deepseek_ls.agent.plan import Plan, Step
 from deepseek_ls.agent.planner import Planner
 from deepseek_ls.agent.runtime import AgentFailure, SessionRuntime
+from deepseek_ls.policy.approvals import Refused
 from deepseek_ls.ui_port import ApprovalRequest
 
 
@@ -179,8 +181,9 @@ class AgentLoop:
             if result.ok:
                 outcome = f"verification passed: {', '.join(result.commands)}" if result.commands else \
                     "verification: no command to run"
-            elif result.not_run is not None:
-                outcome = f"verification not run: `{result.command}`: {result.not_run[:200]}"
+            elif result.not_run is not None or result.refused is not None:
+                why = result.not_run if result.not_run is not None else result.refused
+                outcome = f"verification not run: `{result.command}`: {str(why)[:200]}"
             else:
                 last = _summary_line(result.output)
                 outcome = f"verification failed: `{result.command}`" + (f": {last[:200]}" if last else "")
@@ -194,6 +197,8 @@ class AgentLoop:
             # A teammate lane verifies only part of the plan: its result is verified again once merged.
             _to(rt, "Completed", f"{outcome} (in the lane; the merged result is verified again)")
             return self._outcome(rt, step, message=outcome)
+        if result.refusal is not None:  # the person did not approve it: their "no" decides (refusals.py)
+            return self._outcome(rt, step, status="failed", message=refusals.stop(rt, result.refusal))
         if result.refused is not None:
             # Not the code's fault: the model cannot fix it, a person decides (approve, edit the plan, run it).
             message = (f"verification command {result.command!r} was not run ({result.refused}); approve it, "
@@ -233,9 +238,21 @@ class AgentLoop:
     # -- the whole loop (CLI, autopilot) -------------------------------------------------
 
     async def run_to_end(self, rt: SessionRuntime, approvals) -> str:
-        """Drive the session until Completed, Failed or Paused (a person must act). Resumable."""
+        """Drive the session until Completed, Failed or Paused (a person must act). Resumable.
+
+        It stops as soon as the session is paused with nothing it may go on to (a refusal, a change
+        left staged, buffers to save), and it never goes round without progress: a pass that finds the
+        plan, its steps, the patches, the lanes and the failure count as an earlier pass left them
+        pauses the session instead of asking, verifying or logging the same thing again."""
         session = rt.session
+        seen: set[tuple[Any, ...]] = set()
         while not session.machine.terminal:
+            mark = _progress(rt)
+            if mark in seen:
+                _to(rt, "Paused", "stopped: the loop came back to where it was without progress; "
+                                  "run the session again, or revise the plan")
+                return session.state
+            seen.add(mark)
             plan = session.plan
             if plan is None:
                 await self.plan(rt, session.prompt)
@@ -248,22 +265,24 @@ class AgentLoop:
                 continue
             step = plan.next_pending()
             if step is None:
-                if (await self.verify(rt, plan.steps[-1])).unsaved:
-                    return session.state  # resumed once the buffers are saved
+                if _waits(session, await self.verify(rt, plan.steps[-1])):
+                    return session.state  # refused, unsaved buffers: the person acts first
                 continue
             # A running step with patches resumes at approval (or at settling, when its hunks were
             # decided elsewhere); any other step is executed.
             records = session.step_patches(step.step_id) if step.status == "running" else []
             if not records:
                 if await run_wave(rt) is not None:
+                    if session.state == "Paused":
+                        return session.state  # a lane stopped on the person's "no"
                     continue  # a wave of teammate lanes ran: its steps are staged, done, or left to run here
                 outcome = await self.execute_step(rt, step.step_id, feedback=rt.lane_feedback.pop(step.step_id, None))
                 # A revision (wrong path, undeclared file) may have replaced the step: go on with the new one.
                 step = self._plan(rt).step(outcome.step_id)
                 if outcome.status != "staged":
                     if outcome.status == "done" and not self._plan(rt).next_pending():
-                        if (await self.verify(rt, step)).unsaved:
-                            return session.state  # resumed once the buffers are saved
+                        if _waits(session, await self.verify(rt, step)):
+                            return session.state
                     continue
             unsettled = [r for r in session.step_patches(step.step_id) if not r.settled]
             if unsettled:
@@ -274,7 +293,7 @@ class AgentLoop:
             if outcome.status == "staged":
                 _to(rt, "Paused", outcome.message)  # hunks neither applied nor rejected: the person decides
                 return session.state
-            if session.state == "Paused" and outcome.next_step_id is None:
+            if _waits(session, outcome):
                 return session.state  # the person must act (e.g. every hunk was rejected)
         return session.state
 
@@ -302,9 +321,9 @@ class AgentLoop:
                                   f"(deepseek-ls apply {ps.patch_id} applies it)")
                 return False
             if not decision.allowed:
-                await rt.world.reject(ps.patch_id, None, "denied by the user")
-                self._mark(rt, self._plan(rt), step, "failed", "the change was denied")
-                _to(rt, "Paused", "the change was denied; revise the plan or skip the step")
+                await refusals.refuse_change(rt, step, Refused(
+                    request.kind, decision.answer, ", ".join(ps.files), decision.reason,  # type: ignore[arg-type]
+                    patch_id=ps.patch_id))
                 return False
             result = await rt.world.apply(ps.patch_id)
             if result.refused:  # the editor said no to its write: a refused change, not a mismatch to redo
@@ -363,6 +382,24 @@ class AgentLoop:
             next_step_id=next_step_id,
             unsaved=list(unsaved or []),
         )
+
+
+def _waits(session: Any, outcome: StepOutcome) -> bool:
+    """The session is paused with no step to go on to: the person acts before anything else runs."""
+    return session.state == "Paused" and outcome.next_step_id is None
+
+
+def _progress(rt: SessionRuntime) -> tuple[Any, ...]:
+    """What a pass of `run_to_end` changes when it gets anywhere: the plan and its steps' statuses,
+    the patches' settled hunks, the failures counted, the lanes that failed."""
+    session, plan = rt.session, rt.session.plan
+    return (
+        plan.version if plan else None,
+        tuple((s.step_id, s.status) for s in plan.steps) if plan else (),
+        tuple((r.patch_id, len(r.applied), len(r.rejected)) for r in session.patches.values()),
+        session.failures,
+        tuple(sorted(rt.lane_failed)),
+    )
 
 
 def _summary_line(output: str) -> str:

@@ -10,14 +10,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from deepseek_ls.agent import intent
+from deepseek_ls.agent import intent, refusals
 from deepseek_ls.agent.ask_context import ASK_SYSTEM, ask_messages, file_blocks, mentioned_paths
 from deepseek_ls.agent.intent import IntentDecision, TurnFlags
 from deepseek_ls.agent.lanes import run_wave
 from deepseek_ls.agent.loop import AgentLoop, StepOutcome
 from deepseek_ls.agent.plan import Plan
-from deepseek_ls.agent.runtime import AgentFailure, BudgetExceeded, SessionCancelled, SessionRuntime
+from deepseek_ls.agent.runtime import AgentFailure, BudgetExceeded, SessionRuntime
 from deepseek_ls.agent.state import BUSY_STATES
+from deepseek_ls.policy.approvals import Refused
 from deepseek_ls.router import RouterSignals, explain
 
 INTERRUPTED = "resumed after an interruption"
@@ -36,19 +37,30 @@ def record(rt: SessionRuntime, op: str, **args: Any) -> None:
     rt.session.emit("AgentRequest@v1", {"op": op, "args": {k: v for k, v in args.items() if v is not None}})
 
 
+def new_person_action(rt: SessionRuntime, *approvals: Any) -> None:
+    """A request from the person starts: what they refused before may be asked again (live and in
+    replay alike, so both ask the same questions)."""
+    for each in (*approvals, getattr(rt.world, "approvals", None), getattr(rt.world.tools, "approvals", None)):
+        if each is not None and hasattr(each, "new_action"):
+            each.new_action()
+
+
 def settle_failure(rt: SessionRuntime, exc: BaseException) -> None:
     """Turn an exception into a session state.
 
-    Cancel → Paused; a reached cost budget → Paused with the budget message; an LLM error
+    Cancel → Paused; a person's "no" that stopped the work (`Refused`) → Paused as
+    `refusals.stop` says; a reached cost budget → Paused with the budget message; an LLM error
     (missing key, server down after the retries, ...) → Failed with its message and class,
     resumable once fixed; AgentFailure and anything unexpected → Failed.
     """
     machine = rt.session.machine
-    if isinstance(exc, SessionCancelled):
+    if isinstance(exc, Refused):
+        if machine.can("Paused"):
+            refusals.stop(rt, exc)
         return
     if isinstance(exc, (asyncio.CancelledError, BudgetExceeded)):
         reason = "cancelled" if isinstance(exc, asyncio.CancelledError) else str(exc)
-        if machine.can("Paused"):
+        if machine.state != "Paused" and machine.can("Paused"):
             release_running_step(rt, reason)  # before the transition, which is pushed to the editor
             machine.to("Paused", reason)
         return
@@ -218,8 +230,18 @@ async def plan(rt: SessionRuntime, prompt: str, context: str | None = None) -> P
 
 
 async def run_step(rt: SessionRuntime, step_id: str) -> StepOutcome:
+    try:
+        return await _run_step(rt, step_id)
+    except Refused as exc:  # the person's cancel or silence stopped the step: a defined outcome, not an error
+        return _stopped(rt, step_id, exc)
+
+
+async def _run_step(rt: SessionRuntime, step_id: str) -> StepOutcome:
     reopen(rt)
     staged = await run_wave(rt, want=step_id)
+    if staged is not None and rt.session.refusal:  # a lane stopped on the person's "no": paused, not run here
+        return loop._outcome(rt, loop._plan(rt).step(step_id), patch_ids=staged, status="paused",
+                             message=rt.session.state_reason)
     if staged is not None:
         # Teammate lanes ran the wave this step is in: every merged step is staged for review now.
         step = loop._plan(rt).step(step_id)
@@ -236,7 +258,18 @@ async def run_step(rt: SessionRuntime, step_id: str) -> StepOutcome:
 
 async def complete_step(rt: SessionRuntime, step_id: str) -> StepOutcome:
     reopen(rt)
-    return await loop.settle_step(rt, step_id)
+    try:
+        return await loop.settle_step(rt, step_id)
+    except Refused as exc:  # a question or an approval of the recovery that followed was not answered
+        return _stopped(rt, step_id, exc)
+
+
+def _stopped(rt: SessionRuntime, step_id: str, exc: Refused) -> StepOutcome:
+    """The outcome of a step request a refusal stopped: the session paused (`refusals.stop`)."""
+    settle_failure(rt, exc)
+    plan = loop._plan(rt)
+    step = next((s for s in plan.steps if s.step_id == step_id), None) or plan.steps[-1]
+    return loop._outcome(rt, step, status="paused", message=rt.session.state_reason)
 
 
 async def skip_step(rt: SessionRuntime, step_id: str) -> StepOutcome:
@@ -279,10 +312,8 @@ async def run(rt: SessionRuntime, approvals: Any) -> str:
 
             return await driver.run(rt, approvals)
         return await loop.run_to_end(rt, approvals)
-    except SessionCancelled:
-        return rt.session.state
-    except BudgetExceeded as exc:
-        settle_failure(rt, exc)  # Paused, the budget message as its reason
+    except (Refused, BudgetExceeded) as exc:
+        settle_failure(rt, exc)  # Paused: the refusal, or the budget message, as its reason
         return rt.session.state
 
 
@@ -293,7 +324,7 @@ async def decide_mission(rt: SessionRuntime, decision: str, text: str | None, ap
     reopen(rt)
     try:
         return await driver.decide(rt, decision, text, approvals)
-    except BudgetExceeded as exc:
+    except (Refused, BudgetExceeded) as exc:
         settle_failure(rt, exc)
         return rt.session.state
 

@@ -39,7 +39,7 @@ from deepseek_ls.llm.errors import error_from_record
 from deepseek_ls.llm.types import Completion
 from deepseek_ls.patch import ApplyResult, Hunk, PatchError, PatchSet
 from deepseek_ls.policy import PolicyViolation
-from deepseek_ls.policy.approvals import Approvals
+from deepseek_ls.policy.approvals import Approvals, Refused
 from deepseek_ls.policy.launch import ProgramNotRun
 from deepseek_ls.store.events import Event, validate_payload
 from deepseek_ls.store.sessions import SessionStore
@@ -221,10 +221,13 @@ class ReplayUI:
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
         event = self.rec.take("ApprovalResolved@v1")
-        return ApprovalDecision(request_id=request.request_id, answer=event.payload["answer"])
+        return ApprovalDecision(request_id=request.request_id, answer=event.payload["answer"],
+                                reason=event.payload.get("reason", ""))
 
     async def ask_user(self, question: str, choices: list[str] | None = None) -> str | None:
         event = self.rec.take("UserQuestionAnswered@v1")
+        if event.payload.get("timed_out"):
+            raise TimeoutError("not answered in time (recorded)")
         return None if event.payload.get("cancelled") else event.payload.get("answer")
 
     def stream(self, channel, text, *, session_id=None) -> None:
@@ -299,17 +302,21 @@ class ReplayWorld(World):
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         tool = _WIRE_TO_TOOL.get(name, name)
         listed = getattr(self, "_mcp_listed", {}).get(tool)
+        refused = None
         if listed and listed.get("effect") != "read":
-            await self._approve_mcp(listed, arguments)
+            refused = await self._approve_mcp(listed, arguments)
         event = self.rec.take(f"tool:{tool}")
         if tool == "patch.stage" and event.payload["ok"]:
             self._staged(event)
         self.sink.emit("ToolResult@v1", event.payload)
+        if refused is not None:
+            raise refused  # live, the person's cancel (or no answer) stopped the step here
         p = event.payload
         return {"ok": p["ok"], "value": p.get("value"), "error": p.get("error")}
 
-    async def _approve_mcp(self, listed: dict[str, Any], arguments: dict[str, Any]) -> None:
-        """An acting MCP tool asked before it ran: ask again, answered from the recording (same events)."""
+    async def _approve_mcp(self, listed: dict[str, Any], arguments: dict[str, Any]) -> Refused | None:
+        """An acting MCP tool asked before it ran: ask again, answered from the recording (same events).
+        Returns the refusal that stopped the work live, if any."""
         from deepseek_ls.tools.mcp.provider import approve_call
         from deepseek_ls.tools.registry import ToolDenied
 
@@ -322,6 +329,9 @@ class ReplayWorld(World):
                                listed.get("fingerprint", ""))  # absent in logs from before it was recorded
         except ToolDenied:
             pass  # the recorded result carries the refusal
+        except Refused as exc:
+            return exc
+        return None
 
     def _staged(self, result: Event) -> PatchSet:
         patch_id = result.payload["value"]["patch_id"]
@@ -382,6 +392,9 @@ class ReplayWorld(World):
         p = event.payload
         if p["command"] != command:
             raise ReplayDivergence(f"replay verified with {command!r}, the recording with {p['command']!r}")
+        refusal = p.get("refusal")
+        if refusal:  # the person did not approve it live (deny, cancel, no answer)
+            raise Refused("bash.run", refusal["answer"], command, refusal.get("reason", ""))
         if p.get("exit_code") is None and str(p.get("output", "")).startswith("refused by policy: "):
             recorded = p["output"][len("refused by policy: "):]
             exc = PolicyViolation(command, "replayed", recorded)
@@ -448,7 +461,8 @@ class ReplayLanes:
                                                    modes=p.get("mode_changes", []))
             elif e.kind == "LaneFailed@v1":
                 results[p["step_id"]] = LaneResult(p["lane_id"], p["step_id"], False, reason=p["reason"],
-                                                   lane_session_id=p.get("lane_session_id"))
+                                                   lane_session_id=p.get("lane_session_id"),
+                                                   refusal=p.get("refusal"))
             if len(results) == len(steps):
                 break
         if any(not r.ok and r.reason == "cancelled" for r in results.values()):
@@ -578,6 +592,7 @@ def _recorded_tool(listed: dict[str, Any]) -> Tool:
 
 
 async def _reissue(rt, op: str, args: dict[str, Any], approvals: Approvals) -> None:
+    ops.new_person_action(rt, approvals)
     rt.override = args.get("profile")
     rt.teammate_mode = bool(args.get("teammate_mode"))
     rt.lane_failed.clear()

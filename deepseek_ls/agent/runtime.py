@@ -20,6 +20,7 @@ from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config
 from deepseek_ls.llm.budget import budget_message, over_budget
 from deepseek_ls.llm.capacity import CALL_WATCHER, CapacityLLM, Queued
+from deepseek_ls.policy.approvals import Refused, ask_question
 from deepseek_ls.policy.redact import redact_obj, redact_text
 from deepseek_ls.router import Router, RouterDecision
 from deepseek_ls.ui_port import ToolCallView, UIPort
@@ -27,8 +28,9 @@ from deepseek_ls.ui_port import ToolCallView, UIPort
 MAX_TOOL_ROUNDS = 8
 
 
-class SessionCancelled(Exception):
-    """The person cancelled (a question, an approval): the session stopped without failing."""
+class SessionCancelled(Refused):
+    """The person cancelled a clarifying question or left it unanswered: the session stopped without
+    failing (it is paused by whoever catches it: `operations.settle_failure`)."""
 
 
 class AgentFailure(Exception):
@@ -202,15 +204,18 @@ class SessionRuntime:
             )
 
     async def ask_user(self, question: str, resume_state: str) -> str:
-        """AwaitingUserInput round trip; a cancel returns the session to Idle and raises SessionCancelled."""
+        """AwaitingUserInput round trip, bounded by `policy.approval_timeout_seconds`; a cancel or no
+        answer raises `SessionCancelled` (the session is then paused, the question recorded)."""
         session = self.session
         session.machine.to("AwaitingUserInput", "the model asked a question")
         session.emit("UserQuestionAsked@v1", {"question": question, "choices": None})
-        answer = await self.ui.ask_user(question)
-        if answer is None or not answer.strip():
-            session.emit("UserQuestionAnswered@v1", {"answer": None, "cancelled": True})
-            session.machine.to("Idle", f"question cancelled: {question}")
-            raise SessionCancelled(f"cancelled while the agent asked: {question}")
+        timeout = self.config.policy.approval_timeout_seconds
+        answer, refusal = await ask_question(self.ui, question, None, timeout)
+        if refusal is not None:
+            session.emit("UserQuestionAnswered@v1", {"answer": None, "cancelled": True,
+                                                     **({"timed_out": True} if refusal == "timeout" else {})})
+            raise SessionCancelled("ask_user", refusal, f"the question {question[:200]!r}",
+                                   f"no answer within {timeout:g} s" if refusal == "timeout" else "")
         session.emit("UserQuestionAnswered@v1", {"answer": answer, "cancelled": False})
         session.machine.to(resume_state, "the user answered")
         return answer

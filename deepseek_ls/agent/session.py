@@ -101,6 +101,8 @@ class Session:
         self._pending: list[Future[Any]] = []  # queued appends not yet awaited by synced()
         self._last_write: tuple[Future[Any], asyncio.AbstractEventLoop] | None = None
         self.state_reason: str = ""
+        # While paused on a person's "no": {kind, answer (deny|cancel|timeout), subject} (agent/refusals.py).
+        self.refusal: dict[str, Any] | None = None
         self.failure_kind: str | None = None  # error class of the failure that stopped the session
         self.resumable = False  # a Failed session whose failure may pass (the model server, a budget)
         self.costs = CostLedger()  # tokens and money of every call; prices set by the agent
@@ -186,6 +188,7 @@ class Session:
     def _on_SessionStateChanged(self, p: dict[str, Any]) -> None:
         self.machine.state = p["to_state"]
         self.state_reason = p.get("reason") or ""
+        self.refusal = p.get("refusal") if p["to_state"] == "Paused" else None
         if p["to_state"] == "Failed":
             self.last_error = p.get("reason") or self.last_error
             self.failure_kind = p.get("error_kind") or self.failure_kind
@@ -351,6 +354,7 @@ class Session:
             "questions": self.questions,
             "last_error": self.last_error,
             "state_reason": self.state_reason,
+            "refusal": self.refusal,
             "cost": self.costs.summary(calls=False),
             **({"hetun": self.hetun} if self.mode == "hetun" else {}),
             **({"review": self.review} if self.mode == "review" else {}),

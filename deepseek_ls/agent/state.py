@@ -51,7 +51,8 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     "AwaitingApproval": frozenset({"ExecutingStep", "Verifying", "Planning", "Paused"}),
     "AwaitingUserInput": frozenset({"Planning", "ExecutingStep", "Idle"}),
     "Verifying": frozenset({"ExecutingStep", "Planning", "Completed", "Paused"}),
-    "Paused": frozenset({"ExecutingStep", "Planning", "Verifying", "AwaitingApproval", "Completed"}),
+    # Paused -> Paused: what the session waits for changed (a mission card left unanswered).
+    "Paused": frozenset({"ExecutingStep", "Planning", "Verifying", "AwaitingApproval", "Completed", "Paused"}),
     "Completed": frozenset({"Planning"}),
     "Failed": frozenset({"Planning", "Paused"}),  # Paused: resumed after a failure that passed (an LLM error)
 }

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from deepseek_ls.agent.failures import fingerprint
 from deepseek_ls.policy import PolicyViolation
+from deepseek_ls.policy.approvals import Refused, said
 from deepseek_ls.policy.launch import ProgramNotRun
 from deepseek_ls.store.sink import EventSink
 
@@ -56,6 +57,7 @@ class VerifyOutcome:
     commands: list[str] = field(default_factory=list)
     refused: str | None = None  # why `command` was not run (policy refusal, approval denied)
     not_run: str | None = None  # why `command`'s program could not run here, and what to do
+    refusal: Refused | None = None  # the person did not approve it (deny, cancel, no answer)
 
 
 class Verifier:
@@ -80,13 +82,18 @@ class Verifier:
                 output = NOT_RUN_PREFIX + str(exc)
                 self._emit(command, None, False, output, 0.0, None)
                 return VerifyOutcome(False, command, output, None, commands, not_run=str(exc))
+            except Refused as exc:
+                output = f"not approved: {said(exc.answer, exc.reason)}"
+                self._emit(command, None, False, output, 0.0, fingerprint(output, self.fingerprint_lines),
+                           refusal={"answer": exc.answer, "reason": exc.reason})
+                return VerifyOutcome(False, command, output, None, commands, refused=output, refusal=exc)
             fp = None if result.ok else fingerprint(result.output, self.fingerprint_lines)
             self._emit(command, result.exit_code, result.ok, result.output, result.duration_ms, fp)
             if not result.ok:
                 return VerifyOutcome(False, command, result.output, fp, commands)
         return VerifyOutcome(True, commands=commands)
 
-    def _emit(self, command, exit_code, ok, output, duration_ms, fp) -> None:
+    def _emit(self, command, exit_code, ok, output, duration_ms, fp, **extra) -> None:
         self.sink.emit(
             "VerificationRun@v1",
             {
@@ -96,5 +103,6 @@ class Verifier:
                 "output": output[-8000:],
                 "duration_ms": duration_ms,
                 "fingerprint": fp,
+                **extra,
             },
         )

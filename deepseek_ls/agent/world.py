@@ -24,7 +24,7 @@ from deepseek_ls.store.ids import new_id
 from deepseek_ls.patch import ApplyResult, PatchError, PatchSet, PatchStore
 from deepseek_ls.policy import PathPolicy, PolicyViolation
 from deepseek_ls.policy.command_secrets import guard_command
-from deepseek_ls.policy.approvals import command_review
+from deepseek_ls.policy.approvals import Refused, command_review
 from deepseek_ls.policy.secret_files import file_is_secret
 from deepseek_ls.policy.commands import CommandPolicy
 from deepseek_ls.policy.sandbox import Sandbox
@@ -275,9 +275,9 @@ class World:
     async def run_command(self, command: str, timeout: float) -> CommandResult:
         """Run a verification command: policy-checked, no shell, inside the OS sandbox, scrubbed
         environment, bounded. A plan-authored command runs unprompted only in a safe shape with a
-        working sandbox; otherwise it needs an explicit approval (`PolicyViolation` when refused).
-        Raises `ProgramNotRun` when its program cannot run here (missing, not executable, hidden by
-        the sandbox)."""
+        working sandbox; otherwise it needs an explicit approval (`PolicyViolation` when the policy
+        refuses it, `Refused` when the person does not approve it). Raises `ProgramNotRun` when its
+        program cannot run here (missing, not executable, hidden by the sandbox)."""
         checked = self.commands.inspect(command)
         argv = guard_command(checked.argv, cwd=self.root, paths=self.paths)  # secret paths in arguments
         reasons = command_review(checked, await self.sandbox.astatus())
@@ -313,6 +313,9 @@ class World:
             command=command,
             session_id=getattr(self.tools, "session_id", None),
         )
-        decision, _ = await approvals.decide(request, force_explicit=bool(reasons), changes_files=bool(writes))
-        if not decision.allowed:
+        decision, by = await approvals.decide(request, force_explicit=bool(reasons), changes_files=bool(writes))
+        if decision.allowed:
+            return
+        if by == "policy":
             raise PolicyViolation(command, "not_approved", decision.reason or "the verification command was not approved")
+        raise Refused("bash.run", decision.answer, command, decision.reason)  # type: ignore[arg-type]

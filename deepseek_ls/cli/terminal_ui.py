@@ -1,9 +1,12 @@
 """`TerminalUI`: the `UIPort` of the command line.
 
 Approvals and questions are asked on stderr and answered on stdin (so stdout
-stays clean for `--json`); reading stdin happens in a thread so the agent's
-event loop keeps running. End of input denies an approval and cancels a
-question — a script without answers never hangs.
+stays clean for `--json`); reading stdin happens in a daemon thread so the
+agent's event loop keeps running and a prompt left unanswered (the core's
+`policy.approval_timeout_seconds`, or Ctrl-C) never keeps the process from
+exiting. `n` denies; end of input (Ctrl-D, a script without answers) cancels
+an approval or a question — a script never hangs, and a cancelled change stays
+staged rather than rejected.
 
 Long work (a model call, verification) is shown as it goes: on a terminal one
 rewritten line with the tokens streamed so far and the elapsed time; otherwise
@@ -16,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import TextIO
@@ -43,7 +47,7 @@ class _Activity:
 
 
 class TerminalUI:
-    no_answer = "no input"  # why an approval left unanswered (end of input) is denied
+    no_answer = "end of input"  # why an approval was left unanswered: cancelled, not denied
 
     def __init__(self, *, stdin: TextIO | None = None, err: TextIO | None = None,
                  show_stream: bool = False, show_reasoning: bool = False, tty: bool | None = None) -> None:
@@ -56,6 +60,7 @@ class TerminalUI:
         self._live = False  # the live progress line is on screen (terminal only)
         self._activities: dict[str, _Activity] = {}
         self._ticker: asyncio.TimerHandle | None = None
+        self._reading: asyncio.Future[str] | None = None  # a line being read: a prompt given up keeps it
 
     def _say(self, text: str) -> None:
         self._clear_live()
@@ -100,9 +105,31 @@ class TerminalUI:
             return  # called outside the event loop: no ticking, start and end lines only
         self._ticker = loop.call_later(TTY_EVERY if self.tty else PLAIN_EVERY, self._tick)
 
-    async def _readline(self) -> str | None:
-        line = await asyncio.to_thread(self.stdin.readline)
+    async def readline(self) -> str | None:
+        """The next line of stdin without its newline; None at end of input. A prompt given up on (no
+        answer in time, Ctrl-C) leaves its read going: a line typed after the next prompt is shown
+        answers that prompt; one that came while no prompt was shown answers nothing."""
+        if self._reading is not None and self._reading.done():
+            self._reading = None  # typed for a prompt that was withdrawn: never an answer to this one
+        if self._reading is None:
+            loop = asyncio.get_running_loop()
+            future: asyncio.Future[str] = loop.create_future()
+            threading.Thread(target=self._read_into, args=(loop, future), name="deepseek-ls stdin",
+                             daemon=True).start()
+            self._reading = future
+        line = await asyncio.shield(self._reading)
+        self._reading = None
         return None if line == "" else line.rstrip("\n")
+
+    def _read_into(self, loop: asyncio.AbstractEventLoop, future: asyncio.Future[str]) -> None:
+        try:
+            line = self.stdin.readline()
+        except (OSError, ValueError):  # stdin closed under us: end of input
+            line = ""
+        try:
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(line))
+        except RuntimeError:
+            pass  # the loop is gone: the command ended without this answer
 
     def show_request(self, request: ApprovalRequest) -> None:
         """What an approval would allow, shown before the question (the chat shows it with rich)."""
@@ -116,25 +143,33 @@ class TerminalUI:
         """`prompt`, then the line typed; None at end of input (the chat reads with prompt_toolkit)."""
         self.err.write(prompt)
         self.err.flush()
-        return await self._readline()
+        return await self.readline()
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalDecision:
         self.show_request(request)
-        while True:
-            line = await self.ask_line("allow? [y]es once / [a]lways / [n]o: ")
-            if line is None:
-                self._say(f"({self.no_answer}: denied)")
-                return ApprovalDecision(request_id=request.request_id, answer="deny", reason=self.no_answer)
-            answer = _ANSWERS.get(line.strip().lower())
-            if answer is not None:
-                return ApprovalDecision(request_id=request.request_id, answer=answer)  # type: ignore[arg-type]
-            self._say("please answer y, a or n")
+        try:
+            while True:
+                line = await self.ask_line("allow? [y]es once / [a]lways / [n]o: ")
+                if line is None:  # not a decision on the request: cancelled, what it asked about stays
+                    self._say(f"({self.no_answer}: cancelled)")
+                    return ApprovalDecision(request_id=request.request_id, answer="cancel", reason=self.no_answer)
+                answer = _ANSWERS.get(line.strip().lower())
+                if answer is not None:
+                    return ApprovalDecision(request_id=request.request_id, answer=answer)  # type: ignore[arg-type]
+                self._say("please answer y, a or n")
+        except asyncio.CancelledError:
+            self._say("(not answered: the prompt was withdrawn)")  # no answer in time, or Ctrl-C
+            raise
 
     async def ask_user(self, question: str, choices: list[str] | None = None) -> str | None:
         self._say(f"\n── the agent asks ──\n{question}")
         if choices:
             self._say("choices: " + ", ".join(choices))
-        line = await self.ask_line("answer (empty to cancel): ")
+        try:
+            line = await self.ask_line("answer (empty to cancel): ")
+        except asyncio.CancelledError:
+            self._say("(not answered: the question was withdrawn)")
+            raise
         return line if line and line.strip() else None
 
     def stream(self, channel: str, text: str, *, session_id: str | None = None) -> None:

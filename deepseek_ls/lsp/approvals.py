@@ -4,7 +4,12 @@ When the agent must block for an answer the server sends
 `window/showMessageRequest` with the choices "Allow once", "Always allow" and
 "Deny"; the same pending request can be answered with the commands
 `deepseek.approve` / `deepseek.deny` (whichever answer comes first wins), and
-`deepseek/pendingApprovals` lists what is waiting.
+`deepseek/pendingApprovals` lists what is waiting. The three ways of not
+allowing stay apart: "Deny" (or `deepseek.deny`) denies; a message dismissed
+without a choice (a `null` result, `deepseek.cancel`) cancels; no answer
+within the wait (`policy.approval_timeout_seconds`, or the request's own
+timeout) is a timeout. A client that cannot show the message (an error answer)
+leaves the commands to answer, within the same wait.
 """
 
 from __future__ import annotations
@@ -112,12 +117,19 @@ class LspUI:
             chosen = await self._ls.window_show_message_request_async(params)
         except asyncio.CancelledError:
             raise
-        except Exception as error:  # noqa: BLE001 - commands can still answer (also a timeout: ClientRequestFailed)
+        except ClientRequestFailed as error:
+            if error.kind != "timeout":  # the client cannot show it: the commands can still answer
+                log.warning("showMessageRequest failed (%s); waiting for deepseek.approve/deny", error)
+                return
+            answer, reason = "timeout", error.reason
+        except Exception as error:  # noqa: BLE001 - commands can still answer
             log.warning("showMessageRequest failed (%s); waiting for deepseek.approve/deny", error)
             return
-        title = getattr(chosen, "title", None)
-        answer: ApprovalAnswer = CHOICES.get(title, "deny") if title else "deny"
-        reason = "" if title else "dismissed"
+        else:
+            title = getattr(chosen, "title", None)
+            # A title we did not offer answers nothing we asked: taken as a deny, never as an allow.
+            answer: ApprovalAnswer = CHOICES.get(title, "deny") if title else "cancel"
+            reason = "" if title else "dismissed"
         try:
             self._broker.resolve(request.request_id, answer, reason)
         except UnknownApproval:
@@ -137,8 +149,10 @@ class LspUI:
         try:
             chosen = await self._ls.window_show_message_request_async(params)
         except ClientRequestFailed as error:  # bounded: no answer in time, or one we cannot read
-            log.warning("question not answered (%s); treated as dismissed", error)
-            self._ls.show_message(f"deepseek-ls: the question was not answered ({error.reason}); treated as dismissed.")
+            log.warning("question not answered (%s)", error)
+            self._ls.show_message(f"deepseek-ls: the question was not answered ({error.reason}).")
+            if error.kind == "timeout":
+                raise TimeoutError(error.reason) from None
             return None
         return getattr(chosen, "title", None)
 

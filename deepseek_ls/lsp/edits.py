@@ -294,21 +294,22 @@ async def _after_settled(ls: DeepSeekServer, patch_id: str) -> None:
             log.exception("patch listener failed for %s", patch_id)
 
 
-async def confirm_gated(ls: DeepSeekServer, patch: Any, hunk_ids: list[str], files: list[str]) -> bool:
+async def confirm_gated(ls: DeepSeekServer, patch: Any, hunk_ids: list[str], files: list[str]) -> str | None:
     """Bulk-accepting a patch the safety gate flagged (too many files or lines)
     needs an explicit approval, even though clicking the lens was a request. A patch
     touching a file that runs code (conftest.py, Makefile, .vscode/, ...) always asks,
-    showing that content, whatever was answered before."""
+    showing that content, whatever was answered before. None when allowed, else why not
+    ("approval denied", "approval cancelled", "approval: no answer within 600 s"): the hunks stay pending."""
     if not patch.approval_required or ls.ui is None or ls.approvals is None:
-        return True
+        return None
     exec_files = list(getattr(patch, "exec_config_files", []) or [])
     if "patch.apply" in ls.approvals.always and not exec_files:
-        return True
+        return None
     from deepseek_ls.patch.gate import exec_config_content
+    from deepseek_ls.policy.approvals import ask_person, said
     from deepseek_ls.ui_port import ApprovalRequest  # pydantic: loaded after start-up
 
-    decision = await ls.ui.request_approval(
-        ApprovalRequest(
+    decision = await ask_person(ls.ui, ApprovalRequest(
             request_id=new_id(),
             kind="patch.apply",
             title=f"Apply {len(hunk_ids)} hunk(s) to {', '.join(files)}?",
@@ -318,13 +319,16 @@ async def confirm_gated(ls: DeepSeekServer, patch: Any, hunk_ids: list[str], fil
             hunk_ids=hunk_ids,
             patch_id=patch.patch_id,
             session_id=patch.session_id,
-        )
-    )
+        ), ls.config.policy.approval_timeout_seconds)
     if decision.answer == "always_allow" and not exec_files:
         ls.approvals.always.add("patch.apply")
-    if not decision.allowed:
-        ls.show_message(f"deepseek-ls: not applied — approval denied for patch {patch.patch_id}.")
-    return decision.allowed
+    if decision.allowed:
+        return None
+    how = said(decision.answer, decision.reason)
+    why = f"approval {how}" if decision.answer != "timeout" else f"approval: {how}"
+    # The hunks stay pending whatever the refusal: Accept asks again, Reject rejects them.
+    ls.show_message(f"deepseek-ls: not applied — {why} for patch {patch.patch_id}; its hunks are still pending.")
+    return why
 
 
 def _group_pending(patch: Any, file: str | None = None) -> dict[str, list[str]]:
@@ -396,8 +400,9 @@ async def accept_file(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     hunk_ids = _group_pending(patch, file).get(file, [])
     if not hunk_ids:
         raise ValueError(f"patch {a.patch_id} has no pending hunks in {file}")
-    if not await confirm_gated(ls, patch, hunk_ids, [file]):
-        return {"applied": False, "uri": a.uri, "message": "approval denied", "hunk_ids": hunk_ids}
+    refused = await confirm_gated(ls, patch, hunk_ids, [file])
+    if refused is not None:
+        return {"applied": False, "uri": a.uri, "message": refused, "hunk_ids": hunk_ids}
     return await accept_in_file(ls, a.patch_id, hunk_ids, file, skip_settled=True)
 
 
@@ -422,8 +427,9 @@ async def accept_all(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     failed: list[dict[str, Any]] = []
     for patch in _patches_in_scope(ls, a.patch_id):
         groups = _group_pending(patch)
-        if not await confirm_gated(ls, patch, [h for ids in groups.values() for h in ids], sorted(groups)):
-            failed.append({"patch_id": patch.patch_id, "message": "approval denied"})
+        refused = await confirm_gated(ls, patch, [h for ids in groups.values() for h in ids], sorted(groups))
+        if refused is not None:
+            failed.append({"patch_id": patch.patch_id, "message": refused})
             continue
         for file, hunk_ids in groups.items():
             result = await accept_in_file(ls, patch.patch_id, hunk_ids, file, skip_settled=True)

@@ -240,7 +240,7 @@ async def cancel_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
             cancelled = await agent(ls).cancel(sid) or cancelled
         for request_ in ls.approvals.pending() if ls.approvals else []:
             if request_.session_id in (sid, None):
-                ls.approvals.resolve(request_.request_id, "deny", "session cancelled")
+                ls.approvals.resolve(request_.request_id, "cancel", "session cancelled")
                 cancelled = True
         refresh_session(ls, sid, make_active=False)
     session_id = a.session_id or (sorted(sessions)[0] if len(sessions) == 1 else None)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from deepseek_ls.config_models import Config
 from deepseek_ls.patch.model import PatchError
-from deepseek_ls.policy.approvals import Approvals
+from deepseek_ls.policy.approvals import Approvals, Refused
 from deepseek_ls.policy.commands import CommandPolicy
 from deepseek_ls.policy.errors import PolicyViolation
 from deepseek_ls.policy.paths import PathPolicy
@@ -128,7 +128,8 @@ class ToolHost:
     async def call(
         self, name: str, arguments: dict[str, Any] | str | None = None, *, call_id: str | None = None
     ) -> ToolOutcome:
-        """Run one tool call. Never raises for tool-level failures: they become `ok=False`."""
+        """Run one tool call. Never raises for tool-level failures: they become `ok=False`; a person's
+        cancel or missing answer at its approval (`Refused`) is recorded and raised: the work stops."""
         call_id = call_id or str(uuid.uuid4())
         tool = self._tools.get(name)
         canonical = tool.name if tool else name
@@ -153,6 +154,9 @@ class ToolHost:
                 {"subject": f"{tool.name}: {exc.subject}", "allowed": False, "rule": exc.rule, "reason": exc.reason},
             )
             outcome = ToolOutcome(ok=False, error=f"policy refused: {exc}")
+        except Refused as exc:  # the person cancelled or did not answer: recorded, and the work stops
+            self._finish(call_id, tool.name, ToolOutcome(ok=False, error=f"not run: {exc}"))
+            raise
         except (ToolDenied, PatchError, FileNotFoundError, ValueError, TimeoutError, RuntimeError) as exc:
             outcome = ToolOutcome(ok=False, error=str(exc))
         except Exception as exc:  # a bug in a tool must not take the agent down

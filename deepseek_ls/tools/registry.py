@@ -16,7 +16,7 @@ from typing import Any, Awaitable, Callable, Literal
 from pydantic import BaseModel
 
 from deepseek_ls.config_models import Config
-from deepseek_ls.policy.approvals import Approvals
+from deepseek_ls.policy.approvals import Approvals, Refused, said
 from deepseek_ls.policy.commands import CommandPolicy
 from deepseek_ls.policy.paths import PathPolicy
 from deepseek_ls.store.sink import EventSink
@@ -49,13 +49,20 @@ class ToolContext:
     async def approve(
         self, request: ApprovalRequest, *, force_explicit: bool = False, changes_files: bool = False, tool: str
     ) -> None:
-        """Ask for approval; raise `ToolDenied` unless allowed. Records `ToolApproved@v1`."""
+        """Ask for approval. Records `ToolApproved@v1`. A deny raises `ToolDenied` (the model is told
+        and goes on without the call); a cancel or no answer raises `Refused`: the work stops there."""
         request.session_id = request.session_id or self.session_id
         decision, by = await self.approvals.decide(request, force_explicit=force_explicit, changes_files=changes_files)
         self.sink.emit("ToolApproved@v1", {"call_id": self.call_id, "tool": tool, "answer": decision.answer, "by": by})
-        if not decision.allowed:
-            why = f": {decision.reason}" if decision.reason else ""
-            raise ToolDenied(f"{tool} was denied{why}")
+        if decision.allowed:
+            return
+        if decision.answer in ("cancel", "timeout"):
+            raise Refused(request.kind, decision.answer, f"{tool} ({request.title})", decision.reason)
+        if by == "policy":
+            raise ToolDenied(f"{tool} was denied: {decision.reason}")
+        why = f" ({decision.reason})" if decision.reason else ""
+        raise ToolDenied(f"{tool} was {said(decision.answer)} by the person{why}; it is not asked again in this "
+                         "step: go on without it")
 
 
 Handler = Callable[[ToolContext, Any], Awaitable[Any]]

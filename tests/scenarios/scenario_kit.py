@@ -49,6 +49,15 @@ UTIL = '''def double(x):
 '''
 
 
+def write_app(root: Path) -> Path:
+    """`root` as the small Python project the scenarios change: app.py, its test, pytest.ini."""
+    (root / "tests").mkdir(parents=True)
+    (root / "app.py").write_text(APP)
+    (root / "tests" / "test_app.py").write_text(TEST_APP)
+    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\naddopts = -p no:cacheprovider\n")
+    return root
+
+
 class ScriptedUI:
     """A UIPort that answers approvals and questions from lists, and records what it was asked."""
 

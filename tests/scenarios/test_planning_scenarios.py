@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from scenario_kit import ScriptedUI, plan_json, scenario_config, states
+from scenario_kit import ScriptedUI, diff, plan_json, scenario_config, states
 
 from deepseek_ls.agent import AgentFailure
 
@@ -93,17 +93,32 @@ async def test_ask_user_is_bounded_to_two_cycles(make_agent, fake_deepseek):
     assert len(ui.questions) == 2 and plan.steps[0].title == "Fix"
 
 
-async def test_ask_user_cancel_returns_to_idle_with_question_recorded(make_agent, fake_deepseek):
+async def test_ask_user_cancel_pauses_with_question_recorded_and_resumes(make_agent, fake_deepseek):
+    """A cancelled question pauses the session (it used to go back to Idle, from where a step could
+    not run again); running the session again asks again and goes on."""
     from deepseek_ls.agent import SessionCancelled
 
     fake_deepseek.add({"match": {"role": "planner"}, "content": "ASK_USER|Which file?"})
-    agent = make_agent(ScriptedUI(answers=[None]))
+    ui = ScriptedUI(answers=[None])
+    agent = make_agent(ui)
     with pytest.raises(SessionCancelled):
         await agent.plan("Change it")
     sid = agent.store.list()[0].session_id
     view = agent.session_view(sid)
-    assert view["state"] == "Idle"
+    assert view["state"] == "Paused" and "Which file?" in view["state_reason"] and "cancelled" in view["state_reason"]
+    assert view["refusal"] == {"kind": "ask_user", "answer": "cancel", "subject": "the question 'Which file?'",
+                               "reason": ""}
     assert view["questions"] == [{"question": "Which file?", "answer": None, "cancelled": True}]
+
+    fake_deepseek.add({"match": {"role": "planner", "contains": "app.py"},
+                       "content": plan_json(("Fix", ["app.py"]), verification=["python -m pytest -q -k add"])})
+    fake_deepseek.add({"match": {"role": "planner"}, "content": "ASK_USER|Which file?"})
+    fake_deepseek.add({"match": {"role": "executor"},
+                       "content": diff("app.py", ["    return a - b"], ["    return a + b"], start=6)})
+    ui.answers = ["app.py"]
+    resumed = await agent.run(session_id=sid)
+    assert ui.questions == ["Which file?", "Which file?"]
+    assert resumed["state"] == "Completed", resumed["state_reason"]
 
 
 async def test_planner_prompt_has_repo_map_and_index_hits_from_the_real_index(workspace, fake_deepseek):

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from deepseek_ls.agent import refusals
 from deepseek_ls.agent.hetun import mission as missions
 from deepseek_ls.agent.hetun.research import Researcher
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.runtime import AgentFailure, SessionRuntime
+from deepseek_ls.policy.approvals import Refused, ask_question
 from deepseek_ls.ui_port import ApprovalDecision, ApprovalRequest
 
 DECISIONS = ("approve", "reject", "modify")
@@ -111,8 +113,9 @@ async def run(rt: SessionRuntime, approvals: Any) -> str:
             return session.state
         answer = await _ask(rt, missions.render(card, rt.session_id) + QUESTION_SUFFIX,
                             ["approve", "reject", "modify"])
-        if answer is None:
-            return session.state  # cancelled: the mission still waits (run --session ID asks again)
+        if isinstance(answer, Refused):
+            refusals.stop(rt, answer)  # the mission still waits (run --session ID asks again)
+            return session.state
         decision = _ANSWERS.get(answer.strip().lower())
         if decision is None:
             rt.ui.stream("status", f"hetun: {answer.strip()!r} is not approve, reject or modify\n", session_id=rt.session_id)
@@ -120,7 +123,10 @@ async def run(rt: SessionRuntime, approvals: Any) -> str:
         text = None
         if decision == "modify":
             text = await _ask(rt, "The changed mission text (what should be done, per file):", None)
-            if text is None or not text.strip() or text.strip() == card["text"].strip():
+            if isinstance(text, Refused):
+                refusals.stop(rt, text)
+                return session.state
+            if text.strip() == card["text"].strip():
                 rt.ui.stream("status", "hetun: the mission text was not changed\n", session_id=rt.session_id)
                 continue
         await decide(rt, decision, text, approvals)
@@ -130,13 +136,19 @@ async def run(rt: SessionRuntime, approvals: Any) -> str:
             return session.state
 
 
-async def _ask(rt: SessionRuntime, question: str, choices: list[str] | None) -> str | None:
+async def _ask(rt: SessionRuntime, question: str, choices: list[str] | None) -> str | Refused:
+    """The person's answer, or the refusal (cancelled, or no answer within `policy.approval_timeout_seconds`)."""
     session = rt.session
     session.emit("UserQuestionAsked@v1", {"question": question, "choices": choices})
-    answer = await rt.ui.ask_user(question, choices)
-    cancelled = answer is None or not answer.strip()
-    session.emit("UserQuestionAnswered@v1", {"answer": None if cancelled else answer, "cancelled": cancelled})
-    return None if cancelled else answer
+    timeout = rt.config.policy.approval_timeout_seconds
+    answer, refusal = await ask_question(rt.ui, question, choices, timeout)
+    session.emit("UserQuestionAnswered@v1", {"answer": answer, "cancelled": refusal is not None,
+                                             **({"timed_out": True} if refusal == "timeout" else {})})
+    if refusal is not None or answer is None:
+        card = pending_mission(rt) or {}
+        return Refused("mission", refusal or "cancel", f"the mission {card.get('mission_id', '')}".rstrip(),
+                       f"no answer within {timeout:g} s" if refusal == "timeout" else "")
+    return answer
 
 
 class MissionApprovals:

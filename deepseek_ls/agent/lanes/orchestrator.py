@@ -8,7 +8,10 @@ reviews it per hunk as usual; yolo / autopilot apply it as usual. Then the
 plan's verification runs once over the merged result.
 
 A lane that failed, timed out or was cancelled leaves its step pending: the
-loop runs it in the workspace as it would without lanes. A lane result that
+loop runs it in the workspace as it would without lanes. A lane that stopped on
+the person's "no" (an approval it asked for denied, cancelled or unanswered)
+leaves its step pending too, but the session pauses after the merge saying so
+(`agent/refusals.py`): the step is not run again here, where it would ask again. A lane result that
 cannot be merged — it changes a file an earlier lane of the wave changed, or
 its hunks no longer fit the workspace (the person edited those lines
 meanwhile) — is a `PatchMismatch`: counted against the failure budget, and the
@@ -25,8 +28,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from deepseek_ls.agent import refusals
 from deepseek_ls.agent.lanes.schedule import wave
 from deepseek_ls.patch import PatchError
+from deepseek_ls.policy.approvals import Refused
 
 if TYPE_CHECKING:
     from deepseek_ls.agent.lanes.runner import LaneResult
@@ -56,12 +61,14 @@ async def run_wave(rt: "SessionRuntime", want: str | None = None) -> list[str] |
         return None
     _to(rt, "ExecutingStep", f"teammate lanes: {len(steps)} steps at once")
     results = await rt.lanes.run(rt, plan, steps)
+    refused = [r for r in results if r.refusal]
     staged: list[str] = []
     merged_files: dict[str, str] = {}  # file -> title of the step whose lane changed it
     for step, result in zip(steps, results):
         current = session.plan.step(step.step_id)  # type: ignore[union-attr]
         if not result.ok:
-            rt.lane_failed.add(step.step_id)  # it runs in the workspace, not in another lane
+            if not result.refusal:
+                rt.lane_failed.add(step.step_id)  # it runs in the workspace, not in another lane
             continue
         if result.binary or result.modes:
             _refuse(rt, result, current)
@@ -97,6 +104,14 @@ async def run_wave(rt: "SessionRuntime", want: str | None = None) -> list[str] |
         staged.append(ps.patch_id)
         merged_files.update({f: current.title for f in result.files})
     rt.check_failure_budget()
+    if refused:
+        first = refused[0]
+        more = f" (and {len(refused) - 1} more lane(s))" if len(refused) > 1 else ""
+        title = session.plan.step(first.step_id).title  # type: ignore[union-attr]
+        said = first.refusal or {}
+        refusals.stop(rt, Refused("lane", said["answer"], f"the lane of step '{title}' stopped{more}: "
+                                  f"{said.get('subject', '')}", said.get("reason", "")))
+        return staged
     if staged:
         _to(rt, "AwaitingApproval", f"{len(staged)} lane result(s) staged for review")
     return staged

@@ -47,6 +47,7 @@ class LaneResult:
     lane_session_id: str | None = None
     binary: list[str] = field(default_factory=list)  # changed files that are not UTF-8 text
     modes: list[str] = field(default_factory=list)  # file modes it changed ("run.sh (100644 -> 100755)")
+    refusal: dict[str, Any] | None = None  # the lane stopped on the person's "no" (its session's `refusal`)
 
 
 def branch_name(session_id: str, step_id: str) -> str:
@@ -152,7 +153,7 @@ class LaneRunner:
             if view["state"] != "Completed":
                 why = view.get("last_error") if view["state"] == "Failed" else view.get("state_reason")
                 return self._failed(rt, lane_id, step, f"the lane ended {view['state']}: {why or 'no reason given'}",
-                                    lane_sid, "Lane" + view["state"])
+                                    lane_sid, "Lane" + view["state"], refusal=view.get("refusal"))
             session.emit("LaneCompleted@v1", {"lane_id": lane_id, "step_id": step.step_id, "lane_session_id": lane_sid,
                                               "diff": result.diff, "files": files, "binary_files": result.binary,
                                               "mode_changes": result.modes,
@@ -183,13 +184,14 @@ class LaneRunner:
                     raise asyncio.CancelledError
 
     def _failed(self, rt: "SessionRuntime", lane_id: str, step: Step, reason: str, lane_sid: str | None,
-                kind: str) -> LaneResult:
+                kind: str, refusal: dict[str, Any] | None = None) -> LaneResult:
         rt.session.emit("LaneFailed@v1", {"lane_id": lane_id, "step_id": step.step_id, "reason": reason,
-                                          "lane_session_id": lane_sid, "error_kind": kind})
-        rt.ui.stream("status", f"lane for step '{step.title}' failed: {reason}; it runs in the workspace instead",
-                     session_id=rt.session_id)
+                                          "lane_session_id": lane_sid, "error_kind": kind,
+                                          **({"refusal": refusal} if refusal else {})})
+        then = "the session pauses" if refusal else "it runs in the workspace instead"
+        rt.ui.stream("status", f"lane for step '{step.title}' failed: {reason}; {then}", session_id=rt.session_id)
         self.owner.tell_lanes(rt.session_id, "lane failed")
-        return LaneResult(lane_id, step.step_id, False, reason=reason, lane_session_id=lane_sid)
+        return LaneResult(lane_id, step.step_id, False, reason=reason, lane_session_id=lane_sid, refusal=refusal)
 
     def _lane_agent(self, rt: "SessionRuntime", tree: wt_ops.Worktree, label: str) -> "Agent":
         from deepseek_ls.agent.agent import Agent

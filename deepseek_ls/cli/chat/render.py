@@ -1,7 +1,7 @@
 """`ChatUI`: the chat's `UIPort`, and how a plan, a patch and a tool call look in the terminal.
 
 Approvals and questions are `TerminalUI`'s (`cli/terminal_ui.py`), the same prompts
-and answers as `deepseek-ls run` — y / a / n, end of input or Esc cancels — only
+and answers as `deepseek-ls run` — y / a / n, end of input or Esc cancels (not a deny: the change stays staged) — only
 shown with rich (a patch as a coloured diff) and, on a terminal, read with
 prompt_toolkit (`reader`), so no thread is left reading the terminal once a
 prompt is withdrawn. What streams is rendered as it arrives (`StreamView`): the
@@ -40,7 +40,7 @@ class ChatUI(TerminalUI):
         self.console = console
         self.reader = reader  # prompt_toolkit on a terminal; None: TerminalUI's line reader
         if reader is not None:
-            self.no_answer = "cancelled"  # Esc, Ctrl-C or Ctrl-D at the prompt
+            self.no_answer = "dismissed"  # Esc, Ctrl-C or Ctrl-D at the prompt: cancelled, not denied
         self.view = StreamView(console) if console.is_terminal else None
         self.show_all_reasoning = show_reasoning
         self.last_reasoning = ""  # of the latest answer (`/reasoning`)
@@ -73,10 +73,6 @@ class ChatUI(TerminalUI):
         if self.reader is None:
             return await super().ask_line(prompt)
         return await self.reader(prompt)
-
-    async def readline(self) -> str | None:
-        """The next line of stdin (off a terminal): the chat's messages and the prompts' answers."""
-        return await self._readline()
 
     def pause(self) -> None:
         """Stop redrawing the live area: something is printed or asked below it."""

@@ -84,7 +84,8 @@ async def approve_call(ctx: ToolContext, server: str, tool: str, name: str, args
                        fingerprint: str = "") -> None:
     """Ask before an MCP tool that acts runs (live, and in replay where the recording answers).
     "Always allow" is bound to the tool's definition (`fingerprint`): a server that changes what the
-    tool says it does is asked about again. Raises `ToolDenied` when the person or the policy says no."""
+    tool says it does is asked about again. Raises `ToolDenied` when the person or the policy says no,
+    `Refused` when the person cancelled or did not answer (the step stops)."""
     shown = json.dumps(redact_obj(args), ensure_ascii=False)
     request = ApprovalRequest(
         request_id=new_id(),

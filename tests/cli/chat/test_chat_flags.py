@@ -1,6 +1,6 @@
 """`deepseek-ls chat --tools=false | --plan-only | --force-execute` off a terminal (a script piping
 its messages): each flag overrides the intent routing for every message, an approval left without
-an answer (end of input) is denied and the chat ends cleanly. In-process (`cli.main`, the real
+an answer (end of input) is cancelled (not denied) and the chat ends cleanly. In-process (`cli.main`, the real
 agent) against the fake DeepSeek server over loopback: no process to start, so it is cheap."""
 
 from __future__ import annotations
@@ -45,17 +45,17 @@ def test_each_flag_routes_every_message_and_no_answer_denies(tmp_path, monkeypat
     assert [r.role for r in fake_deepseek.requests][1:] == ["planner"]
     assert [d["route"] for d in payloads(last_session_events(workspace), "IntentClassified@v1")] == ["plan"]
 
-    # --force-execute: a question runs the whole loop; the input ends at the approval: denied, paused.
+    # --force-execute: a question runs the whole loop; the input ends at the approval: cancelled, paused.
     fake_deepseek.add(plan_reply())
     fake_deepseek.add(ADD_FIX)
     assert chat(workspace, monkeypatch, "--force-execute", typed="why does test_add fail?\n") == 0
     assert [r.role for r in fake_deepseek.requests][2:] == ["planner", "executor"]
     events = last_session_events(workspace)
     assert [d["route"] for d in payloads(events, "IntentClassified@v1")] == ["execute"]
-    assert [d["answer"] for d in payloads(events, "ApprovalResolved@v1")] == ["deny"]
+    assert [d["answer"] for d in payloads(events, "ApprovalResolved@v1")] == ["cancel"]
     assert payloads(events, "SessionStateChanged@v1")[-1]["to_state"] == "Paused"
     err = capsys.readouterr().err
-    assert "(no input: denied)" in err and "Traceback" not in err
+    assert "(end of input: cancelled)" in err and "Traceback" not in err
     assert (workspace / "app.py").read_text() == app
 
 

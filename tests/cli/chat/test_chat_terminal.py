@@ -78,12 +78,12 @@ def test_a_question_is_answered_a_change_planned_and_every_approval_answer_ends_
         term.wait("Completed" if key == "y\r" else "Paused")
         term.wait_prompt()
         assert ("return a + b" if key == "y\r" else "return a - b") in (workspace / "app.py").read_text()
-        assert ("(cancelled: denied)" in term.text()) == (key in (ESC, CTRL_D))
+        assert ("(dismissed: cancelled)" in term.text()) == (key in (ESC, CTRL_D))
         term.send("\x0c")  # Ctrl-L clears the screen: the next round's text is its own
         term.wait_for(lambda: "Paused" not in term.text() and "Completed" not in term.text(), "Ctrl-L did not clear")
 
     resolved = [e["payload"]["answer"] for e in events(workspace, "ApprovalResolved@v1")]
-    assert resolved == ["deny", "deny", "deny", "allow_once"]
+    assert resolved == ["deny", "cancel", "cancel", "allow_once"]  # a dismissed prompt is no deny
     states = [e["payload"]["to_state"] for e in events(workspace, "SessionStateChanged@v1")]
     assert "Failed" not in states
     assert [e["payload"]["route"] for e in events(workspace, "IntentClassified@v1")] == ["answer"] + ["execute"] * 4

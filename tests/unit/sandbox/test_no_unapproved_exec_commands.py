@@ -19,6 +19,7 @@ from sandbox_kit import RecordingUI, make_workspace
 
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config, PolicyConfig
+from deepseek_ls.policy.approvals import Refused
 from deepseek_ls.policy.errors import PolicyViolation
 from deepseek_ls.store.sink import ListSink
 from deepseek_ls.tools.host import ToolHost
@@ -250,13 +251,14 @@ async def test_no_unapproved_exec_bash_run(tmp_path: Path, template: str) -> Non
 
 @pytest.mark.parametrize("template", [pytest.param(cmd, id=name) for name, cmd in ATTACKS])
 async def test_no_unapproved_exec_plan_verification(tmp_path: Path, template: str) -> None:
-    """A plan-authored verification command in suggest mode: refused, or it waits for an explicit yes."""
+    """A plan-authored verification command in suggest mode: refused by policy (`PolicyViolation`), or
+    it waits for an explicit yes, which the person does not give (`Refused`, asked once)."""
     root, canaries, ui, host, config, sink = _setup(tmp_path, "suggest")
     world = World(root, config, sink=sink, overlay=host.overlay, patches=None, tools=host)
     try:
-        with pytest.raises(PolicyViolation):
+        with pytest.raises((PolicyViolation, Refused)) as refused:
             await world.run_command(_line(template, canaries), 30)
-        assert len(ui.approvals) <= 1
+        assert len(ui.approvals) == (1 if isinstance(refused.value, Refused) else 0)
         canaries.assert_intact()
     finally:
         canaries.cleanup()
