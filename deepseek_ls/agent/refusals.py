@@ -43,11 +43,12 @@ _NEXT = {
 }
 
 
-def stop(rt: "SessionRuntime", refused: Refused) -> str:
+def stop(rt: SessionRuntime, refused: Refused) -> str:
     """Pause the session for `refused` (see the table above); returns the reason it was given."""
     session = rt.session
     if refused.kind in ("mcp.call", "ask_user"):
-        from deepseek_ls.agent.operations import release_running_step  # the loop imports this module
+        # Imported here: operations imports the loop, which imports this module.
+        from deepseek_ls.agent.operations import release_running_step
 
         release_running_step(rt, f"stopped: {refused.subject}: {said(refused.answer, refused.reason)}")
     reason = _reason(refused)
@@ -56,7 +57,7 @@ def stop(rt: "SessionRuntime", refused: Refused) -> str:
     return reason
 
 
-async def refuse_change(rt: "SessionRuntime", step: "Step", refused: Refused) -> str:
+async def refuse_change(rt: SessionRuntime, step: Step, refused: Refused) -> str:
     """A staged change the person did not approve: a deny rejects its hunks and fails the step (the
     person decided about the change); a cancel or no answer leaves it staged. Then `stop`."""
     if refused.answer == "deny" and refused.patch_id:
@@ -72,7 +73,7 @@ def _reason(refused: Refused) -> str:
     how = said(refused.answer, refused.reason)
     if refused.kind in ("patch.apply", "scope.grow"):
         if refused.answer == "deny":
-            return f"the change to {refused.subject} was denied; revise the plan or skip the step"
+            return f"the change was denied ({refused.subject}); revise the plan or skip the step"
         return f"approving the change to {refused.subject}: {how}; {_NEXT[refused.kind]}"
     if refused.kind == "bash.run":
         return f"verification command {refused.subject!r} was not run ({how}); {_NEXT['bash.run']}"

@@ -168,13 +168,9 @@ def said(report: dict[str, Any], kind: str = "agent_message_chunk") -> str:
 def fix_add_workspace(tmp_path: Path, name: str = "ws") -> Path:
     """A git workspace `tmp_path/name` whose `add` subtracts (scenario_kit's APP), with its test."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenarios"))
-    from scenario_kit import APP, TEST_APP
+    from scenario_kit import write_app
 
-    root = tmp_path / name
-    (root / "tests").mkdir(parents=True)
-    (root / "app.py").write_text(APP)
-    (root / "tests" / "test_app.py").write_text(TEST_APP)
-    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\naddopts = -p no:cacheprovider\n")
+    root = write_app(tmp_path / name)
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     return root
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import sys
 import uuid
 from collections import Counter
@@ -23,15 +22,19 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-
 from acp import PROTOCOL_VERSION, text_block
-from acp.schema import AllowedOutcome, DeniedOutcome, McpServerStdio, RequestPermissionResponse
-from acp_kit import FS, RecordingClient, acp_agent, agent_env
+from acp.schema import (
+    AllowedOutcome,
+    DeniedOutcome,
+    McpServerStdio,
+    RequestPermissionResponse,
+)
+from acp_kit import FS, RecordingClient, acp_agent, agent_env, fix_add_workspace
 
 from deepseek_ls.testkit.fake_deepseek import FakeDeepSeek
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenarios"))
-from scenario_kit import diff, plan_json, write_app  # noqa: E402
+from scenario_kit import diff, plan_json
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -74,9 +77,7 @@ class Acp:
     tmp: Path
 
     def workspace(self) -> Path:
-        root = write_app(self.tmp / uuid.uuid4().hex[:8])
-        subprocess.run(["git", "init", "-q", str(root)], check=True)
-        return root
+        return fix_add_workspace(self.tmp, uuid.uuid4().hex[:8])
 
     async def turn(self, root: Path, text: str, *, mode: str | None = None, mcp: list[Any] | None = None):
         """A new ACP session in `root`, one prompt; (its stop reason, its session id, our session's events)."""

@@ -27,7 +27,7 @@ import pytest
 from deepseek_ls.testkit.fake_deepseek import FakeDeepSeek
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenarios"))
-from scenario_kit import diff, plan_json, write_app  # noqa: E402
+from scenario_kit import diff, plan_json, write_app
 
 FIX = diff("app.py", ["    return a - b"], ["    return a + b"], start=6)
 HOSTILE_MCP = Path(__file__).resolve().parents[1] / "mcp" / "hostile_mcp_server.py"

@@ -25,7 +25,17 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from lsp_harness import APP, ADD_FIX, CFG_DIFF, CFG_ORIGINAL, EditorState, file_uri, run, start_client, wait_until
+from lsp_harness import (
+    ADD_FIX,
+    APP,
+    CFG_DIFF,
+    CFG_ORIGINAL,
+    EditorState,
+    file_uri,
+    run,
+    start_client,
+    wait_until,
+)
 from lsprotocol import types
 
 from deepseek_ls.lsp import names
@@ -80,7 +90,7 @@ async def lsp(tmp_path_factory: pytest.TempPathFactory):
     (root / "tests").mkdir(parents=True)
     (root / "app.py").write_text(APP)
     (root / "pytest.ini").write_text("[pytest]\npythonpath = .\naddopts = -p no:cacheprovider\n")
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(root)], check=True)
     xdg = tmp / "xdg-config"
     (xdg / "deepseek-ls").mkdir(parents=True)
     (xdg / "deepseek-ls" / "config.toml").write_text(  # the person's own MCP server: an acting tool

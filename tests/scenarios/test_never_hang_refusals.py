@@ -22,12 +22,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from scenario_kit import diff, plan_json, scenario_config
 
 from deepseek_ls.config_models import McpServerConfig
 from deepseek_ls.tools.mcp import McpManager
 from deepseek_ls.tools.mcp.servers import McpServerSet, McpServerSpec
 from deepseek_ls.ui_port import ApprovalDecision, ApprovalRequest
-from scenario_kit import diff, plan_json, scenario_config
 
 FIX = diff("app.py", ["    return a - b"], ["    return a + b"], start=6)
 HOSTILE_MCP = Path(__file__).resolve().parents[1] / "mcp" / "hostile_mcp_server.py"
@@ -268,6 +268,25 @@ async def test_never_hang_mission_card_refused(make_agent, fake_deepseek, worksp
     assert "checkpoint" not in view["hetun"] and view["patches"] == []
     assert "executor" not in [r.role for r in fake_deepseek.requests]
     assert "a - b" in (workspace / "app.py").read_text()
+
+
+@pytest.mark.parametrize("answer", ANSWERS)
+async def test_no_unapproved_exec_mission_scope_growth_refused(make_agent, fake_deepseek, workspace, answer):
+    """An approved mission's patch reaches a file the mission never named: asked explicitly
+    (`scope.grow`); a "no" of any kind applies nothing, and only a deny rejects the patch."""
+    from test_hetun_scenarios import grown_scope_script
+
+    grown_scope_script(fake_deepseek)
+    before = {p: (workspace / p).read_text() for p in ("app.py", "util.py")}
+    person = Person("scope.grow", answer)  # the mission card itself is approved
+    agent = make_agent(person, config())
+    view = await agent.run("Fix add in app.py", mode="hetun")
+
+    paused(agent, view, "patch.apply", answer)
+    assert person.asked == Counter({"scope.grow": 1}) and len(person.questions) == 1
+    assert {p: (workspace / p).read_text() for p in before} == before
+    assert "PatchApplied@v1" not in [e.kind for e in events(agent, view["session_id"])]
+    assert bool(view["patches"][-1]["rejected"]) is (answer == "deny")
 
 
 # -- teammate lanes: the merged result's approval, and a lane's own -----------------------------------
