@@ -11,10 +11,10 @@ A lane that failed, timed out or was cancelled leaves its step pending: the
 loop runs it in the workspace as it would without lanes. A lane that stopped on
 the person's "no" (an approval it asked for denied, cancelled or unanswered)
 leaves its step pending too, but the session pauses after the merge saying so
-(`agent/refusals.py`): the step is not run again here, where it would ask again. A lane result that
-cannot be merged — it changes a file an earlier lane of the wave changed, or
-its hunks no longer fit the workspace (the person edited those lines
-meanwhile) — is a `PatchMismatch`: counted against the failure budget, and the
+(`agent/refusals.py`): the step is not run again here, where it would ask again.
+A lane result that cannot be merged — it changes a file an earlier lane of
+the wave changed, or its hunks no longer fit the workspace (the person edited
+those lines meanwhile) — is a `PatchMismatch`: counted against the failure budget, and the
 step runs again in the workspace with the conflict as feedback. A failed
 verification after the merge goes into the ordinary recovery loop.
 
@@ -108,9 +108,9 @@ async def run_wave(rt: "SessionRuntime", want: str | None = None) -> list[str] |
         first = refused[0]
         more = f" (and {len(refused) - 1} more lane(s))" if len(refused) > 1 else ""
         title = session.plan.step(first.step_id).title  # type: ignore[union-attr]
-        said = first.refusal or {}
-        refusals.stop(rt, Refused("lane", said["answer"], f"the lane of step '{title}' stopped{more}: "
-                                  f"{said.get('subject', '')}", said.get("reason", "")))
+        lane = first.refusal or {}
+        refusals.stop(rt, Refused("lane", lane["answer"], f"the lane of step '{title}' stopped{more}: "
+                                  f"{lane.get('subject', '')}", lane.get("reason", "")))
         return staged
     if staged:
         _to(rt, "AwaitingApproval", f"{len(staged)} lane result(s) staged for review")
