@@ -1,10 +1,10 @@
 """`ChatUI`: the chat's `UIPort`, and how a plan, a patch and a tool call look in the terminal.
 
 Approvals and questions are `TerminalUI`'s (`cli/terminal_ui.py`), the same prompts
-and answers as `deepseek-ls run` — y / a / n, end of input or Esc cancels (not a deny: the change stays staged) — only
-shown with rich (a patch as a coloured diff) and, on a terminal, read with
-prompt_toolkit (`reader`), so no thread is left reading the terminal once a
-prompt is withdrawn. What streams is rendered as it arrives (`StreamView`): the
+and answers as `deepseek-ls run` — y / a / n, end of input or Esc cancels (not a
+deny: the change stays staged) — only shown with rich (a patch as a coloured
+diff) and, on a terminal, read with prompt_toolkit (`reader`), so no thread is
+left reading the terminal once a prompt is withdrawn. What streams is rendered as it arrives (`StreamView`): the
 answer of a `chat` call as Markdown, reasoning dim and collapsed; the planner's
 and executor's own output (a plan's JSON, a diff) is counted, not shown — the plan
 comes as a table once made, the diff with its approval. Off a terminal (a pipe, a
