@@ -24,6 +24,7 @@ from deepseek_ls.store.ids import new_id
 from deepseek_ls.patch import ApplyResult, PatchError, PatchSet, PatchStore
 from deepseek_ls.policy import PathPolicy, PolicyViolation
 from deepseek_ls.policy.command_secrets import guard_command
+from deepseek_ls.policy.redact import redact_text
 from deepseek_ls.policy.approvals import Refused, command_review
 from deepseek_ls.policy.secret_files import file_is_secret
 from deepseek_ls.policy.commands import CommandPolicy
@@ -35,6 +36,9 @@ from deepseek_ls.tools.overlay import DocumentOverlay, read_disk_text
 from deepseek_ls.ui_port import ApprovalRequest
 
 log = logging.getLogger("deepseek_ls.agent")
+
+_INDEX_NOT_BUILT = ("(no code index has been built for this workspace yet, so there are no index hits: "
+                    "find related code by searching and reading the files)")
 
 # `applier(patch_id, hunk_ids)`: apply a staged patch's pending hunks (all when None) the adapter's way.
 Applier = Callable[[str, "list[str] | None"], Awaitable[ApplyResult]]
@@ -82,6 +86,7 @@ class World:
         # How an adapter with buffers applies a patch (the language server: `workspace/applyEdit`
         # against the open buffer, never over unsaved typing). None: `PatchStore.apply` writes the disk.
         self.applier: Applier | None = None
+        self._index_failure_told = False  # the person hears of a broken index once per session
 
     # -- recording ---------------------------------------------------------------
 
@@ -130,19 +135,39 @@ class World:
         return "\n".join(workspace_files(self.root))[: budget * 4]
 
     async def index_hits(self, query: str, top_k: int = 8) -> tuple[str, int]:
-        """Index hits for the request as prompt text, and how many top-level areas they span."""
-        text, count = await asyncio.to_thread(self._index_hits, query, top_k)
-        self._record("agent.index_hits", True, {"text": text, "files": count})
+        """Index hits for the request as prompt text, and how many top-level areas they span.
+
+        Empty text means the index was searched and found nothing. An index that is not built, or
+        that could not be searched, says so in the text (the model must not read "no hits" as "no
+        related code"); a failure is also recorded (`ok=False`) and told to the person once."""
+        text, count, failure = await asyncio.to_thread(self._index_hits, query, top_k)
+        self._record("agent.index_hits", failure is None, {"text": text, "files": count}, failure)
+        if failure is not None and not self._index_failure_told:
+            self._index_failure_told = True
+            ui = getattr(self.tools, "ui", None)
+            if ui is not None:
+                ui.stream("status", f"Code index could not be searched ({failure}); the agent is working "
+                          "without index hits. Rebuild it with `deepseek-ls index build`.\n",
+                          session_id=getattr(self.tools, "session_id", None))
         return text, count
 
-    def _index_hits(self, query: str, top_k: int) -> tuple[str, int]:
+    def _index_hits(self, query: str, top_k: int) -> tuple[str, int, str | None]:
+        """(prompt text, areas spanned, why the index could not be searched or None)."""
         if self.index is None:
-            return "", 0
+            # The adapters leave the index out when none has been built (or it is turned off).
+            return (_INDEX_NOT_BUILT if self.config.index.enabled else ""), 0, None
         try:
             result = self.index.query(query, top_k=top_k)
-        except Exception as exc:  # noqa: BLE001
-            log.warning("index query failed: %s", exc)
-            return "", 0
+        except Exception as exc:  # noqa: BLE001 - reported to the model, the session and the person
+            from deepseek_ls.index.code_index import IndexUnavailable  # loaded already: the index raised
+
+            if isinstance(exc, IndexUnavailable) and exc.status.state == "missing":
+                return _INDEX_NOT_BUILT, 0, None
+            reason = redact_text(" ".join(str(exc).split()) or type(exc).__name__)
+            reason = reason if len(reason) <= 200 else reason[:199] + "…"
+            log.warning("index query failed: %s", reason)
+            return (f"(the code index could not be searched: {reason}. There are no index hits, which does not "
+                    "mean there is no related code: find it by searching and reading the files)"), 0, reason
         lines = []
         # An index built before a file became secret (or with another deny-list) must not
         # hand its lines to the model: hits are checked against the policy again.
@@ -154,7 +179,7 @@ class World:
         # Breadth is how many parts of the tree the hits span (top-level directories), not how
         # many hits there are: top_k hits in one package are not a broad change.
         areas = {hit.path.split("/", 1)[0] if "/" in hit.path else "." for hit in hits}
-        return stale + "\n".join(lines), len(areas)
+        return stale + "\n".join(lines), len(areas), None
 
     async def similar_paths(self, rel: str) -> list[str]:
         """Workspace files whose paths look like `rel` (a plan or diff naming a file that does not exist)."""
