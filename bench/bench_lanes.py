@@ -32,7 +32,7 @@ from pathlib import Path
 
 from benchstats import add_smoke_option, pct, report, smoke_sizes
 
-from deepseek_ls.agent import Agent
+from deepseek_ls.agent.assemble import build_agent
 from deepseek_ls.agent.lanes import worktree as wt
 from deepseek_ls.config_models import Config
 from deepseek_ls.llm.client import LLMClient
@@ -78,7 +78,7 @@ async def one_run(base_url: str, files: int, *, teammate: bool, lanes: int) -> f
         cfg.llm.max_retries = 0
         cfg.agent_loop.teammate_mode = teammate
         cfg.agent_loop.max_lanes = lanes
-        agent = Agent(root, cfg, llm=LLMClient(cfg.llm), ui=AutoApproveUI())
+        agent = build_agent(root, cfg, llm=LLMClient(cfg.llm), ui=AutoApproveUI(), index=None)
         try:
             started = time.perf_counter()
             view = await agent.run("Change the four functions")  # every approval answered yes

@@ -372,13 +372,13 @@ class DeepSeekAcpAgent:
         return session
 
     def _open(self, record: AcpSessionRecord, mcp_servers: list[Any]) -> AcpSession:
-        from deepseek_ls.acp.wiring import build_agent, client_files
+        from deepseek_ls.acp.wiring import client_files, session_agent
 
         root = Path(record.cwd)
         holder: dict[str, Any] = {}
         ui = AcpUI(self.conn, record.session_id, diffs=lambda pid: self._diffs(holder["agent"], root, pid), root=root)
         files = client_files(self.conn, record.session_id, root, self.client_capabilities)
-        agent = build_agent(root, self.config_for(root), ui, mcp_servers, files=files)
+        agent = session_agent(root, self.config_for(root), ui, mcp_servers, files=files)
         options.restore(record, agent.config, root)
         holder["agent"] = agent
         session = AcpSession(record, agent, ui, files)

@@ -1,6 +1,6 @@
-"""Building one ACP session's `Agent`: the workspace's config (as `deepseek-ls acp` was started:
-its `--config` and `--profile` too), index and MCP servers (plus the ones the client passed in
-`session/new`), and the client's files when it offers them.
+"""What one ACP session's `Agent` is built with (`agent.assemble.build_agent`): the workspace's
+config (as `deepseek-ls acp` was started: its `--config` and `--profile` too), index and MCP servers
+(plus the ones the client passed in `session/new`), and the client's files when it offers them.
 
 When the client offers both `fs.readTextFile` and `fs.writeTextFile`, files are read through it (so
 its unsaved buffers are what the model sees) and changes are applied through it
@@ -17,28 +17,32 @@ from pathlib import Path
 from typing import Any
 
 from deepseek_ls.acp.client_files import ClientFiles, ClientOverlay
-from deepseek_ls.tools.overlay import DocumentOverlay
+from deepseek_ls.tools.mcp.servers import McpServerSpec
 
 log = logging.getLogger(__name__)
 
 
-def session_mcp_servers(servers: list[Any]) -> dict[str, Any]:
+def session_mcp_servers(servers: list[Any]) -> list[McpServerSpec]:
     """ACP `mcpServers` (stdio / http / sse) as our server definitions (the client's, so trusted)."""
     from deepseek_ls.config_models import McpServerConfig
 
-    out: dict[str, Any] = {}
+    out: dict[str, McpServerSpec] = {}
     for s in servers:
         kind = getattr(s, "type", None) or "stdio"
         name = getattr(s, "name", "") or f"server{len(out) + 1}"
         try:
             if kind in ("http", "sse"):
-                out[name] = McpServerConfig(type=kind, url=s.url, headers={h.name: h.value for h in s.headers or []})
+                cfg = McpServerConfig(type=kind, url=s.url, headers={h.name: h.value for h in s.headers or []})
             elif kind == "stdio":
-                out[name] = McpServerConfig(command=s.command, args=list(s.args or []),
-                                            env={e.name: e.value for e in s.env or []})
+                cfg = McpServerConfig(command=s.command, args=list(s.args or []),
+                                      env={e.name: e.value for e in s.env or []})
+            else:
+                continue
         except Exception as exc:  # noqa: BLE001 - one bad definition does not stop the session
             log.warning("ignoring MCP server %r from the client: %s", name, exc)
-    return out
+            continue
+        out[name] = McpServerSpec(name, cfg, "the editor (session/new)", "user")
+    return list(out.values())
 
 
 def client_files(conn: Any, session_id: str, root: Path, client_capabilities: Any) -> ClientFiles | None:
@@ -48,36 +52,18 @@ def client_files(conn: Any, session_id: str, root: Path, client_capabilities: An
     return ClientFiles(conn, session_id, root, asyncio.get_running_loop()) if both else None
 
 
-def build_agent(root: Path, loaded: Any, ui: Any, mcp_servers: list[Any], *, files: ClientFiles | None) -> Any:
-    """The session's agent; `loaded`: the config of `root` (`DeepSeekAcpAgent.config_for`)."""
+def session_agent(root: Path, loaded: Any, ui: Any, mcp_servers: list[Any], *, files: ClientFiles | None) -> Any:
+    """The session's agent (`agent.assemble.build_agent`); `loaded`: the config of `root`
+    (`DeepSeekAcpAgent.config_for`)."""
     from deepseek_ls.acp.client_apply import apply_through_client
-    from deepseek_ls.agent import Agent
-    from deepseek_ls.llm.client import LLMClient
-    from deepseek_ls.tools.mcp import McpManager
-    from deepseek_ls.tools.mcp.servers import McpServerSpec
-    from deepseek_ls.workspace import state_dir
+    from deepseek_ls.agent.assemble import build_agent
 
     config = loaded.config.model_copy(deep=True)  # the session's own: its options change it (`options.py`)
-    sdir = state_dir(root)
-    overlay = ClientOverlay(root, files) if files else DocumentOverlay(root)
-    index = None
-    if config.index.enabled:
-        try:
-            from deepseek_ls.index import CodeIndex
-
-            candidate = CodeIndex(root, sdir, config.index, deny_paths=config.policy.deny_paths)
-            index = None if candidate.status().state == "missing" else candidate
-        except Exception as exc:  # noqa: BLE001 - planning works without the index
-            print(f"deepseek-ls acp: index unavailable ({exc})", file=sys.stderr)
-    mcp = McpManager.for_workspace(root, loaded, sdir)
-    extra = session_mcp_servers(mcp_servers)
-    if extra:
-        servers = mcp.servers
-        for name, cfg in extra.items():
-            servers.servers[name] = McpServerSpec(name, cfg, "the editor (session/new)", "user")
-        mcp = McpManager(root, servers, config.mcp, log_dir=sdir / "mcp", deny_paths=config.policy.deny_paths)
-    agent = Agent(root, config, llm=LLMClient(config.llm), ui=ui, overlay=overlay, index=index, mcp=mcp,
-                  state_dir=sdir)
-    if files is not None:
-        agent.applier = lambda patch_id, hunk_ids=None: apply_through_client(agent.patches, files, patch_id, hunk_ids)
-    return agent
+    overlay = ClientOverlay(root, files) if files else None
+    applier = None if files is None else (
+        lambda patches, patch_id, hunk_ids=None: apply_through_client(patches, files, patch_id, hunk_ids))
+    return build_agent(
+        root, config, ui=ui, loaded=loaded, extra_mcp_servers=session_mcp_servers(mcp_servers),
+        overlay=overlay, applier=applier,
+        warn=lambda problem: print(f"deepseek-ls acp: {problem}", file=sys.stderr),
+    )

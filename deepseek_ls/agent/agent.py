@@ -15,7 +15,7 @@ import contextlib
 import logging
 import time
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable
 
 from deepseek_ls.agent import operations as ops
 from deepseek_ls.agent.loop import StepOutcome
@@ -33,7 +33,7 @@ from deepseek_ls.agent.hetun.undo import MissionUndo, mission_chain, undo_since
 from deepseek_ls.agent.intent import TurnFlags
 from deepseek_ls.agent.session import Session, deferred_appends
 from deepseek_ls.agent.state import BUSY_STATES, StateChange, StateListener
-from deepseek_ls.agent.world import World
+from deepseek_ls.agent.world import Applier, World
 from deepseek_ls.config_models import Config
 from deepseek_ls.llm.budget import price_book_for
 from deepseek_ls.llm.capacity import CapacityLLM, ModelManager
@@ -48,10 +48,20 @@ from deepseek_ls.tools.overlay import DocumentOverlay
 from deepseek_ls.ui_port import UIPort
 from deepseek_ls.workspace import state_dir as workspace_state_dir
 
+if TYPE_CHECKING:
+    from deepseek_ls.agent.lanes.runner import LaneAgentFactory
+
 log = logging.getLogger("deepseek_ls.agent")
+
+# `restorer(checkpoint_ids newest first)`: undo those checkpoints the adapter's way (an editor: onto its
+# buffers, 3-way, never over what was typed since); returns an outcome with `restored` and `kept`.
+Restorer = Callable[[list[str]], Awaitable[Any]]
 
 
 class Agent:
+    """Built by `agent/assemble.build_agent` (the language server, ACP, the CLI, teammate lanes):
+    everything an adapter gives it is a constructor argument, nothing is assigned onto it afterwards."""
+
     def __init__(
         self,
         root: Path,
@@ -61,15 +71,28 @@ class Agent:
         ui: UIPort,
         overlay: DocumentOverlay | None = None,
         index: Any = None,
-        patches: PatchStore | None = None,
         state_dir: Path | None = None,
+        patch_dir: Path | None = None,
         mcp: Any = None,
         session_extra: dict[str, Any] | None = None,
-        lanes: bool = True,
         models: ModelManager | None = None,
+        applier: Applier | None = None,
+        restorer: Restorer | None = None,
+        on_state_change: StateListener | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        read_only: bool = False,
+        lane_agents: LaneAgentFactory | None = None,
     ) -> None:
         """`session_extra`: fields added to each new session's `SessionCreated@v1` (a teammate lane
-        names its driver and parent); `lanes=False`: this agent never runs teammate lanes itself.
+        names its driver and parent). `patch_dir`: where staged patches and checkpoints live
+        (default `state_dir`; a lane keeps its own). `applier(patches, patch_id, hunk_ids)`: how an
+        editor applies the loop's changes (`World.applier`: into its buffers, unsaved typing
+        respected); None: the disk. `restorer(checkpoint_ids newest first)` -> an outcome with
+        `restored` and `kept`: how it undoes checkpoints onto its buffers; None: the disk.
+        `on_state_change`: a first state listener (`on_state_change()`). `clock`: what wall-time
+        budgets are measured with (`World.clock`). `read_only`: every session's tools only read,
+        whatever its mode, and no lanes. `lane_agents`: how a teammate lane's agent is built
+        (`assemble.lane_agent`); None: this agent never runs lanes itself.
 
         Every model call goes through one `ModelManager` (`llm/capacity.py`: `max_inflight` per
         model, the lane limit, the shared 429 pause): `models` when given, the one of `llm` when
@@ -87,16 +110,14 @@ class Agent:
         self.state_dir = Path(state_dir) if state_dir else workspace_state_dir(self.root)
         self.store = SessionStore(self.state_dir)
         self.sink = RoutingSink(self._owner_of_patch)
-        self.patches = patches or PatchStore(
+        self.patches = PatchStore(
             self.root,
-            self.state_dir,
+            Path(patch_dir) if patch_dir else self.state_dir,
             policy=PathPolicy(self.root, config.policy.deny_paths),
             overlay=self.overlay,
             sink=self.sink,
             gate=SafetyGate.from_config(config.agent_loop, config.policy),
         )
-        if isinstance(getattr(self.patches, "sink", None), NullSink):
-            self.patches.sink = self.sink
         # The client records LLMCall@v1 through its sink; replay needs those events.
         if isinstance(getattr(client, "sink", None), NullSink):
             client.sink = self.sink
@@ -105,23 +126,19 @@ class Agent:
         self._locks: dict[str, asyncio.Lock] = {}
         # The person's MCP servers (`tools.mcp.McpManager`), started when a session first needs tools.
         self.mcp = mcp
-        self._state_listeners: list[StateListener] = []
+        self._state_listeners: list[StateListener] = [on_state_change] if on_state_change is not None else []
         self.session_extra = dict(session_extra or {})
         # Teammate lanes (agent/lanes): the default for requests that do not say; the editor toggles it.
         self.teammate_mode = config.agent_loop.teammate_mode
-        # An editor's way to apply patches (`World.applier`): set by the language server so every change
-        # the loop applies lands through `workspace/applyEdit`, unsaved typing respected. None: the disk.
-        self.applier: Any = None
-        # The editor's way to undo checkpoints (`restorer(checkpoint_ids newest first)` -> an outcome with
-        # `restored` and `kept`): onto its buffers, never over what was typed since. None: the disk.
-        self.restorer: Any = None
-        # What wall-time budgets are measured with (`World.clock`); tests give a controllable one.
-        self.clock: Callable[[], float] = time.monotonic
+        self.applier = applier
+        self.restorer = restorer
+        self.clock = clock
+        self.read_only = read_only
         self.lanes = None
-        if lanes:
+        if lane_agents is not None and not read_only:
             from deepseek_ls.agent.lanes.runner import LaneRunner
 
-            self.lanes = LaneRunner(self)
+            self.lanes = LaneRunner(self, lane_agents)
             self.lanes.clean_leftovers()
 
     async def aclose(self) -> None:
@@ -200,14 +217,13 @@ class Agent:
         )
         session.costs.prices = self.prices
         cfg = mode_config(self.config, self._effective_mode(session.mode))
+        read_only = self.read_only or session.mode in ops.READ_ONLY_MODES
         tools = ToolHost(
             self.root, cfg, sink=session, ui=self.ui, overlay=self.overlay, patches=self.patches,
-            index=self.index, session_id=session.session_id, read_only=session.mode in ops.READ_ONLY_MODES, mcp=self.mcp,
+            index=self.index, session_id=session.session_id, read_only=read_only, mcp=self.mcp,
         )
         world = World(self.root, cfg, sink=session, overlay=self.overlay, patches=self.patches,
-                      index=self.index, tools=tools)
-        world.applier = self.applier
-        world.clock = self.clock
+                      index=self.index, tools=tools, applier=self.applier, clock=self.clock)
         rt = build_runtime(session, world, cfg, self.llm, self.ui)
         rt.lanes = self.lanes
         rt.verify_advisory = session.driver == "lane"

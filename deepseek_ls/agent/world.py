@@ -40,8 +40,9 @@ log = logging.getLogger("deepseek_ls.agent")
 _INDEX_NOT_BUILT = ("(no code index has been built for this workspace yet, so there are no index hits: "
                     "find related code by searching and reading the files)")
 
-# `applier(patch_id, hunk_ids)`: apply a staged patch's pending hunks (all when None) the adapter's way.
-Applier = Callable[[str, "list[str] | None"], Awaitable[ApplyResult]]
+# `applier(patches, patch_id, hunk_ids)`: apply a patch staged in `patches` (its pending hunks, all when
+# None) the adapter's way.
+Applier = Callable[[PatchStore, str, "list[str] | None"], Awaitable[ApplyResult]]
 
 
 @dataclass
@@ -70,6 +71,8 @@ class World:
         patches: PatchStore,
         index: Any = None,
         tools: Any = None,
+        applier: Applier | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.config = config
@@ -85,7 +88,9 @@ class World:
         )
         # How an adapter with buffers applies a patch (the language server: `workspace/applyEdit`
         # against the open buffer, never over unsaved typing). None: `PatchStore.apply` writes the disk.
-        self.applier: Applier | None = None
+        self.applier = applier
+        if clock is not None:
+            self.clock = clock
         self._index_failure_told = False  # the person hears of a broken index once per session
 
     # -- recording ---------------------------------------------------------------
@@ -259,7 +264,7 @@ class World:
     async def apply(self, patch_id: str, hunk_ids: list[str] | None = None) -> ApplyResult:
         """Apply approved hunks: through the adapter's `applier` when it has one (an editor), else on disk."""
         if self.applier is not None:
-            result = await self.applier(patch_id, hunk_ids)
+            result = await self.applier(self.patches, patch_id, hunk_ids)
         else:
             result = await asyncio.to_thread(self.patches.apply, patch_id, hunk_ids)
         self._record("patch.apply", result.ok, result.model_dump(mode="json"), None if result.ok else result.message)

@@ -75,27 +75,15 @@ def _model_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stream", action="store_true", help="show the model's output on stderr as it arrives")
 
 
-def _agent(ctx: CliContext, args: argparse.Namespace, ui: Any = None):
-    from deepseek_ls.agent import Agent
-    from deepseek_ls.llm.client import LLMClient
+def _agent(ctx: CliContext, args: argparse.Namespace, ui: Any = None, *, read_only: bool = False):
+    """The agent of a command (`agent.assemble.build_agent`): the workspace's index when built, its
+    MCP servers, the terminal as its UI; `read_only` for commands that only read (review)."""
+    from deepseek_ls.agent.assemble import build_agent
 
-    index = None
-    if ctx.config.index.enabled:
-        try:
-            from deepseek_ls.index import CodeIndex
-
-            candidate = CodeIndex(ctx.root, ctx.state_dir, ctx.config.index, deny_paths=ctx.config.policy.deny_paths)
-            index = None if candidate.status().state == "missing" else candidate
-        except Exception as exc:  # noqa: BLE001 - planning works without the index, slower
-            print(f"deepseek-ls: index unavailable ({exc}); planning without it", file=sys.stderr)
     ui = ui or TerminalUI(show_stream=getattr(args, "stream", False))
-    from deepseek_ls.tools.mcp import McpManager
-
-    mcp = McpManager.for_workspace(ctx.root, ctx.loaded_config, ctx.state_dir)
-    for warning in mcp.servers.warnings:
-        print(f"deepseek-ls: {warning}", file=sys.stderr)
     announce_retries(ui._say)
-    return Agent(ctx.root, ctx.config, llm=LLMClient(ctx.config.llm), ui=ui, index=index, mcp=mcp)
+    return build_agent(ctx.root, ctx.config, ui=ui, loaded=ctx.loaded_config, state_dir=ctx.state_dir,
+                       read_only=read_only, warn=lambda problem: print(f"deepseek-ls: {problem}", file=sys.stderr))
 
 
 class _Driven:

@@ -59,7 +59,7 @@ def _open(args: argparse.Namespace):
     from deepseek_ls.index import CodeIndex
 
     ctx: CliContext = resolve_context(args)
-    return CodeIndex(ctx.root, ctx.state_dir, ctx.config.index, deny_paths=ctx.config.policy.deny_paths)
+    return CodeIndex.for_workspace(ctx.root, ctx.state_dir, ctx.config)
 
 
 class _TerminalProgress:

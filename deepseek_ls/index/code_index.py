@@ -22,7 +22,7 @@ from typing import Sequence
 import tantivy
 from filelock import FileLock
 
-from ..config_models import IndexConfig, PolicyConfig
+from ..config_models import Config, IndexConfig, PolicyConfig
 from ..store.sink import EventSink, NullSink
 from . import query as q
 from . import schema as f
@@ -338,6 +338,12 @@ class CodeIndex(IndexWriting):
             files=len(manifest.files),
             built_at=manifest.built_at,
         )
+
+    @classmethod
+    def for_workspace(cls, root: Path, state_dir: Path, config: Config) -> "CodeIndex":
+        """The workspace's index under `state_dir`, as `config` says (its `index` section; its
+        `policy.deny_paths` never indexed). Built or not: see `is_built`, `status`."""
+        return cls(root, state_dir, config.index, deny_paths=config.policy.deny_paths)
 
     def is_built(self) -> bool:
         """Cheap: whether a build has ever completed here (says nothing about freshness

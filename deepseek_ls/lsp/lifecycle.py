@@ -76,7 +76,8 @@ def _set_up(ls: DeepSeekServer) -> None:
     loop = asyncio.get_running_loop()  # the server's; transitions made on other threads are handed to it
     ls.services = Services(
         ls.root, ls.config, ls.ui, on_state_change=lambda change: state_changed(ls, change, loop),
-        applier=lambda patch_id, hunk_ids=None: _apply_in_editor(ls, patch_id, hunk_ids),
+        # The agent's own store is the server's (`edits.patch_store`), which the apply looks the patch up in.
+        applier=lambda _patches, patch_id, hunk_ids=None: _apply_in_editor(ls, patch_id, hunk_ids),
         restorer=lambda checkpoint_ids: _undo_in_editor(ls, checkpoint_ids),
     )
     ls.tasks.on_error = lambda name, error: ls.show_error(f"deepseek-ls: {name} failed: {error}")

@@ -136,7 +136,7 @@ class Services:
     def _make_index(self) -> Any:
         from deepseek_ls.index import CodeIndex
 
-        return CodeIndex(self.root, self.state_dir, self.config.index, deny_paths=self.config.policy.deny_paths)
+        return CodeIndex.for_workspace(self.root, self.state_dir, self.config)
 
     def _make_llm(self) -> Any:
         from deepseek_ls.llm.client import LLMClient
@@ -180,21 +180,11 @@ class Services:
                             untrusted_sources=untrusted)
 
     def _make_agent(self) -> Any:
-        from deepseek_ls.agent import Agent
+        from deepseek_ls.agent.assemble import build_agent
 
-        index = self._try("index", self._make_index) if self.config.index.enabled else None
-        agent = Agent(
-            self.root,
-            self.config,
-            llm=self.llm,
-            ui=self.ui,
-            overlay=self.overlay,
-            index=index,
-            state_dir=self.state_dir,
-            mcp=self._try("mcp", self._make_mcp),
+        return build_agent(
+            self.root, self.config, ui=self.ui, llm=self.llm, overlay=self.overlay,
+            index=self._try("index", self._make_index) if self.config.index.enabled else None,
+            mcp=self._try("mcp", self._make_mcp), state_dir=self.state_dir,
+            applier=self.applier, restorer=self.restorer, on_state_change=self.on_state_change,
         )
-        if self.on_state_change is not None:
-            agent.on_state_change(self.on_state_change)
-        agent.applier = self.applier
-        agent.restorer = self.restorer
-        return agent

@@ -1,4 +1,5 @@
-"""Scenario fixtures: a small Python workspace, a real Agent wired to the fake DeepSeek server.
+"""Scenario fixtures: a small Python workspace, a real Agent wired to the fake DeepSeek server,
+built by `build_agent` as the language server, ACP and the CLI build it.
 
 Nothing of ours is mocked: the LLM client talks HTTP to the fake server on
 loopback, patches are staged and applied by the real PatchStore, verification
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from deepseek_ls.agent import Agent
+from deepseek_ls.agent.assemble import build_agent
 from deepseek_ls.agent.replay import replay_session
 from deepseek_ls.config_models import Config
 from deepseek_ls.llm.client import LLMClient
@@ -41,7 +43,8 @@ async def make_agent(workspace: Path, fake_deepseek):
 
     def make(ui: Any = None, config: Config | None = None, **agent_args: Any) -> Agent:
         cfg = config or scenario_config()
-        agent = Agent(workspace, cfg, llm=LLMClient(cfg.llm), ui=ui or ScriptedUI(), **agent_args)
+        agent_args.setdefault("index", None)  # no index unless the test gives one
+        agent = build_agent(workspace, cfg, llm=LLMClient(cfg.llm), ui=ui or ScriptedUI(), **agent_args)
         made.append((agent, cfg))
         return agent
 

@@ -214,8 +214,7 @@ async def test_hetun_wall_time_budget_on_a_controlled_clock(make_agent, fake_dee
     mission_script(fake_deepseek)
     cfg = hetun_config()
     cfg.hetun.max_seconds = max_seconds
-    agent = make_agent(ui=ScriptedUI(answers=["reject"]), config=cfg)
-    agent.clock = lambda: 10.0 * len(fake_deepseek.requests)
+    agent = make_agent(ui=ScriptedUI(answers=["reject"]), config=cfg, clock=lambda: 10.0 * len(fake_deepseek.requests))
     view = await agent.run("Fix add in app.py", mode="hetun")
     research = view["hetun"]["research"]
     node_kinds = [n["kind"] for n in research["nodes"]]

@@ -19,21 +19,29 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from deepseek_ls.agent.lanes import worktree as wt_ops
 from deepseek_ls.agent.lanes.ui import LaneUI
 from deepseek_ls.agent.plan import Plan, Step
 from deepseek_ls.config_models import Config
-from deepseek_ls.patch import PatchStore, SafetyGate
-from deepseek_ls.policy import PathPolicy
 from deepseek_ls.store.ids import new_id
 
 if TYPE_CHECKING:
     from deepseek_ls.agent.agent import Agent
     from deepseek_ls.agent.runtime import SessionRuntime
+    from deepseek_ls.ui_port import UIPort
 
 log = logging.getLogger("deepseek_ls.agent.lanes")
+
+
+class LaneAgentFactory(Protocol):
+    """How a lane's agent is built (`assemble.lane_agent`): rooted in the lane's worktree, sharing the
+    owner's model client (`llm`) and session store (`state_dir`), its patches in `patch_dir`."""
+
+    def __call__(self, root: Path, config: Config, *, ui: "UIPort", llm: Any, state_dir: Path, patch_dir: Path,
+                 session_extra: dict[str, Any]) -> "Agent": ...
 
 
 @dataclass
@@ -73,8 +81,9 @@ def lane_config(config: Config) -> Config:
 class LaneRunner:
     """Runs lanes for one workspace `Agent` (live). Replay has its own (`replay.ReplayLanes`)."""
 
-    def __init__(self, owner: "Agent") -> None:
+    def __init__(self, owner: "Agent", make_agent: LaneAgentFactory) -> None:
         self.owner = owner
+        self.make_agent = make_agent
         # The owner's model manager and client: the lanes' calls and the owner's sessions' calls
         # share the per-model limits and the 429 pause (a lane agent built with `self.llm` shares it too).
         self.manager = owner.models
@@ -194,15 +203,10 @@ class LaneRunner:
         return LaneResult(lane_id, step.step_id, False, reason=reason, lane_session_id=lane_sid, refusal=refusal)
 
     def _lane_agent(self, rt: "SessionRuntime", tree: wt_ops.Worktree, label: str) -> "Agent":
-        from deepseek_ls.agent.agent import Agent
-
-        cfg = lane_config(rt.config)
-        lane_state = tree.owner_file.parent / tree.lane_id
-        patches = PatchStore(tree.root, lane_state, policy=PathPolicy(tree.root, cfg.policy.deny_paths),
-                             gate=SafetyGate.from_config(cfg.agent_loop, cfg.policy))
         extra = {"driver": "lane", "parent_session_id": rt.session_id, "lane_id": tree.lane_id}
-        return Agent(tree.root, cfg, llm=self.llm, ui=LaneUI(rt.ui, label, rt.session_id), patches=patches,
-                     state_dir=self.owner.state_dir, session_extra=extra, lanes=False)
+        return self.make_agent(tree.root, lane_config(rt.config), ui=LaneUI(rt.ui, label, rt.session_id),
+                               llm=self.llm, state_dir=self.owner.state_dir,
+                               patch_dir=tree.owner_file.parent / tree.lane_id, session_extra=extra)
 
     def clean_leftovers(self) -> None:
         """Remove lanes a killed or crashed run left behind (their process is gone). Cheap when none:

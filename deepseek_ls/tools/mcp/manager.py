@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from deepseek_ls.config_models import Config, McpConfig
 from deepseek_ls.tools.mcp.client import McpCallError, McpConnection, McpToolInfo, McpUnavailable
-from deepseek_ls.tools.mcp.servers import McpApprovals, McpServerSet, approvals_path, load_servers
+from deepseek_ls.tools.mcp.servers import McpApprovals, McpServerSet, McpServerSpec, approvals_path, load_servers
 
 
 class McpManager:
@@ -76,8 +76,11 @@ class McpManager:
         workspace_config: Path | None = None,
         env: Mapping[str, str] | None = None,
         log_dir: Path | None = None,
+        extra: Iterable[McpServerSpec] = (),
     ) -> "McpManager":
-        """Servers of `config` (and `.mcp.json`); `sources`/`workspace_config` tell which came with the repo."""
+        """Servers of `config` (and `.mcp.json`); `sources`/`workspace_config` tell which came with the repo.
+        `extra`: definitions given for this use alone (an ACP client's `session/new`), kept whatever
+        `mcp.enabled` says, a name they share replaced."""
         approvals = McpApprovals(approvals_path(env))
         servers = (
             load_servers(
@@ -91,10 +94,12 @@ class McpManager:
             if config.mcp.enabled
             else McpServerSet()
         )
+        servers.servers.update((spec.name, spec) for spec in extra)
         return cls(root, servers, config.mcp, env=env, log_dir=log_dir, deny_paths=config.policy.deny_paths)
 
     @classmethod
-    def for_workspace(cls, root: Path, loaded: Any, state_dir: Path | None, *, env: Mapping[str, str] | None = None) -> "McpManager":
+    def for_workspace(cls, root: Path, loaded: Any, state_dir: Path | None, *, env: Mapping[str, str] | None = None,
+                      extra: Iterable[McpServerSpec] = ()) -> "McpManager":
         """From a `LoadedConfig` (which knows each value's layer); server logs under `<state>/mcp/`."""
         return cls.from_config(
             root,
@@ -103,6 +108,7 @@ class McpManager:
             workspace_config=loaded.workspace_path,
             env=env,
             log_dir=(state_dir / "mcp") if state_dir else None,
+            extra=extra,
         )
 
     def take_notices(self) -> list[str]:
