@@ -101,7 +101,7 @@ def _review(ctx: Any, args: argparse.Namespace, source: Any, patch: str | None) 
     driven = _Driven()
 
     async def go():
-        agent = driven.agent = _agent(ctx, args, TerminalUI(show_stream=args.stream))
+        agent = driven.agent = _agent(ctx, args, TerminalUI(show_stream=args.stream), read_only=True)
         try:
             return await agent.review(source, patch=patch, focus=args.focus, dismissed=dismissed, profile=args.force,
                                       on_session=lambda sid: setattr(driven, "session_id", sid))
