@@ -100,6 +100,17 @@ def test_the_adapters_build_through_build_agent():
     assert {rel for rel, lines in calls.items() if lines} == set(ADAPTERS), calls
 
 
+def test_the_review_command_builds_a_read_only_agent():
+    """A review only reads: its agent reads only in every session and runs no lanes."""
+    tree = dict(_modules())["cli/review_cmd.py"]
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and _callee(node) in AGENT_CALLS]
+    assert calls, "cli/review_cmd.py builds no agent"
+    for call in calls:
+        flags = {kw.arg: kw.value for kw in call.keywords}
+        assert isinstance(flags.get("read_only"), ast.Constant) and flags["read_only"].value is True, \
+            ast.unparse(call)
+
+
 def test_nothing_outside_agent_assigns_onto_an_agent():
     offences = {rel: found for rel, tree in _modules() if not rel.startswith("agent/")
                 if (found := _assignments_onto_an_agent(tree))}
