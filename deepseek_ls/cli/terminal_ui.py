@@ -245,7 +245,13 @@ class RetryNotices(logging.Filter):
 
 
 def announce_retries(say) -> RetryNotices:
-    """Route the LLM client's retry warnings through `say` (one line each); returns the filter."""
+    """Route the LLM client's retry warnings through `say` (one line each); returns the filter.
+
+    It replaces an earlier command's in this process (an in-process `cli.main`, the tests): that
+    one's terminal may be gone, and being first it would take every notice."""
+    logger = logging.getLogger("deepseek_ls.llm")
+    for earlier in [f for f in logger.filters if isinstance(f, RetryNotices)]:
+        logger.removeFilter(earlier)
     notices = RetryNotices(say)
-    logging.getLogger("deepseek_ls.llm").addFilter(notices)
+    logger.addFilter(notices)
     return notices

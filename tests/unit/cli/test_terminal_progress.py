@@ -85,3 +85,19 @@ def test_retries_are_announced_as_attempt_n_failed_why():
     finally:
         logging.getLogger("deepseek_ls.llm").removeFilter(notices)
     assert said == ["planner: attempt 1/5 failed: the API failed with 503; retrying in 0.5s"]
+
+
+def test_retries_go_to_the_latest_command_not_an_earlier_one_whose_terminal_is_gone():
+    """An in-process command (the chat's tests run `cli.main`) left its filter behind; being first, it
+    took the next command's notices and wrote them to a closed stream (ValueError)."""
+    gone = io.StringIO()
+    announce_retries(TerminalUI(err=gone)._say)
+    gone.close()
+    said: list[str] = []
+    notices = announce_retries(said.append)
+    try:
+        logging.getLogger("deepseek_ls.llm").warning(
+            "LLM call (role %s) attempt %d/%d failed: %s; retrying in %.2fs", "executor", 2, 5, "timeout", 1.0)
+    finally:
+        logging.getLogger("deepseek_ls.llm").removeFilter(notices)
+    assert said == ["executor: attempt 2/5 failed: timeout; retrying in 1.0s"]
