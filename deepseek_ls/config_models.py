@@ -404,6 +404,9 @@ class SafetyGateConfig(_Section):
 
 class AgentLoopConfig(_Section):
     max_iterations: int = Field(default=6, ge=1)
+    # The same tool call, failing edit or verification failure this many times in a row pauses (agent/runaway.py).
+    # 4: the failure classifier's ladder (fix, replan, replan after a design mismatch) gets every rung first.
+    runaway_repeats: int = Field(default=4, ge=2)
     architect_parse_retries: int = Field(default=2, ge=0)
     editor_parse_retries: int = Field(default=2, ge=0)
     max_files_per_iteration: int = Field(default=12, ge=1)

@@ -21,6 +21,7 @@ from deepseek_ls.agent import operations as ops
 from deepseek_ls.agent.loop import StepOutcome
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.routing_sink import RoutingSink, bound
+from deepseek_ls.agent.runaway import RunawayPaused
 from deepseek_ls.agent.runtime import (
     AgentFailure,
     BudgetExceeded,
@@ -275,7 +276,7 @@ class Agent:
                             await rt.world.prepare_tools()
                         yield rt
                     except BaseException as exc:
-                        if not isinstance(exc, (AgentFailure, BudgetExceeded, Refused,
+                        if not isinstance(exc, (AgentFailure, BudgetExceeded, RunawayPaused, Refused,
                                                 asyncio.CancelledError)) and (
                             getattr(exc, "exit_code", None) is None
                         ):

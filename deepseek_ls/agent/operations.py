@@ -16,6 +16,7 @@ from deepseek_ls.agent.intent import IntentDecision, TurnFlags
 from deepseek_ls.agent.lanes import run_wave
 from deepseek_ls.agent.loop import AgentLoop, StepOutcome
 from deepseek_ls.agent.plan import Plan
+from deepseek_ls.agent.runaway import RunawayPaused
 from deepseek_ls.agent.runtime import AgentFailure, BudgetExceeded, SessionRuntime
 from deepseek_ls.agent.state import BUSY_STATES
 from deepseek_ls.policy.approvals import Refused
@@ -49,7 +50,8 @@ def settle_failure(rt: SessionRuntime, exc: BaseException) -> None:
     """Turn an exception into a session state.
 
     Cancel → Paused; a person's "no" that stopped the work (`Refused`) → Paused as
-    `refusals.stop` says; a reached cost budget → Paused with the budget message; an LLM error
+    `refusals.stop` says; a reached cost budget or a model repeating itself (agent/runaway.py)
+    → Paused with its message; an LLM error
     (missing key, server down after the retries, ...) → Failed with its message and class,
     resumable once fixed; AgentFailure and anything unexpected → Failed.
     """
@@ -58,7 +60,7 @@ def settle_failure(rt: SessionRuntime, exc: BaseException) -> None:
         if machine.can("Paused"):
             refusals.stop(rt, exc)
         return
-    if isinstance(exc, (asyncio.CancelledError, BudgetExceeded)):
+    if isinstance(exc, (asyncio.CancelledError, BudgetExceeded, RunawayPaused)):
         reason = "cancelled" if isinstance(exc, asyncio.CancelledError) else str(exc)
         if machine.state != "Paused" and machine.can("Paused"):
             release_running_step(rt, reason)  # before the transition, which is pushed to the editor
@@ -312,8 +314,8 @@ async def run(rt: SessionRuntime, approvals: Any) -> str:
 
             return await driver.run(rt, approvals)
         return await loop.run_to_end(rt, approvals)
-    except (Refused, BudgetExceeded) as exc:
-        settle_failure(rt, exc)  # Paused: the refusal, or the budget message, as its reason
+    except (Refused, BudgetExceeded, RunawayPaused) as exc:
+        settle_failure(rt, exc)  # Paused: the refusal, the budget's or the runaway guard's message as its reason
         return rt.session.state
 
 
@@ -324,7 +326,7 @@ async def decide_mission(rt: SessionRuntime, decision: str, text: str | None, ap
     reopen(rt)
     try:
         return await driver.decide(rt, decision, text, approvals)
-    except (Refused, BudgetExceeded) as exc:
+    except (Refused, BudgetExceeded, RunawayPaused) as exc:
         settle_failure(rt, exc)
         return rt.session.state
 

@@ -60,6 +60,7 @@ COMPARED = {
     "PatchRejected@v1",
     "VerificationRun@v1",
     "FailureClassified@v1",
+    "RunawayDetected@v1",
     "UserQuestionAsked@v1",
     "ApprovalRequested@v1",
     "AgentRequest@v1",

@@ -14,6 +14,8 @@ from typing import Any
 from deepseek_ls.agent.failures import FailureClassifier
 from deepseek_ls.agent.finish import AnswerIncomplete, complete_whole
 from deepseek_ls.agent.instructions import ProjectInstructions
+from deepseek_ls.agent.runaway import RunawayPaused
+from deepseek_ls.agent.runaway import reason as runaway_reason
 from deepseek_ls.agent.session import Session
 from deepseek_ls.agent.verify import Verifier
 from deepseek_ls.agent.world import World
@@ -154,6 +156,8 @@ class SessionRuntime:
                 "decision_id": decision.decision_id,
             },
         )
+        if completion.tool_calls:
+            self.check_runaway()  # before running the same call yet again
         return completion
 
     def check_cost_budget(self) -> None:
@@ -163,14 +167,29 @@ class SessionRuntime:
         if over_budget(spend, max_cost):
             raise BudgetExceeded(budget_message(spend, max_cost, self.session_id))  # type: ignore[arg-type]
 
+    def check_runaway(self) -> None:
+        """The same tool call, failing edit or verification failure `agent_loop.runaway_repeats` times
+        in a row: record it and pause (`RunawayPaused`); the record resets the count for the resume."""
+        limit = self.config.agent_loop.runaway_repeats
+        tripped = self.session.runaway.tripped(limit)
+        if tripped is None:
+            return
+        name, streak = tripped
+        message = runaway_reason(streak, limit)
+        self.session.emit("RunawayDetected@v1", {"streak": name, "count": streak.count, "limit": limit,
+                                                 "what": streak.what})
+        raise RunawayPaused(message)
+
     def check_failure_budget(self) -> None:
-        """Every classified failure counts; when `agent_loop.max_iterations` are spent, stop and say why."""
+        """Every classified failure counts; when `agent_loop.max_iterations` are spent, stop and say why.
+        Within the budget, a failure the model made the same way `runaway_repeats` times in a row pauses."""
         limit = self.config.agent_loop.max_iterations
         if self.session.failures >= limit:
             raise AgentFailure(
                 f"stopped after {self.session.failures} failed attempts (agent_loop.max_iterations = {limit}); "
                 f"last failure: {self.session.last_error}"
             )
+        self.check_runaway()
 
     async def run_tool_calls(self, completion, messages: list[dict[str, Any]], offered: list[dict[str, Any]]) -> None:
         """Execute the model's tool calls and append their results to `messages`.

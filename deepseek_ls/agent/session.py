@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Protocol
 
 from deepseek_ls.agent.plan import Plan
+from deepseek_ls.agent.runaway import RunawayWatch
 from deepseek_ls.agent.state import SessionStateMachine
 from deepseek_ls.agent.transcript import Transcript
 from deepseek_ls.agent.verify import NOT_RUN_PREFIX
@@ -107,6 +108,7 @@ class Session:
         self.resumable = False  # a Failed session whose failure may pass (the model server, a budget)
         self.costs = CostLedger()  # tokens and money of every call; prices set by the agent
         self.transcript = Transcript()  # the conversation a chat view shows
+        self.runaway = RunawayWatch()  # what the model repeated in a row (agent/runaway.py)
         # Hetun mode: {"research": {nodes, synthesis, ...}, "mission": card, "decision", "checkpoint"}.
         self.hetun: dict[str, Any] = {}
         self.lanes: dict[str, dict[str, Any]] = {}  # teammate lanes by lane_id, in spawn (step) order
@@ -172,6 +174,7 @@ class Session:
         self.events_seen += 1
         self.costs.fold(kind, p)
         self.transcript.fold(kind, p)
+        self.runaway.fold(kind, p)
         name = kind.split("@", 1)[0]
         handler = getattr(self, f"_on_{name}", None)
         if handler is not None:

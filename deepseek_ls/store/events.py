@@ -183,6 +183,15 @@ class FailureClassified(Payload):
     detail: str = ""
 
 
+class RunawayDetected(Payload):
+    """The model repeated the same thing `count` times in a row; the session pauses (agent/runaway.py)."""
+
+    streak: Literal["tool_call", "failing_edit", "verification_failure"]
+    count: int
+    limit: int
+    what: str = ""
+
+
 class FinishReasonHandled(Payload):
     """An answer that did not end with stop/tool_calls, and what the agent did about it (agent/finish.py)."""
 
@@ -422,6 +431,7 @@ KINDS: dict[str, type[Payload]] = {
         CheckpointRestored,
         VerificationRun,
         FailureClassified,
+        RunawayDetected,
         FinishReasonHandled,
         ApprovalRequested,
         ApprovalResolved,
