@@ -40,6 +40,6 @@ def _positive_int(text: str) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from deepseek_ls.lsp.server import run  # loaded only when serving
+    from deepseek_ls.lsp.setup import run  # loaded only when serving
 
     return run("tcp" if args.tcp else "stdio", args.host, args.port, args.max_message_bytes)

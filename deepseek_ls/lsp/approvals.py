@@ -22,6 +22,7 @@ from lsprotocol import types
 
 from deepseek_ls.lsp import names, params
 from deepseek_ls.lsp.progress import ProgressTokens, stream
+from deepseek_ls.lsp.session_views import sessions_of
 from deepseek_ls.lsp.transport.client_requests import ClientRequestFailed
 
 if TYPE_CHECKING:
@@ -41,7 +42,8 @@ class UnknownApproval(LookupError):
 
 
 class ApprovalBroker:
-    """Pending approval requests and the futures the agent waits on."""
+    """Pending approval requests and the futures the agent waits on: the approvals
+    feature's state of one connection (`DeepSeekServer.feature_state`)."""
 
     def __init__(self) -> None:
         self._pending: dict[str, tuple[ApprovalRequest, asyncio.Future[ApprovalDecision]]] = {}
@@ -157,16 +159,16 @@ class LspUI:
         return getattr(chosen, "title", None)
 
     def stream(self, channel: StreamChannel, text: str, *, session_id: str | None = None) -> None:
-        stream(self._ls, channel, text, session_id or self._ls.active_session)
+        stream(self._ls, channel, text, session_id or sessions_of(self._ls).active)
 
     def progress(self, token: str, message: str, percentage: int | None = None, *, done: bool = False) -> None:
         self._progress.progress(token, message, percentage, done=done)
 
 
 def _broker(ls: DeepSeekServer) -> ApprovalBroker:
-    if ls.approvals is None:
+    if ls.ui is None:  # the broker answers the UI port the agent asks through
         raise RuntimeError("the server is not initialized")
-    return ls.approvals
+    return ls.feature_state(ApprovalBroker)
 
 
 def approve(ls: DeepSeekServer, args: dict[str, Any]) -> dict[str, Any]:

@@ -57,7 +57,7 @@ def _key(uri: str) -> str:
 
 
 class BufferSync:
-    """The per-connection state above (`DeepSeekServer.buffer_sync`)."""
+    """The per-connection state above (`DeepSeekServer.feature_state(BufferSync)`)."""
 
     def __init__(self) -> None:
         self.out_of_sync: dict[str, str] = {}  # uri -> why the server cannot know the buffer

@@ -4,6 +4,7 @@ staged hunks (Accept / Reject, and Accept all / Reject all per file)."""
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from typing import Any
 
 from lsprotocol import types
@@ -12,12 +13,22 @@ from deepseek_ls.lsp import names
 from deepseek_ls.lsp.edits import patches_signature, text_key, views_for_uri
 from deepseek_ls.lsp.plan_doc import status_mark, step_heading_lines, symbol_line
 from deepseek_ls.lsp.server import DeepSeekServer
+from deepseek_ls.lsp.session_views import sessions_of
 from deepseek_ls.lsp.uris import current_text, uri_to_relpath
 
 log = logging.getLogger(__name__)
 
 PLANS_DIR = ".deepseek/plans"
-_symbol_cache: dict[tuple[Any, ...], int] = {}
+
+
+@dataclass
+class LensCache:
+    """The lens feature's state of one connection (`DeepSeekServer.feature_state`): each
+    document's lenses with what they were computed from, and the line of each plan step
+    in its target file."""
+
+    lenses: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    step_lines: dict[tuple[Any, ...], int] = field(default_factory=dict)
 
 
 def plan_doc_relpath(session_id: str) -> str:
@@ -48,19 +59,20 @@ def step_lenses(session_id: str, number: int, step: dict[str, Any], line: int,
 
 
 def step_line(ls: DeepSeekServer, uri: str, rel: str, title: str) -> int:
-    key = (id(ls), rel, text_key(ls, uri), title)
-    line = _symbol_cache.get(key)
+    cache = ls.feature_state(LensCache).step_lines
+    key = (rel, text_key(ls, uri), title)
+    line = cache.get(key)
     if line is None:
-        if len(_symbol_cache) > 2000:
-            _symbol_cache.clear()
+        if len(cache) > 2000:
+            cache.clear()
         text, _ = current_text(ls, uri)
-        line = _symbol_cache[key] = symbol_line(text, title)
+        line = cache[key] = symbol_line(text, title)
     return line
 
 
 def plan_lenses(ls: DeepSeekServer, uri: str, rel: str) -> list[types.CodeLens]:
-    session_id = ls.active_session
-    view = ls.session_views.get(session_id or "")
+    session_id = sessions_of(ls).active
+    view = sessions_of(ls).views.get(session_id or "")
     plan = (view or {}).get("plan")
     if not session_id or not plan:
         return []
@@ -115,7 +127,8 @@ def hunk_lenses(ls: DeepSeekServer, uri: str) -> list[types.CodeLens]:
 def _cache_key(ls: DeepSeekServer, uri: str) -> tuple[Any, ...]:
     """What the lenses of `uri` depend on: its text, the staged patches, the plan."""
     patches = patches_signature(ls)
-    return (text_key(ls, uri), patches, ls.active_session, ls.views_generation)
+    sessions = sessions_of(ls)
+    return (text_key(ls, uri), patches, sessions.active, sessions.generation)
 
 
 def code_lens(ls: DeepSeekServer, params: types.CodeLensParams) -> list[types.CodeLens]:
@@ -124,11 +137,12 @@ def code_lens(ls: DeepSeekServer, params: types.CodeLensParams) -> list[types.Co
     if rel is None or ls.services is None:
         return []
     key = _cache_key(ls, uri)
-    cached = ls.lens_cache.get(uri)
+    cache = ls.feature_state(LensCache).lenses
+    cached = cache.get(uri)
     if cached is not None and cached[0] == key:
         return cached[1]
     lenses = _compute(ls, uri, rel)
-    ls.lens_cache[uri] = (key, lenses)
+    cache[uri] = (key, lenses)
     return lenses
 
 

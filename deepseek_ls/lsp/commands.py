@@ -2,7 +2,7 @@
 explainRouting.
 
 Each long command runs under `$/progress` (cancellable) as the session's
-current task (`sessions.driving`), so `window/workDoneProgress/cancel`,
+current task (`session_views.driving`), so `window/workDoneProgress/cancel`,
 `$/cancelRequest` and `deepseek.cancel` all stop it; the agent pauses the session.
 """
 
@@ -15,14 +15,16 @@ from deepseek_ls.lsp import names, params
 from deepseek_ls.lsp.edits import changed
 from deepseek_ls.lsp.plan_doc import feedback_from_comments
 from deepseek_ls.lsp.server import DeepSeekServer
-from deepseek_ls.lsp.sessions import (
+from deepseek_ls.lsp.session_views import (
     agent,
     driving,
-    plan_comments,
+    patch_info,
     refresh_session,
+    sessions_of,
     show_document,
-    write_plan_document,
+    teammate_mode,
 )
+from deepseek_ls.lsp.sessions import plan_comments, write_plan_document
 from deepseek_ls.lsp.uris import current_text, uri_to_relpath
 
 log = logging.getLogger(__name__)
@@ -110,7 +112,7 @@ async def skip_step(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 async def revise_plan(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     a = params.parse_args(params.ReviseArgs, args)
     feedback = a.feedback.strip()
-    view = ls.session_views.get(a.session_id) or refresh_session(ls, a.session_id)
+    view = sessions_of(ls).views.get(a.session_id) or refresh_session(ls, a.session_id)
     if not feedback and view.get("plan"):
         feedback = feedback_from_comments(view["plan"], plan_comments(ls, a.session_id), a.step_id)
     if not feedback:
@@ -146,20 +148,14 @@ def explain_routing(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     a = params.parse_args(params.ExplainArgs, args)
     decision_id, step_id, session_id = a.decision_id, a.step_id, a.session_id
     if a.patch_id:
-        info = ls.patch_info(a.patch_id)
+        info = patch_info(ls, a.patch_id)
         decision_id = decision_id or info.get("decision_id")
         step_id = step_id or info.get("step_id")
         session_id = session_id or info.get("session_id")
-    session_id = session_id or ls.active_session
+    session_id = session_id or sessions_of(ls).active
     if not session_id:
         raise ValueError("no session: give session_id (or run deepseek.plan first)")
     return agent(ls).explain_routing(session_id, decision_id=decision_id, step_id=step_id)
-
-
-def teammate_mode(ls: DeepSeekServer) -> bool:
-    from deepseek_ls.lsp.lanes import teammate_mode as switch
-
-    return switch(ls)
 
 
 def register(server: DeepSeekServer) -> None:

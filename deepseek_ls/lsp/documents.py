@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass, field
 from typing import Callable
 
 from lsprotocol import types
 
+from deepseek_ls.lsp.buffer_sync import BufferSync
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.uris import open_document, uri_to_relpath
 
@@ -39,6 +41,17 @@ class Debouncer:
             self._flush(keys)
 
 
+@dataclass
+class DocumentEvents:
+    """Who is told when the editor changes or saves a buffer, and the index's debouncer: the
+    documents feature's state of one connection (`DeepSeekServer.feature_state`)."""
+
+    # Called with a URI whenever the client opens or changes (`on_change`) / saves (`on_save`) a buffer.
+    on_change: list[Callable[[str], None]] = field(default_factory=list)
+    on_save: list[Callable[[str], None]] = field(default_factory=list)
+    index_debouncer: Debouncer | None = None
+
+
 def _relpath(ls: DeepSeekServer, uri: str) -> str | None:
     return uri_to_relpath(ls.root, uri) if ls.root is not None else None
 
@@ -53,7 +66,7 @@ def _sync_overlay(ls: DeepSeekServer, uri: str) -> None:
 
 
 def did_open(ls: DeepSeekServer, params: types.DidOpenTextDocumentParams) -> None:
-    ls.buffer_sync.opened(params.text_document.uri, params.text_document.version)
+    ls.feature_state(BufferSync).opened(params.text_document.uri, params.text_document.version)
     _sync_overlay(ls, params.text_document.uri)
     _changed(ls, params.text_document.uri)
 
@@ -61,14 +74,14 @@ def did_open(ls: DeepSeekServer, params: types.DidOpenTextDocumentParams) -> Non
 def did_change(ls: DeepSeekServer, params: types.DidChangeTextDocumentParams) -> None:
     # pygls has already applied the changes to its copy of the buffer (checked by text_sync).
     doc = open_document(ls, params.text_document.uri)
-    ls.buffer_sync.changed(params.text_document.uri, params.text_document.version,
-                           doc.source if doc is not None else None)
+    ls.feature_state(BufferSync).changed(params.text_document.uri, params.text_document.version,
+                                         doc.source if doc is not None else None)
     _sync_overlay(ls, params.text_document.uri)
     _changed(ls, params.text_document.uri)
 
 
 def did_close(ls: DeepSeekServer, params: types.DidCloseTextDocumentParams) -> None:
-    ls.buffer_sync.closed(params.text_document.uri)  # the disk is the text again
+    ls.feature_state(BufferSync).closed(params.text_document.uri)  # the disk is the text again
     overlay = ls.services.overlay if ls.services is not None else None
     rel = _relpath(ls, params.text_document.uri)
     if overlay is not None and rel is not None:
@@ -77,7 +90,7 @@ def did_close(ls: DeepSeekServer, params: types.DidCloseTextDocumentParams) -> N
 
 def did_save(ls: DeepSeekServer, params: types.DidSaveTextDocumentParams) -> None:
     _schedule_index_update(ls, params.text_document.uri)
-    for listener in ls.save_listeners:
+    for listener in ls.feature_state(DocumentEvents).on_save:
         try:
             listener(params.text_document.uri)
         except Exception:  # noqa: BLE001
@@ -92,7 +105,7 @@ def did_change_watched_files(ls: DeepSeekServer, params: types.DidChangeWatchedF
 def _changed(ls: DeepSeekServer, uri: str) -> None:
     """A buffer opened or changed: hunk ranges may have moved (lenses are recomputed on demand);
     an apply waiting for the editor's copy to catch up looks again (`editor_apply`)."""
-    for listener in ls.document_listeners:
+    for listener in ls.feature_state(DocumentEvents).on_change:
         try:
             listener(uri)
         except Exception:  # noqa: BLE001
@@ -105,9 +118,10 @@ def _schedule_index_update(ls: DeepSeekServer, uri: str) -> None:
     rel = _relpath(ls, uri)
     if rel is None or rel.startswith(".deepseek/") or rel.startswith(".git/"):
         return
-    debouncer = ls.index_debouncer
+    events = ls.feature_state(DocumentEvents)
+    debouncer = events.index_debouncer
     if debouncer is None:
-        debouncer = ls.index_debouncer = Debouncer(
+        debouncer = events.index_debouncer = Debouncer(
             INDEX_DEBOUNCE_SECONDS, lambda paths: ls.tasks.spawn(_update_index(ls, paths), "index update")
         )
     debouncer.add(rel)

@@ -8,7 +8,7 @@ applies nothing), sends all files as one versioned `WorkspaceEdit`, and records 
 only when the editor says it applied them. It then waits, briefly, for the editor's `didOpen` /
 `didChange` of those buffers, so the next step and the unsaved check read the edited text. The
 disk changes when the person saves; verification waits for that (`World.unsaved`, then
-`mission.resume_when_saved`).
+`verification.verify_when_saved`, then `mission.resume_mission`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from typing import Any
 
 from lsprotocol import types
 
+from deepseek_ls.lsp.buffer_sync import BufferSync
+from deepseek_ls.lsp.documents import DocumentEvents
 from deepseek_ls.lsp.edits import (FileEdit, buffer_problem, changed, contradiction, file_edit, patch_store, pinned_version,
                                    settled_elsewhere)
 from deepseek_ls.lsp.server import DeepSeekServer
@@ -47,7 +49,7 @@ async def apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | N
     apply per file at a time (`buffer_sync`), as an accepted hunk is."""
     patch = patch_store(ls).get(patch_id)
     files = sorted({patch.hunk(h).file for h in hunk_ids} if hunk_ids else {h.file for h in patch.pending_hunks()})
-    async with ls.buffer_sync.locks(files):
+    async with ls.feature_state(BufferSync).locks(files):
         return await _apply_patch(ls, patch_id, hunk_ids)
 
 
@@ -55,6 +57,7 @@ async def _apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | 
     from deepseek_ls.patch import ApplyResult, FileOutcome
 
     patch = patch_store(ls).get(patch_id)
+    sync = ls.feature_state(BufferSync)
     groups, settled = patch.chosen_by_file(hunk_ids)
     if settled:  # rejected (or applied) while this apply waited for its files
         return ApplyResult(ok=False, patch_id=patch_id, message="nothing was applied: " + "; ".join(settled))
@@ -79,7 +82,7 @@ async def _apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | 
     except ClientRequestFailed as error:
         if error.answer_unknown:  # it may apply the edit yet: the next apply waits for the buffers
             for p in prepared:
-                ls.buffer_sync.unanswered_edit(p.uri, p.new_text, error.reason, pinned_version(p.edit, p.uri))
+                sync.unanswered_edit(p.uri, p.new_text, error.reason, pinned_version(p.edit, p.uri))
         return ApplyResult(ok=False, patch_id=patch_id, files=outcomes, message=(
             f"the editor gave no usable answer to the edit of {', '.join(groups)} ({error.reason}); nothing was recorded"))
     if not response.applied:
@@ -88,12 +91,12 @@ async def _apply_patch(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | 
                            message=f"the editor did not apply the edit of {', '.join(groups)} ({reason})")
     if (doubt := contradiction(response)) is not None:
         for p in prepared:
-            ls.buffer_sync.applied(p.uri, p.new_text)  # it may have: the next apply waits for the buffers
+            sync.applied(p.uri, p.new_text)  # it may have: the next apply waits for the buffers
         return ApplyResult(ok=False, patch_id=patch_id, files=outcomes, message=(
             f"the editor answered that it applied the edit of {', '.join(groups)} and that it failed ({doubt}); "
             "nothing was recorded"))
     for p in prepared:
-        ls.buffer_sync.applied(p.uri, p.new_text)
+        sync.applied(p.uri, p.new_text)
     checkpoint_id = await asyncio.to_thread(_checkpoint, ls, patch_id, ids, prepared)
     settled = patch_store(ls).record_applied(patch_id, ids, via="workspace/applyEdit", checkpoint_id=checkpoint_id)
     await caught_up(ls, prepared)
@@ -153,7 +156,8 @@ async def caught_up(ls: DeepSeekServer, prepared: list[FileEdit], timeout: float
     def listener(uri: str) -> None:
         event.set()
 
-    ls.document_listeners.append(listener)
+    listeners = ls.feature_state(DocumentEvents).on_change
+    listeners.append(listener)
     try:
         deadline = asyncio.get_running_loop().time() + timeout
         while not all(_shows(ls, p) for p in prepared):
@@ -169,4 +173,4 @@ async def caught_up(ls: DeepSeekServer, prepared: list[FileEdit], timeout: float
                 pass
         return True
     finally:
-        ls.document_listeners.remove(listener)
+        listeners.remove(listener)

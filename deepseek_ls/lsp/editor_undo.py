@@ -21,6 +21,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from deepseek_ls.lsp.buffer_sync import BufferSync
 from deepseek_ls.lsp.edits import FileEdit, buffer_problem, contradiction, patch_store, pinned_version
 from deepseek_ls.lsp.editor_apply import caught_up, combine
 from deepseek_ls.lsp.server import DeepSeekServer
@@ -32,7 +33,12 @@ from deepseek_ls.policy import safe_files
 
 log = logging.getLogger(__name__)
 
-_locks: dict[int, asyncio.Lock] = {}
+
+class UndoLock:
+    """One undo at a time on a connection (`DeepSeekServer.feature_state`)."""
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
 
 
 @dataclass
@@ -93,10 +99,10 @@ async def undo_checkpoints(ls: DeepSeekServer, checkpoint_ids: list[str]) -> Und
     """Undo `checkpoint_ids` (newest first) onto the buffers (open files) and the disk (the others),
     all or nothing. Raises `PatchError` / `UndoNotApplied` with a message naming the files."""
     assert ls.root is not None
-    lock = _locks.setdefault(id(ls), asyncio.Lock())
+    lock = ls.feature_state(UndoLock).lock
     store = patch_store(ls)
     covered = _covered(store, checkpoint_ids)
-    async with lock, ls.buffer_sync.locks(covered):  # after any apply or reject of those files
+    async with lock, ls.feature_state(BufferSync).locks(covered):  # after any apply or reject of those files
         problems = [f"{rel}: {problem}" for rel in covered
                     if (problem := await buffer_problem(ls, ls.uri_of(rel), then="undo again"))]
         if problems:  # the text the undo would be computed from is not what the person sees
@@ -116,6 +122,7 @@ def _covered(store: Any, checkpoint_ids: list[str]) -> list[str]:
 
 async def _undo(ls: DeepSeekServer, store: Any, checkpoint_ids: list[str]) -> UndoOutcome:
     buffers = _buffers(ls)
+    sync = ls.feature_state(BufferSync)
 
     def read_now(rel: str) -> str | None:
         return buffers[rel][0] if rel in buffers else _read_disk(ls, rel)
@@ -163,7 +170,7 @@ async def _undo(ls: DeepSeekServer, store: Any, checkpoint_ids: list[str]) -> Un
             put_back()
             if error.answer_unknown:  # it may apply the edit yet: the next apply waits for the buffers
                 for p in prepared:
-                    ls.buffer_sync.unanswered_edit(p.uri, p.new_text, error.reason, pinned_version(p.edit, p.uri))
+                    sync.unanswered_edit(p.uri, p.new_text, error.reason, pinned_version(p.edit, p.uri))
             raise UndoNotApplied(f"undo not made: the editor gave no usable answer to the edit of {files} "
                                  f"({error.reason}); nothing was changed") from None
         if not response.applied:
@@ -174,11 +181,11 @@ async def _undo(ls: DeepSeekServer, store: Any, checkpoint_ids: list[str]) -> Un
         if (doubt := contradiction(response)) is not None:
             put_back()
             for p in prepared:
-                ls.buffer_sync.applied(p.uri, p.new_text)  # it may have: the next apply waits for the buffers
+                sync.applied(p.uri, p.new_text)  # it may have: the next apply waits for the buffers
             raise UndoNotApplied(f"undo not recorded: the editor answered that it applied the edit of {files} and "
                                  f"that it failed ({doubt}); check the buffers, then undo again")
         for p in prepared:
-            ls.buffer_sync.applied(p.uri, p.new_text)  # the next apply waits for the buffer to come back
+            sync.applied(p.uri, p.new_text)  # the next apply waits for the buffer to come back
     via = "+".join(([("workspace/applyEdit")] if prepared else []) + (["disk"] if disk else [])) or "none"
     await asyncio.to_thread(store.finish_undo, plan, via)
     if prepared:

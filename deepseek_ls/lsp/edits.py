@@ -11,17 +11,20 @@ them. A conflict or a refusal changes nothing and says why.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Iterable
 from typing import Any
 
 from lsprotocol import types
 
 from deepseek_ls.store.ids import new_id
 from deepseek_ls.lsp import names, params
+from deepseek_ls.lsp.approvals import ApprovalBroker
+from deepseek_ls.lsp.buffer_sync import BufferSync
 from deepseek_ls.lsp.hunk_views import HunkView, HunkViews
 from deepseek_ls.lsp.server import DeepSeekServer
+from deepseek_ls.lsp.session_views import patch_info, refresh_lenses, sessions_of
 from deepseek_ls.lsp.transport.client_requests import ClientRequestFailed
 from deepseek_ls.lsp.uris import aliases, current_text, open_document, uri_to_relpath
 from deepseek_ls.lsp.workspace_edit import FileTarget, UnsupportedEdit
@@ -31,6 +34,16 @@ from deepseek_ls.workspace import STATE_DIR_NAME
 log = logging.getLogger(__name__)
 
 
+@dataclass
+class HunkState:
+    """The hunks feature's state of one connection (`DeepSeekServer.feature_state`): the cached
+    positions of staged hunks, and who is told when a patch's hunks were accepted or rejected
+    (the plan flow verifies steps: `verification.py`)."""
+
+    views: HunkViews | None = None  # built on first use (a lens must not start the agent)
+    settled_listeners: list[Callable[[str], Awaitable[None]]] = field(default_factory=list)
+
+
 def patch_store(ls: DeepSeekServer) -> Any:
     if ls.services is None:
         raise RuntimeError("the server is not initialized")
@@ -38,10 +51,11 @@ def patch_store(ls: DeepSeekServer) -> Any:
 
 
 def hunk_views(ls: DeepSeekServer) -> HunkViews:
-    views = ls.hunk_views
+    state = ls.feature_state(HunkState)
+    views = state.views
     if views is None:
         store = patch_store(ls)
-        views = ls.hunk_views = HunkViews(store.list, Path(store.dir))
+        views = state.views = HunkViews(store.list, Path(store.dir))
     return views
 
 
@@ -59,7 +73,7 @@ def text_key(ls: DeepSeekServer, uri: str) -> Any:
 
 
 def _ever_staged(ls: DeepSeekServer) -> bool:
-    return ls.hunk_views is not None or (ls.root / STATE_DIR_NAME / "patches").is_dir()
+    return ls.feature_state(HunkState).views is not None or (ls.root / STATE_DIR_NAME / "patches").is_dir()
 
 
 def patches_signature(ls: DeepSeekServer) -> Any:
@@ -82,16 +96,13 @@ def views_for_uri(ls: DeepSeekServer, uri: str, *, include_settled: bool = False
 
 def changed(ls: DeepSeekServer, files: list[str]) -> None:
     """Hunks changed state: drop caches, tell the client, refresh lenses."""
-    if ls.hunk_views is not None:
-        ls.hunk_views.invalidate()
+    views = ls.feature_state(HunkState).views
+    if views is not None:
+        views.invalidate()
     uris = [ls.uri_of(f) for f in sorted(set(files))]
     ls.notify(names.NOTIFY_HUNKS_CHANGED, {"uris": uris})
     refresh_lenses(ls)
 
-
-def refresh_lenses(ls: DeepSeekServer) -> None:
-    if ls.client_supports("workspace", "code_lens", "refresh_support"):
-        ls.tasks.spawn(ls.workspace_code_lens_refresh_async(None), "codeLens refresh")
 
 
 # -- accepting -----------------------------------------------------------------
@@ -162,14 +173,15 @@ async def buffer_problem(ls: DeepSeekServer, uri: str, then: str = "accept again
     from deepseek_ls.lsp.buffer_sync import CATCH_UP_SECONDS
     from deepseek_ls.lsp.transport.client_requests import scaled
 
+    sync = ls.feature_state(BufferSync)
     if open_document(ls, uri) is None:  # the edit would be computed from the disk
         disk = current_text(ls, uri)[0]
         for alias in aliases(ls, uri):
-            if ls.workspace.text_documents[alias].source != disk or alias in ls.buffer_sync.out_of_sync:
+            if ls.workspace.text_documents[alias].source != disk or alias in sync.out_of_sync:
                 return (f"the editor has this file open as {alias[:200]}, a URI that names it differently from "
                         f"the server's ({uri[:200]}), and that buffer is not what is on disk. Nothing was sent; "
                         f"open the file under the workspace's path, then {then}.")
-    return await ls.buffer_sync.ready(uri, lambda: current_text(ls, uri)[0], scaled(CATCH_UP_SECONDS), then)
+    return await sync.ready(uri, lambda: current_text(ls, uri)[0], scaled(CATCH_UP_SECONDS), then)
 
 
 async def accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str], file: str,
@@ -179,7 +191,7 @@ async def accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str],
     a reject answered while the editor may still apply the hunk). A hunk settled meanwhile (a
     second click, a Reject that came first) is an error, or with `skip_settled` (bulk accepts)
     left out and named in the result's `skipped`."""
-    async with ls.buffer_sync.lock(file):
+    async with ls.feature_state(BufferSync).lock(file):
         patch = patch_store(ls).get(patch_id)
         settled = {h: status for h in hunk_ids if (status := patch.hunk(h).status) != "pending"}
         if settled and not skip_settled:
@@ -199,6 +211,7 @@ async def _accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str]
     store = patch_store(ls)
     patch = store.get(patch_id)
     uri = ls.uri_of(file)
+    sync = ls.feature_state(BufferSync)
 
     def refused(message: str, version: int | None) -> dict[str, Any]:  # nothing applied, nothing recorded
         ls.show_message(message, types.MessageType.Warning)
@@ -217,7 +230,7 @@ async def _accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str]
         )
     except ClientRequestFailed as error:  # no answer in time, an error, or an answer we cannot read
         if error.answer_unknown:  # it may apply the edit yet: the next apply waits for the buffer
-            ls.buffer_sync.unanswered_edit(uri, prepared.new_text, error.reason, pinned_version(prepared.edit, uri))
+            sync.unanswered_edit(uri, prepared.new_text, error.reason, pinned_version(prepared.edit, uri))
             return refused(
                 f"deepseek-ls: not recorded — the editor gave no usable answer to the edit of {file} ({error.reason}), "
                 "so it may or may not apply it. Nothing was recorded; check the buffer, then accept again "
@@ -234,12 +247,12 @@ async def _accept_in_file(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str]
             "accept again to retry against the current buffer.", version
         )
     if (doubt := contradiction(response)) is not None:
-        ls.buffer_sync.applied(uri, prepared.new_text)  # it may have: the next apply waits for the buffer
+        sync.applied(uri, prepared.new_text)  # it may have: the next apply waits for the buffer
         return refused(
             f"deepseek-ls: the editor answered that it applied the edit of {file} and that it failed ({doubt}). "
             "Nothing was recorded; check the buffer, then accept again (a hunk already there is not added twice).",
             version)
-    ls.buffer_sync.applied(uri, prepared.new_text)
+    sync.applied(uri, prepared.new_text)
     settled = store.record_applied(patch_id, hunk_ids, via="workspace/applyEdit")
     if settled:
         changed(ls, [file])
@@ -287,7 +300,7 @@ def reject_pending(store: Any, patch_id: str, hunk_ids: list[str], reason: str) 
 
 async def _after_settled(ls: DeepSeekServer, patch_id: str) -> None:
     """Let the plan flow know (verification when a step's hunks are all settled)."""
-    for listener in ls.patch_listeners:
+    for listener in ls.feature_state(HunkState).settled_listeners:
         try:
             await listener(patch_id)
         except Exception:  # noqa: BLE001 - the edit itself succeeded
@@ -300,10 +313,11 @@ async def confirm_gated(ls: DeepSeekServer, patch: Any, hunk_ids: list[str], fil
     touching a file that runs code (conftest.py, Makefile, .vscode/, ...) always asks,
     showing that content, whatever was answered before. None when allowed, else why not
     ("approval denied", "approval cancelled", "approval: no answer within 600 s"): the hunks stay pending."""
-    if not patch.approval_required or ls.ui is None or ls.approvals is None:
+    if not patch.approval_required or ls.ui is None:
         return None
+    approvals = ls.feature_state(ApprovalBroker)
     exec_files = list(getattr(patch, "exec_config_files", []) or [])
-    if "patch.apply" in ls.approvals.always and not exec_files:
+    if "patch.apply" in approvals.always and not exec_files:
         return None
     from deepseek_ls.patch.gate import exec_config_content
     from deepseek_ls.policy.approvals import ask_person, said
@@ -321,7 +335,7 @@ async def confirm_gated(ls: DeepSeekServer, patch: Any, hunk_ids: list[str], fil
             session_id=patch.session_id,
         ), ls.config.policy.approval_timeout_seconds)
     if decision.answer == "always_allow" and not exec_files:
-        ls.approvals.always.add("patch.apply")
+        approvals.always.add("patch.apply")
     if decision.allowed:
         return None
     how = said(decision.answer, decision.reason)
@@ -344,8 +358,9 @@ def _patches_in_scope(ls: DeepSeekServer, patch_id: str | None) -> list[Any]:
     if patch_id:
         return [store.get(patch_id)]
     pending = store.pending()
-    if ls.active_session:
-        mine = [p for p in pending if p.session_id == ls.active_session]
+    active = sessions_of(ls).active
+    if active:
+        mine = [p for p in pending if p.session_id == active]
         return mine or pending
     return pending
 
@@ -362,7 +377,7 @@ def _refuse_reject_while_an_edit_may_land(ls: DeepSeekServer, files: Iterable[st
     """A Reject is refused (nothing recorded) for a file whose last edit got no usable answer:
     the editor may still apply it, and the hunk, recorded rejected, would then be in the buffer."""
     stuck = {file: reason for file in dict.fromkeys(files)
-             if (reason := ls.buffer_sync.unanswered_reason(ls.uri_of(file))) is not None}
+             if (reason := ls.feature_state(BufferSync).unanswered_reason(ls.uri_of(file))) is not None}
     if stuck:
         named = ", ".join(f"{file} ({reason})" for file, reason in stuck.items())
         raise ValueError(
@@ -375,7 +390,7 @@ async def reject_hunk(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     a = params.parse_args(params.HunkArgs, args)
     store = patch_store(ls)
     file = store.get(a.patch_id).hunk(a.hunk_id).file
-    async with ls.buffer_sync.lock(file):  # an Accept's edit still out: its answer decides first
+    async with ls.feature_state(BufferSync).lock(file):  # an Accept's edit still out: its answer decides first
         status = store.get(a.patch_id).hunk(a.hunk_id).status
         if status != "pending":
             raise ValueError(f"hunk {a.hunk_id} is already {status}")
@@ -410,7 +425,7 @@ async def reject_file(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     a = params.parse_args(params.FileArgs, args)
     file = _file_of(ls, a.uri)
     store = patch_store(ls)
-    async with ls.buffer_sync.lock(file):  # the hunks still pending once an Accept's edit is answered
+    async with ls.feature_state(BufferSync).lock(file):  # the hunks still pending once an Accept's edit is answered
         hunk_ids = _group_pending(store.get(a.patch_id), file).get(file, [])
         if hunk_ids:
             _refuse_reject_while_an_edit_may_land(ls, [file])
@@ -449,7 +464,7 @@ async def reject_all(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     rejected: list[str] = []
     files: list[str] = []
     scope = [h.file for patch in _patches_in_scope(ls, a.patch_id) for h in patch.pending_hunks()]
-    async with ls.buffer_sync.locks(scope):  # Accepts whose edits are out are answered first
+    async with ls.feature_state(BufferSync).locks(scope):  # Accepts whose edits are out are answered first
         _refuse_reject_while_an_edit_may_land(ls, scope)
         for patch in _patches_in_scope(ls, a.patch_id):
             pending = [h for h in patch.pending_hunks() if h.file in scope]
@@ -473,7 +488,7 @@ def _range(start: int, end: int) -> dict[str, Any]:
 def hunk_json(ls: DeepSeekServer, uri: str, view: HunkView) -> dict[str, Any]:
     start = view.start if view.start is not None else view.expected_start
     end = view.end if view.end is not None else start
-    info = ls.patch_info(view.patch_id)
+    info = patch_info(ls, view.patch_id)
     return {
         "patch_id": view.patch_id,
         "hunk_id": view.hunk_id,

@@ -14,12 +14,13 @@ from deepseek_ls.lsp.edits import views_for_uri
 from deepseek_ls.lsp.plan_doc import step_heading_lines
 from deepseek_ls.lsp.routing import explanation, find_decision, markdown
 from deepseek_ls.lsp.server import DeepSeekServer
+from deepseek_ls.lsp.session_views import patch_info, sessions_of
 from deepseek_ls.lsp.uris import current_text, uri_to_relpath
 
 
 def _step_at(ls: DeepSeekServer, uri: str, rel: str, line: int) -> tuple[dict[str, Any], str] | None:
-    session_id = ls.active_session
-    view = ls.session_views.get(session_id or "")
+    session_id = sessions_of(ls).active
+    view = sessions_of(ls).views.get(session_id or "")
     plan = (view or {}).get("plan")
     if not session_id or not plan:
         return None
@@ -41,10 +42,10 @@ def _hunk_decision(ls: DeepSeekServer, uri: str, line: int) -> tuple[dict[str, A
         end = max(hunk.end if hunk.end is not None else start, hunk.anchor_line + 1)
         if not start <= line < end:
             continue
-        info = ls.patch_info(hunk.patch_id)
+        info = patch_info(ls, hunk.patch_id)
         if info.get("profile") != "max_think":
             continue
-        view = ls.session_views.get(info.get("session_id") or "", {})
+        view = sessions_of(ls).views.get(info.get("session_id") or "", {})
         decision = find_decision(view, decision_id=info.get("decision_id")) if info.get("decision_id") else None
         if decision is None:
             decision = find_decision(view, step_id=info.get("step_id"))

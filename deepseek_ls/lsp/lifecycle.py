@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +14,20 @@ from pygls.uris import to_fs_path
 from deepseek_ls.lsp import documents, names, text_sync
 from deepseek_ls.lsp.approvals import ApprovalBroker, LspUI
 from deepseek_ls.lsp.logging import detach_client_logs, forward_logs_to_client
+from deepseek_ls.lsp.questions import QuestionBroker
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.services import Services
+from deepseek_ls.lsp.session_views import state_changed, status
 from deepseek_ls.lsp.uris import editor_spelling
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class Initialization:
+    """What `initialize` said that `initialized` sets up with (`DeepSeekServer.feature_state`)."""
+
+    options: Any = None  # the client's initializationOptions (the editor's settings)
 
 
 def workspace_root(params: types.InitializeParams) -> Path:
@@ -46,33 +56,33 @@ def initialize(ls: DeepSeekServer, params: types.InitializeParams) -> None:
     # The editor names files under its own spelling of the root (e.g. a symlink to it): URIs the
     # server sends are spelled the same way, or they would never match the editor's buffers.
     ls.client_root = editor_spelling(sent, ls.root) if sent else None
-    ls.initialization_options = params.initialization_options
+    ls.feature_state(Initialization).options = params.initialization_options
     log.info("workspace root %s%s", ls.root, f" (the editor's spelling: {ls.client_root})" if ls.client_root else "")
 
 
-def _set_up(ls: DeepSeekServer) -> None:
+def _set_up(ls: DeepSeekServer) -> tuple[list[str], list[str]]:
+    """Settings, the UI port and the services; the errors and warnings for the person."""
     from deepseek_ls.lsp.settings import Settings, SettingsError, load_base_config
 
     assert ls.root is not None
     from deepseek_ls.trust import workspace_trust
 
+    errors: list[str] = []
+    warnings: list[str] = []  # shown as warnings (workspace trust)
     base, load_error, trust_warning = load_base_config(ls.root)
     root = ls.root
     ls.settings = Settings(base, trusted=lambda: workspace_trust(root).trusted)
     if load_error:
-        ls.pending_messages.append(load_error)
+        errors.append(load_error)
     if trust_warning:
-        ls.pending_warnings.append(trust_warning)
+        warnings.append(trust_warning)
     try:
-        ls.settings.apply(ls.initialization_options)
+        ls.settings.apply(ls.feature_state(Initialization).options)
     except SettingsError as error:
-        ls.pending_messages.append(str(error))
+        errors.append(str(error))
     if (ignored := ls.settings.take_trust_warning()) is not None:
-        ls.pending_warnings.append(ignored)
-    ls.approvals = ApprovalBroker()
-    ls.ui = LspUI(ls, ls.approvals)
-    from deepseek_ls.lsp.sessions import state_changed
-
+        warnings.append(ignored)
+    ls.ui = LspUI(ls, ls.feature_state(ApprovalBroker))
     loop = asyncio.get_running_loop()  # the server's; transitions made on other threads are handed to it
     ls.services = Services(
         ls.root, ls.config, ls.ui, on_state_change=lambda change: state_changed(ls, change, loop),
@@ -81,6 +91,7 @@ def _set_up(ls: DeepSeekServer) -> None:
         restorer=lambda checkpoint_ids: _undo_in_editor(ls, checkpoint_ids),
     )
     ls.tasks.on_error = lambda name, error: ls.show_error(f"deepseek-ls: {name} failed: {error}")
+    return errors, warnings
 
 
 async def _apply_in_editor(ls: DeepSeekServer, patch_id: str, hunk_ids: list[str] | None) -> Any:
@@ -99,20 +110,16 @@ async def _undo_in_editor(ls: DeepSeekServer, checkpoint_ids: list[str]) -> Any:
 
 def initialized(ls: DeepSeekServer, params: types.InitializedParams) -> None:
     forward_logs_to_client(ls)
-    _set_up(ls)
+    errors, warnings = _set_up(ls)
     documents.initialized(ls)
     # The core (agent, patch store, router) is imported after the initialize
     # response, off the event loop, so the editor is not kept waiting.
     ls.tasks.spawn(asyncio.to_thread(_warm_imports), "load the core")
-    from deepseek_ls.lsp.sessions import status
-
     ls.notify(names.NOTIFY_STATUS, status(ls))  # status bars start from "Idle"
-    for message in ls.pending_messages:
+    for message in errors:
         ls.show_error(message)
-    ls.pending_messages = []
-    for message in ls.pending_warnings:
+    for message in warnings:
         ls.show_warning(message)
-    ls.pending_warnings = []
     for name, reason in ls.failed_features.items():
         ls.show_error(f"deepseek-ls: feature {name} is disabled: {reason}")
 
@@ -142,9 +149,8 @@ def did_change_configuration(ls: DeepSeekServer, params: types.DidChangeConfigur
 
 async def shutdown(ls: DeepSeekServer, params: None) -> None:
     ls.tasks.cancel_all()
-    if ls.approvals is not None:
-        ls.approvals.cancel_all()
-    ls.questions.cancel_all()
+    ls.feature_state(ApprovalBroker).cancel_all()
+    ls.feature_state(QuestionBroker).cancel_all()
     if ls.services is not None:
         try:
             await ls.services.aclose()

@@ -9,6 +9,7 @@ changes, so the person's edits are never overwritten while they type.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,21 @@ from lsprotocol import types
 from deepseek_ls.lsp import names, params
 from deepseek_ls.lsp.edits import changed
 from deepseek_ls.lsp.server import DeepSeekServer
+from deepseek_ls.lsp.session_views import agent, driving, refresh_session, sessions_of, show_document
 from deepseek_ls.lsp.uris import current_text
+from deepseek_ls.lsp.verification import PendingVerification, unsaved, verify_when_saved
 
 log = logging.getLogger(__name__)
 
 MISSIONS_DIR = ".deepseek/missions"
-_written: dict[tuple[int, str], tuple[Any, ...]] = {}
+
+
+@dataclass
+class MissionDocuments:
+    """What each session's mission document was last written from (`DeepSeekServer.feature_state`):
+    it is rewritten only when that changes, never under the person's typing."""
+
+    written: dict[str, tuple[Any, ...]] = field(default_factory=dict)
 
 
 def mission_doc_relpath(session_id: str) -> str:
@@ -42,7 +52,8 @@ def write_mission_document(ls: DeepSeekServer, session_id: str, view: dict[str, 
         return None
     path = mission_document_path(ls, session_id)
     key = (card.get("mission_id"), card.get("version"), hetun.get("decision"), view.get("state"))
-    if _written.get((id(ls), session_id)) == key and path.exists():
+    written = ls.feature_state(MissionDocuments).written
+    if written.get(session_id) == key and path.exists():
         return path
     decided = {"approve": "approved", "reject": "rejected", "modify": "modified"}.get(hetun.get("decision") or "")
     if decided == "approved":
@@ -51,8 +62,14 @@ def write_mission_document(ls: DeepSeekServer, session_id: str, view: dict[str, 
 
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(missions.render(card, session_id, decided=decided), encoding="utf-8")
-    _written[(id(ls), session_id)] = key
+    written[session_id] = key
     return path
+
+
+def _write_mission(ls: DeepSeekServer, session_id: str, view: dict[str, Any], previous: dict[str, Any] | None) -> None:
+    """On every refresh (`session_views.refresh_session`): the mission document of a Hetun session."""
+    if view.get("hetun"):
+        write_mission_document(ls, session_id, view)
 
 
 def _lens(title: str, command: str, args: dict[str, Any]) -> types.CodeLens:
@@ -65,7 +82,7 @@ def mission_lenses(ls: DeepSeekServer, uri: str, rel: str) -> list[types.CodeLen
     if not rel.startswith(MISSIONS_DIR + "/") or not rel.endswith(".md"):
         return []
     session_id = rel[len(MISSIONS_DIR) + 1: -3]
-    view = ls.session_views.get(session_id)
+    view = sessions_of(ls).views.get(session_id)
     hetun = (view or {}).get("hetun") or {}
     if not hetun.get("mission"):
         return []
@@ -79,26 +96,18 @@ def mission_lenses(ls: DeepSeekServer, uri: str, rel: str) -> list[types.CodeLen
     return []
 
 
-def _agent(ls: DeepSeekServer) -> Any:
-    from deepseek_ls.lsp.sessions import agent
-
-    return agent(ls)
-
-
 def _mission_files(view: dict[str, Any]) -> list[str]:
     card = ((view.get("hetun") or {}).get("mission") or {})
     return [f["path"] for f in card.get("files", [])]
 
 
 async def _decide(ls: DeepSeekServer, session_id: str, decision: str, text: str | None = None) -> dict[str, Any]:
-    from deepseek_ls.lsp.sessions import driving, refresh_session
-
     title = {"approve": "DeepSeek: running the mission", "modify": "DeepSeek: re-planning the mission",
              "reject": "DeepSeek: rejecting the mission"}[decision]
-    before = {p["patch_id"] for p in (ls.session_views.get(session_id) or {}).get("patches", [])}
+    before = {p["patch_id"] for p in (sessions_of(ls).views.get(session_id) or {}).get("patches", [])}
     try:
         async with driving(ls, title, session_id):
-            view = await _agent(ls).decide_mission(session_id, decision, text)
+            view = await agent(ls).decide_mission(session_id, decision, text)
     finally:
         view = refresh_session(ls, session_id)
     touched = sorted({f for p in view.get("patches", []) if p["patch_id"] not in before for f in p["files"]})
@@ -120,11 +129,10 @@ async def _run_mission(ls: DeepSeekServer, session_id: str) -> dict[str, Any]:
     from deepseek_ls.agent.loop import waiting_for_save
 
     if result["state"] == "Paused" and waiting_for_save(result.get("state_reason")):
-        from deepseek_ls.lsp.verification import unsaved, verify_when_saved
-
         files = _applied_files(ls, session_id)
         result["unsaved"] = unsaved(ls, files)
-        verify_when_saved(ls, session_id, "", files, what="the mission")  # at once if saved meanwhile
+        # At once if saved meanwhile; then the mission goes on straight through.
+        verify_when_saved(ls, session_id, "", files, what="the mission", resume=resume_mission)
     elif result["state"] == "Completed":
         ls.show_message("deepseek-ls: mission complete — verification passed. Undo mission reverts it in one step.")
     else:
@@ -134,7 +142,7 @@ async def _run_mission(ls: DeepSeekServer, session_id: str) -> dict[str, Any]:
 
 
 def _applied_files(ls: DeepSeekServer, session_id: str) -> list[str]:
-    view = ls.session_views.get(session_id) or {}
+    view = sessions_of(ls).views.get(session_id) or {}
     return sorted({f for p in view.get("patches", []) if p.get("applied") for f in p["files"]})
 
 
@@ -150,10 +158,8 @@ async def reject_mission(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 
 async def modify_mission(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     """Re-submit the mission text the person edited (argument `text`, else the document's `## Mission`)."""
-    from deepseek_ls.lsp.sessions import refresh_session, show_document
-
     a = params.parse_args(params.MissionTextArgs, args)
-    view = ls.session_views.get(a.session_id) or refresh_session(ls, a.session_id)
+    view = sessions_of(ls).views.get(a.session_id) or refresh_session(ls, a.session_id)
     card = ((view.get("hetun") or {}).get("mission") or {})
     text = (a.text or "").strip()
     if not text and ls.root is not None:
@@ -175,11 +181,9 @@ async def modify_mission(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 async def undo_mission(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     """Undo the whole mission onto the buffers (`editor_undo`): the person's typing since stays; an
     overlap refuses it, nothing changed, naming the files."""
-    from deepseek_ls.lsp.sessions import refresh_session
-
     a = params.parse_args(params.SessionArgs, args)
-    undone = await _agent(ls).undo_mission(a.session_id)
-    ls.pending_verification.pop(a.session_id, None)  # a save no longer resumes the undone mission
+    undone = await agent(ls).undo_mission(a.session_id)
+    ls.feature_state(PendingVerification).waiting.pop(a.session_id, None)  # a save no longer resumes the undone mission
     changed(ls, undone.restored)
     refresh_session(ls, a.session_id)
     message = f"deepseek-ls: mission undone in {', '.join(undone.restored) or 'no file'}"
@@ -198,3 +202,4 @@ def register(server: DeepSeekServer) -> None:
     command(server, names.CMD_REJECT_MISSION, reject_mission)
     command(server, names.CMD_MODIFY_MISSION, modify_mission)
     command(server, names.CMD_UNDO_MISSION, undo_mission)
+    sessions_of(server).writers.append(_write_mission)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from deepseek_ls.lsp import names, params
+from deepseek_ls.lsp.session_views import sessions_of
 
 if TYPE_CHECKING:
     from deepseek_ls.lsp.server import DeepSeekServer
@@ -51,7 +52,8 @@ class PendingQuestion:
 
 
 class QuestionBroker:
-    """Questions waiting for the person, and the futures the agent awaits."""
+    """Questions waiting for the person, and the futures the agent awaits: the questions
+    feature's state of one connection (`DeepSeekServer.feature_state`)."""
 
     def __init__(self) -> None:
         self._pending: dict[str, PendingQuestion] = {}
@@ -98,7 +100,7 @@ def _session_id(ls: DeepSeekServer) -> str | None:
     from deepseek_ls.agent.routing_sink import current_session
 
     session = current_session()
-    return getattr(session, "session_id", None) or ls.active_session
+    return getattr(session, "session_id", None) or sessions_of(ls).active
 
 
 def handles_questions(ls: DeepSeekServer) -> bool:
@@ -109,7 +111,8 @@ def handles_questions(ls: DeepSeekServer) -> bool:
 
 async def ask_in_editor(ls: DeepSeekServer, question: str, choices: list[str] | None = None) -> str | None:
     """Send `deepseek/question` and wait for `deepseek.answer` (None = cancelled)."""
-    pending = ls.questions.open(_session_id(ls), question, choices)
+    questions = ls.feature_state(QuestionBroker)
+    pending = questions.open(_session_id(ls), question, choices)
     log.info("question asked: %s (%s)", question, pending.question_id)
     ls.notify(names.NOTIFY_QUESTION, pending.to_json())
     if not handles_questions(ls):
@@ -121,13 +124,13 @@ async def ask_in_editor(ls: DeepSeekServer, question: str, choices: list[str] | 
     try:
         return await pending.future
     finally:
-        ls.questions.discard(pending.question_id)
+        questions.discard(pending.question_id)
 
 
 async def cancel_questions(ls: DeepSeekServer, session_id: str, timeout: float = 10.0) -> bool:
     """`deepseek.cancel`: cancel the session's waiting questions and let the agent
     settle them (it returns the session to Idle itself). False when none waited."""
-    asked = ls.questions.cancel_session(session_id)
+    asked = ls.feature_state(QuestionBroker).cancel_session(session_id)
     askers = [q.asker for q in asked if q.asker is not None and q.asker is not asyncio.current_task()]
     if askers:
         await asyncio.wait(askers, timeout=timeout)
@@ -136,12 +139,12 @@ async def cancel_questions(ls: DeepSeekServer, session_id: str, timeout: float =
 
 def answer_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     parsed = params.parse_args(params.AnswerArgs, args)
-    pending = ls.questions.answer(parsed.question_id, parsed.answer)
+    pending = ls.feature_state(QuestionBroker).answer(parsed.question_id, parsed.answer)
     return {"question_id": pending.question_id, "session_id": pending.session_id, "answered": parsed.answer is not None}
 
 
 def pending_questions(ls: DeepSeekServer, raw: Any) -> dict[str, Any]:
-    return {"questions": [q.to_json() for q in ls.questions.pending()]}
+    return {"questions": [q.to_json() for q in ls.feature_state(QuestionBroker).pending()]}
 
 
 def register(server: DeepSeekServer) -> None:

@@ -20,7 +20,7 @@ from lsprotocol import types
 from deepseek_ls.lsp import code_actions, diagnostics, names, params
 from deepseek_ls.lsp.edits import changed
 from deepseek_ls.lsp.server import DeepSeekServer
-from deepseek_ls.lsp.sessions import agent, driving, refresh_session
+from deepseek_ls.lsp.session_views import agent, driving, refresh_session
 from deepseek_ls.lsp.uris import current_text, uri_to_relpath
 
 SOURCE = names.REVIEW_DIAGNOSTIC_SOURCE

@@ -1,83 +1,25 @@
-"""Sessions in the editor: the cached session view, `deepseek/status`, the plan
-document, and the commands sessions / resume / cancel / undo plus the requests
-`deepseek/plan` and `deepseek/status`."""
+"""Sessions in the editor: the plan document, and the commands sessions / resume /
+cancel / undo plus the requests `deepseek/plan` and `deepseek/status`. The cached
+views and the helpers the session features share are in `session_views.py`."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
-from lsprotocol import types
-
-from deepseek_ls.agent.state import BUSY_STATES, describe_state
 from deepseek_ls.lsp import names, params
+from deepseek_ls.lsp.approvals import ApprovalBroker
 from deepseek_ls.lsp.code_lens import plan_doc_relpath
-from deepseek_ls.lsp.edits import changed, refresh_lenses
+from deepseek_ls.lsp.edits import changed
 from deepseek_ls.lsp.plan_doc import read_comments, render
-from deepseek_ls.lsp.progress import work_done
 from deepseek_ls.lsp.questions import cancel_questions
-from deepseek_ls.lsp.routing import explanation
 from deepseek_ls.lsp.server import DeepSeekServer
+from deepseek_ls.lsp.session_views import agent, refresh_session, sessions_of, status
 from deepseek_ls.lsp.uris import current_text
 
 log = logging.getLogger(__name__)
-
-
-
-def agent(ls: DeepSeekServer) -> Any:
-    if ls.services is None:
-        raise RuntimeError("the server is not initialized")
-    return ls.services.agent
-
-
-def status(ls: DeepSeekServer, session_id: str | None = None) -> dict[str, Any]:
-    """`Status` (docs/protocol.md) of `session_id` (default: the active session)."""
-    sid = session_id or ls.active_session
-    view = ls.session_views.get(sid or "")
-    from deepseek_ls.lsp.lanes import teammate_mode
-
-    if view is None:
-        return {"session_id": sid, "state": "Idle", **describe_state("Idle"), "max_think_active": False, "running": ls.tasks.running,
-                "teammate_mode": teammate_mode(ls), "lanes": {"running": 0, "queued": 0, "lanes": []}}
-    decisions = view.get("decisions") or []
-    last = decisions[-1] if decisions else None
-    return {
-        "session_id": sid,
-        "state": view.get("state", "Idle"),
-        **describe_state(view.get("state", "Idle")),
-        "profile": last.get("profile") if last else None,
-        "max_think_active": bool(last and last.get("profile") == "max_think" and view.get("state") in BUSY_STATES),
-        "last_decision": explanation(last) if last else None,
-        "last_error": view.get("last_error"),
-        "state_reason": view.get("state_reason"),
-        "cost": view.get("cost"),
-        "running": ls.tasks.running,
-        "teammate_mode": teammate_mode(ls),
-        "lanes": view.get("lanes") or {"running": 0, "queued": 0, "lanes": []},
-    }
-
-
-def refresh_session(ls: DeepSeekServer, session_id: str, *, make_active: bool = True) -> dict[str, Any]:
-    """Re-read the session's view from the agent, rewrite its plan document, tell
-    the client (`deepseek/status`, lens refresh)."""
-    view = agent(ls).session_view(session_id)
-    previous = ls.session_views.get(session_id)
-    ls.session_views[session_id] = view
-    ls.views_generation += 1
-    if make_active:
-        ls.active_session = session_id
-    if view.get("plan"):
-        write_plan_document(ls, session_id, view["plan"], keep_comments=_same_plan(previous, view))
-    if view.get("hetun"):
-        from deepseek_ls.lsp.mission import write_mission_document
-
-        write_mission_document(ls, session_id, view)
-    ls.notify(names.NOTIFY_STATUS, status(ls, session_id))
-    refresh_lenses(ls)
-    return view
 
 
 def _same_plan(previous: dict[str, Any] | None, view: dict[str, Any]) -> bool:
@@ -105,74 +47,23 @@ def write_plan_document(ls: DeepSeekServer, session_id: str, plan: dict[str, Any
     path = plan_document_path(ls, session_id)
     comments = plan_comments(ls, session_id) if keep_comments and path.exists() else {}
     path.parent.mkdir(parents=True, exist_ok=True)
-    research = ((ls.session_views.get(session_id) or {}).get("hetun") or {}).get("research") or {}
+    research = ((sessions_of(ls).views.get(session_id) or {}).get("hetun") or {}).get("research") or {}
     path.write_text(render(session_id, plan, comments, research=research.get("synthesis")), encoding="utf-8")
     return path
 
 
-class Drive:
-    """The command task driving a session, registered so `deepseek.cancel` finds it.
-
-    A command that creates its session (ask, plan) starts unattached and calls
-    `attach(session_id)` once the agent made the session. State changes reach
-    the client through `state_changed`, pushed by the agent."""
-
-    def __init__(self, ls: DeepSeekServer, task: asyncio.Task[Any] | None) -> None:
-        self.ls = ls
-        self.task = task
-        self.session_id: str | None = None
-        if task is not None:
-            ls.running_commands.add(task)
-
-    def attach(self, session_id: str, *, make_active: bool = False) -> None:
-        ls, task = self.ls, self.task
-        self.session_id = session_id
-        if task is not None:
-            ls.session_tasks[session_id] = task
-        if make_active:
-            # The editor's status now names this session (its cancel targets it).
-            refresh_session(ls, session_id)
-
-    def close(self) -> None:
-        ls, task = self.ls, self.task
-        if task is not None:
-            ls.running_commands.discard(task)
-            if self.session_id and ls.session_tasks.get(self.session_id) is task:
-                ls.session_tasks.pop(self.session_id, None)
-
-
-@contextlib.asynccontextmanager
-async def driving(ls: DeepSeekServer, title: str, session_id: str | None) -> AsyncIterator[Drive]:
-    """Progress + cancellation for one agent call on `session_id` (None: the call
-    makes its session and attaches it through the yielded `Drive`)."""
-    drive = Drive(ls, asyncio.current_task())
-    if session_id:
-        drive.attach(session_id)
-    try:
-        async with work_done(ls, title):
-            yield drive
-    finally:
-        drive.close()
-
-
-def state_changed(ls: DeepSeekServer, change: Any, loop: asyncio.AbstractEventLoop) -> None:
-    """The agent's state-change hook: `deepseek/status` for this transition, now,
-    then the plan document and lenses. Called on the thread that made the
-    transition; one made off the event loop is handed to it."""
-    try:
-        on_loop = asyncio.get_running_loop() is loop
-    except RuntimeError:
-        on_loop = False
-    if not on_loop:
-        loop.call_soon_threadsafe(state_changed, ls, change, loop)
-        return
-    refresh_session(ls, change.session_id, make_active=False)
+def _write_plan(ls: DeepSeekServer, session_id: str, view: dict[str, Any], previous: dict[str, Any] | None) -> None:
+    """On every refresh (`session_views.refresh_session`): the plan document of a session with a plan."""
+    if view.get("plan"):
+        write_plan_document(ls, session_id, view["plan"], keep_comments=_same_plan(previous, view))
 
 
 # -- commands ------------------------------------------------------------------
 
 
 async def sessions_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    from deepseek_ls.agent.state import describe_state  # the core loads after `initialize`
+
     summaries = await asyncio.to_thread(agent(ls).sessions)
     return {
         "sessions": [
@@ -194,6 +85,8 @@ async def sessions_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 
 
 async def resume_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    from deepseek_ls.agent.state import describe_state  # the core loads after `initialize`
+
     a = params.parse_args(params.SessionArgs, args)
     result = await agent(ls).resume(a.session_id)
     sid = result["session_id"]
@@ -211,16 +104,17 @@ async def cancel_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     running agent command (ask, plan, step, revision, verification); then the
     session's pending question and approvals. Answers once the work has stopped."""
     a = params.parse_args(params.OptionalSessionArgs, args)
+    state = sessions_of(ls)
     if a.session_id:
-        tasks = [t for t in [ls.session_tasks.get(a.session_id)] if t is not None]
+        tasks = [t for t in [state.drivers.get(a.session_id)] if t is not None]
     else:
-        tasks = list(ls.running_commands)
+        tasks = list(state.running)
     tasks = [t for t in tasks if not t.done() and t is not asyncio.current_task()]
-    sessions = {sid for sid, t in ls.session_tasks.items() if t in tasks}
+    sessions = {sid for sid, t in state.drivers.items() if t in tasks}
     if a.session_id:
         sessions.add(a.session_id)
-    elif not tasks and ls.active_session:
-        sessions.add(ls.active_session)
+    elif not tasks and state.active:
+        sessions.add(state.active)
     if not tasks and not sessions:
         return {"cancelled": False, "session_id": None, "sessions": []}
     # The running command is stopped as a whole (its session pauses, resumable);
@@ -233,14 +127,15 @@ async def cancel_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
         if still:
             log.warning("%d cancelled command(s) still unwinding after %ss", len(still), CANCEL_WAIT_SECONDS)
     cancelled = bool(tasks)
+    approvals = ls.feature_state(ApprovalBroker)
     for sid in sorted(sessions):
         if await cancel_questions(ls, sid):
             cancelled = True  # a question left without its command: the agent ends it (Idle)
         elif not tasks:
             cancelled = await agent(ls).cancel(sid) or cancelled
-        for request_ in ls.approvals.pending() if ls.approvals else []:
+        for request_ in approvals.pending():
             if request_.session_id in (sid, None):
-                ls.approvals.resolve(request_.request_id, "cancel", "session cancelled")
+                approvals.resolve(request_.request_id, "cancel", "session cancelled")
                 cancelled = True
         refresh_session(ls, sid, make_active=False)
     session_id = a.session_id or (sorted(sessions)[0] if len(sessions) == 1 else None)
@@ -269,10 +164,10 @@ async def undo_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 
 def plan_request(ls: DeepSeekServer, raw: Any) -> dict[str, Any] | None:
     a = params.parse_args(params.OptionalSessionArgs, raw)
-    sid = a.session_id or ls.active_session
+    sid = a.session_id or sessions_of(ls).active
     if not sid:
         return None
-    view = ls.session_views.get(sid)
+    view = sessions_of(ls).views.get(sid)
     if view is None:
         view = refresh_session(ls, sid, make_active=False)
     out = {"session_id": sid, "state": view.get("state"), "plan": view.get("plan")}
@@ -294,11 +189,5 @@ def register(server: DeepSeekServer) -> None:
     command(server, names.CMD_UNDO, undo_command)
     request(server, names.REQ_PLAN, plan_request)
     request(server, names.REQ_STATUS, status_request)
+    sessions_of(server).writers.append(_write_plan)
 
-
-def show_document(ls: DeepSeekServer, path: Path) -> None:
-    uri = ls.uri_of(path.relative_to(ls.root).as_posix())
-    if ls.client_supports("window", "show_document", "support"):
-        ls.tasks.spawn(
-            ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True)), "show plan"
-        )

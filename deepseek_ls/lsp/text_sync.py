@@ -27,16 +27,19 @@ sends the whole text.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
+from deepseek_ls.lsp.buffer_sync import BufferSync
 from deepseek_ls.lsp.positions import ENCODINGS, UTF16, from_units, lsp_lines, negotiated, to_units, units
 from deepseek_ls.lsp.uris import aliases
+
+if TYPE_CHECKING:
+    from deepseek_ls.lsp.server import DeepSeekServer
 
 
 class EncodingCodec(PositionCodec):
@@ -91,7 +94,7 @@ def range_problem(lines: Sequence[str], change_range: types.Range) -> str | None
 
 def check_changes(ls: Any, workspace: Any) -> None:
     """Check every `didChange` content change before pygls applies it (module docstring)."""
-    sync = ls.buffer_sync
+    sync = ls.feature_state(BufferSync)
     apply_change = workspace.update_text_document
 
     def update(text_doc: types.VersionedTextDocumentIdentifier, change: Any) -> None:
@@ -126,10 +129,10 @@ def dropped(ls: Any, method: str, data: dict[str, Any]) -> None:
     uri = document.get("uri") if isinstance(document, dict) else None
     if isinstance(uri, str) and uri:
         what = "a change" if method == types.TEXT_DOCUMENT_DID_CHANGE else "an open"
-        ls.buffer_sync.broken(uri, f"{what} the server could not read")
+        ls.feature_state(BufferSync).broken(uri, f"{what} the server could not read")
 
 
-def install(ls: LanguageServer) -> None:
+def install(ls: DeepSeekServer) -> None:
     """Use `EncodingCodec` and `LspTextDocument` for every document of this
     connection, and check every change. Called in `initialize` (after pygls
     negotiated the encoding, before any document is opened)."""
@@ -144,6 +147,5 @@ def install(ls: LanguageServer) -> None:
 
     workspace._position_codec = codec  # noqa: SLF001
     workspace._create_text_document = create  # type: ignore[method-assign]  # noqa: SLF001
-    if getattr(ls, "buffer_sync", None) is not None:
-        check_changes(ls, workspace)
-        ls.protocol.on_dropped = lambda method, data: dropped(ls, method, data)
+    check_changes(ls, workspace)
+    ls.protocol.on_dropped = lambda method, data: dropped(ls, method, data)

@@ -9,12 +9,12 @@ from typing import Any
 
 from deepseek_ls.lsp import names, params
 from deepseek_ls.lsp.server import DeepSeekServer
-from deepseek_ls.lsp.sessions import agent
+from deepseek_ls.lsp.session_views import agent, sessions_of
 
 
 def transcript_request(ls: DeepSeekServer, raw: Any) -> dict[str, Any] | None:
     a = params.parse_args(params.OptionalSessionArgs, raw)
-    sid = a.session_id or ls.active_session
+    sid = a.session_id or sessions_of(ls).active
     if not sid:
         return None
     core = agent(ls)

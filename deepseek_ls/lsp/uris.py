@@ -11,9 +11,8 @@ from urllib.parse import unquote
 from pygls.uris import from_fs_path, to_fs_path
 
 if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
     from pygls.workspace import TextDocument
-
-    from deepseek_ls.lsp.server import DeepSeekServer
 
 
 def uri_to_relpath(root: Path, uri: str) -> str | None:
@@ -63,12 +62,12 @@ def editor_spelling(candidate: str, root: Path) -> Path | None:
         return None
 
 
-def open_document(ls: DeepSeekServer, uri: str) -> TextDocument | None:
+def open_document(ls: LanguageServer, uri: str) -> TextDocument | None:
     """The editor's buffer for `uri` when the client has it open, else None."""
     return ls.workspace.text_documents.get(unquote(uri))
 
 
-def current_text(ls: DeepSeekServer, uri: str) -> tuple[str, int | None]:
+def current_text(ls: LanguageServer, uri: str) -> tuple[str, int | None]:
     """What the person sees: the open buffer and its version, else the file on disk
     (version None; missing file = empty text)."""
     doc = open_document(ls, uri)
@@ -92,7 +91,7 @@ def same_file_key(uri: str) -> str:
     return os.path.realpath(path).casefold()
 
 
-def aliases(ls: DeepSeekServer, uri: str) -> list[str]:
+def aliases(ls: LanguageServer, uri: str) -> list[str]:
     """The open documents (their keys) naming the file of `uri` under another URI."""
     own = unquote(uri)
     documents = [key for key in list(ls.workspace.text_documents) if key != own]

@@ -17,7 +17,7 @@ HEAVY = ("pydantic", "deepseek_ls.agent", "deepseek_ls.config", "deepseek_ls.llm
 def test_building_the_server_loads_none_of_the_core():
     code = (
         "import sys\n"
-        "from deepseek_ls.lsp.server import create_server\n"
+        "from deepseek_ls.lsp.setup import create_server\n"
         "server = create_server()\n"
         "assert not server.failed_features, server.failed_features\n"
         f"print('HEAVY', sorted(m for m in sys.modules if m.startswith({HEAVY!r})))\n"
