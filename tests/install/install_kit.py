@@ -78,6 +78,29 @@ def install(prefix: Path, wheel: Path) -> None:
     copy_distribution("ripgrep", site, programs=True)
 
 
+def uv_tool_install(home: Path, wheel: Path) -> Path:
+    """`uv tool install` of `wheel` as a person's uv does it (its tools and link directories under
+    `home`), offline: the product's requirements are excluded from the resolution and lent as for
+    `install`. The tool's virtualenv."""
+    from uv import find_uv_bin
+
+    tools, links = home / ".local" / "share" / "uv" / "tools", home / ".local" / "bin"
+    excludes = home / "uv-excludes.txt"
+    excludes.write_text("".join(f"{name}\n" for name in requirements("deepseek-ls")[1:]))
+    env = {**os.environ, "UV_TOOL_DIR": str(tools), "UV_TOOL_BIN_DIR": str(links),
+           "UV_CACHE_DIR": str(home / ".cache" / "uv"), "HOME": str(home)}
+    done = subprocess.run([find_uv_bin(), "tool", "install", "--offline", "--no-index", "--excludes", str(excludes),
+                           "--python", sys.executable, "--no-managed-python", str(wheel)],
+                          env=env, capture_output=True, text=True, timeout=PIP_TIMEOUT, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, f"uv tool install failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+    prefix = tools / "deepseek-ls"
+    site = site_packages(prefix)
+    lent = [p for p in sys.path if p.endswith("-packages") and os.path.isdir(p)]
+    (site / "zz_lent_dependencies.pth").write_text("".join(f"{p}\n" for p in lent))
+    copy_distribution("ripgrep", site, programs=True)
+    return prefix
+
+
 def copy_distribution(name: str, site: Path, *, programs: bool = False) -> None:
     """The files of the installed distribution `name` copied to the same place relative to `site`:
     its modules and metadata, and with `programs` what it put in `bin/` (ripgrep's `rg`)."""

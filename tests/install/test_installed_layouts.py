@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from install_kit import build_editable, copy_sources, exec_path, install, make_venv, project_venv, site_packages
+from install_kit import (build_editable, copy_sources, exec_path, install, make_venv, project_venv, site_packages,
+                         uv_tool_install)
 
 from deepseek_ls.policy.sandbox import Sandbox
 
@@ -96,6 +97,10 @@ def _layout(name: str, home: Path, tmp: Path, wheel: Path) -> Installed:
         links.mkdir(parents=True)
         (links / "deepseek-ls").symlink_to(venv / "bin" / "deepseek-ls")
         return Installed("deepseek-ls", [links], _workspace(home / "code"), package)
+    if name == "uv-tool":
+        venv = uv_tool_install(home, wheel)  # its link in ~/.local/bin, not on PATH: an editor setting names it
+        return Installed(str(home / ".local" / "bin" / "deepseek-ls"), [], _workspace(home / "code"),
+                         site_packages(venv) / "deepseek_ls")
     if name == "editable-checkout-in-home":
         checkout = copy_sources(home / "src" / "deepseek-ls")
         make_venv(checkout / ".venv")
@@ -105,7 +110,7 @@ def _layout(name: str, home: Path, tmp: Path, wheel: Path) -> Installed:
     raise AssertionError(name)
 
 
-LAYOUTS = ["wheel-venv-in-home", "wheel-venv-under-tmp-one-symlink", "pipx-style", "editable-checkout-in-home"]
+LAYOUTS = ["wheel-venv-in-home", "wheel-venv-under-tmp-one-symlink", "pipx-style", "uv-tool", "editable-checkout-in-home"]
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
