@@ -11,6 +11,25 @@ TOOLS="$ROOT/.tools"
 CS_PREFIX="$TOOLS/code-server"
 log() { echo "[setup-vscode] $*" >&2; }
 
+# node-gyp splits include paths at spaces: in a checkout whose path has one, code-server's
+# native modules (argon2: "napi.h: No such file or directory") fail to build. Such a checkout
+# gets code-server in a space-free directory of its own, linked from .tools/code-server.
+case "$CS_PREFIX" in
+  *[[:space:]]*)
+    cs_home="${XDG_CACHE_HOME:-$HOME/.cache}/deepseek-ls-dev"
+    case "$cs_home" in *[[:space:]]*) cs_home="/tmp/deepseek-ls-dev-$(id -u)" ;; esac
+    cs_real="$cs_home/code-server-$CODE_SERVER_VERSION-$(printf %s "$ROOT" | cksum | cut -d' ' -f1)"
+    mkdir -p "$TOOLS" "$cs_real"
+    if [ "$(readlink "$CS_PREFIX" 2>/dev/null)" != "$cs_real" ]; then
+      [ -L "$CS_PREFIX" ] && rm -f "$CS_PREFIX"
+      [ -e "$CS_PREFIX" ] && rm -rf "$CS_PREFIX"  # a half-built install from before this rule
+      ln -s "$cs_real" "$CS_PREFIX"
+      log "the checkout's path has a space: code-server goes to $cs_real (linked from $CS_PREFIX)"
+    fi
+    CS_PREFIX="$cs_real"
+    ;;
+esac
+
 # Native modules build against the installed Node headers, never downloaded ones.
 if [ -d /usr/include/node ] && [ -z "${npm_config_nodedir:-}" ]; then
   export npm_config_nodedir=/usr
