@@ -112,7 +112,10 @@ class ClientOverlay(DocumentOverlay):
     """The open-buffer view, asked of the ACP client file by file. A file that is not on the disk, or
     is binary there, is not asked for (the client has no text of it to show: the tools report it as
     missing or binary); a read the client refuses raises `ClientFileError`. Reads on the event loop
-    itself (rare) cannot wait for the client and see the disk."""
+    itself (rare) cannot wait for the client and see the disk. Searches (ripgrep, the code index)
+    read the disk, so they ask it file by file before showing a match (`overlay.withheld_reads`)."""
+
+    asks_reads = True
 
     def __init__(self, root: Path, files: ClientFiles) -> None:
         super().__init__(root)
@@ -123,6 +126,9 @@ class ClientOverlay(DocumentOverlay):
         if doc is not None or on_loop(self.files.loop) or self.root is None or not _text_file(self.root / relpath):
             return doc
         return self.files.read(relpath), None
+
+    def refusing(self) -> str | None:
+        return str(self.files.refusals[-1]) if self.files.refusals else None
 
 
 def _text_file(path: Path) -> bool:

@@ -32,7 +32,7 @@ from deepseek_ls.policy.sandbox import Sandbox
 from deepseek_ls.store.sink import EventSink
 from deepseek_ls.tools import shell
 from deepseek_ls.tools.fs import workspace_files
-from deepseek_ls.tools.overlay import DocumentOverlay, read_disk_text
+from deepseek_ls.tools.overlay import DocumentOverlay, read_disk_text, withheld_note, withheld_reads
 from deepseek_ls.ui_port import ApprovalRequest
 
 log = logging.getLogger("deepseek_ls.agent")
@@ -177,9 +177,14 @@ class World:
         # An index built before a file became secret (or with another deny-list) must not
         # hand its lines to the model: hits are checked against the policy again.
         hits = [h for h in result.hits if self.paths.is_allowed(h.path) and not file_is_secret(self.root, h.path)]
+        # Hit lines come from the disk: none from a file the editor did not let us read (ACP).
+        withheld = withheld_reads(self.overlay, [h.path for h in hits])
+        hits = [h for h in hits if h.path not in withheld]
         for hit in hits:
             shown = "; ".join(f"{lh.line}: {lh.text.strip()[:100]}" for lh in hit.lines[:3])
             lines.append(f"- {hit.path} {shown}".rstrip())
+        if withheld:
+            lines.append(f"({withheld_note({p: 1 for p in withheld}, withheld, 'hits')['note']})")
         stale = "" if result.fresh else "(the index is stale; verify by reading the files)\n"
         # Breadth is how many parts of the tree the hits span (top-level directories), not how
         # many hits there are: top_k hits in one package are not a broad change.

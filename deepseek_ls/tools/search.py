@@ -9,6 +9,10 @@ policy as well), inside the OS sandbox when there is one (secret files masked).
 Reading stops once `limit` matches are in; rg is then killed, its pipes
 drained and it is reaped, every wait bounded (`tools/proc.py`).
 
+Under an editor that may refuse reads (ACP's client: `DocumentOverlay.asks_reads`), each file rg
+matched is asked of the editor before its lines are shown; matches in a file it did not let us read
+are withheld and the result says how many, where and why (`overlay.withheld_reads`).
+
 "No matches" is said only when rg ran and said so: an rg that could not run (missing, not
 executable, hidden by the sandbox — bwrap's failure also exits 1), was killed or took too long is
 an error, "search failed: ..." (`policy/launch.py`).
@@ -22,6 +26,7 @@ import os
 import re
 import shutil
 import sys
+from collections import Counter
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -34,6 +39,7 @@ from deepseek_ls.policy.redact import cut_chars
 from deepseek_ls.policy.sandbox_install import bundled_rg
 from deepseek_ls.policy.secret_files import file_is_secret, secret_kind
 from deepseek_ls.tools import proc
+from deepseek_ls.tools.overlay import withheld_note, withheld_reads
 from deepseek_ls.tools.registry import Tool, ToolContext
 
 MAX_LINE = 400
@@ -105,9 +111,22 @@ async def _search(ctx: ToolContext, args: SearchArgs) -> dict:
         await proc.stop(process, kill=stopped_early, drains=[out_task, err_task])
     if not stopped_early:
         _check_exit(argv, process.returncode, err.value(), sandboxed)
+    matches, withheld = await _withhold_unread(ctx, matches)
     matches += _search_buffers(ctx, args, open_docs)
     matches.sort(key=lambda m: (m["path"], m["line"]))
-    return {"matches": matches[: args.limit], "truncated": len(matches) > args.limit}
+    return {"matches": matches[: args.limit], "truncated": len(matches) > args.limit, **withheld}
+
+
+async def _withhold_unread(ctx: ToolContext, matches: list[dict]) -> tuple[list[dict], dict]:
+    """rg read the disk: matches in files the editor did not let us read are taken out, and what was
+    taken out is said (`overlay.withheld_note`)."""
+    if not ctx.overlay.asks_reads or not matches:
+        return matches, {}
+    reasons = await asyncio.to_thread(withheld_reads, ctx.overlay, [m["path"] for m in matches])
+    if not reasons:
+        return matches, {}
+    counts = Counter(m["path"] for m in matches if m["path"] in reasons)
+    return [m for m in matches if m["path"] not in reasons], withheld_note(counts, reasons)
 
 
 def _check_exit(argv: list[str], code: int | None, stderr: bytes, sandboxed: bool) -> None:
