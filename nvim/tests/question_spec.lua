@@ -46,7 +46,7 @@ H.run({
         H.expect_error("cancel")
         input.answer(nil)
         H.wait(30000, function()
-          return H.notified("cancelled while the agent asked")
+          return H.notified("the question 'Which greeting style?': cancelled")
         end, "the plan to stop with the question cancelled")
       else
         input.answer("formal")

@@ -56,12 +56,14 @@ def workspace(tmp_path: Path) -> Path:
     return write_app(tmp_path / "ws")
 
 
-def run(fake: FakeDeepSeek, root: Path, args: list[str], answer: str | None, *, sigint_at: str | None = None) -> Ran:
+def run(fake: FakeDeepSeek, root: Path, args: list[str], answer: str | None, *, sigint_at: str | None = None,
+        approval_timeout: int = 1) -> Ran:
     """`deepseek-ls run ARGS --json` in `root`; `answer` is typed then stdin ends, `None` leaves stdin
-    open and silent (no answer). `sigint_at`: Ctrl-C once stderr shows that text."""
+    open and silent (no answer, withdrawn after `approval_timeout` seconds). `sigint_at`: Ctrl-C once
+    stderr shows that text."""
     env = {**os.environ, "DEEPSEEK_BASE_URL": fake.base_url, "DEEPSEEK_API_KEY": "test-key",
            "DEEPSEEK_LS_INDEX__ENABLED": "false", "DEEPSEEK_LS_LLM__MAX_RETRIES": "0",
-           "DEEPSEEK_LS_POLICY__APPROVAL_TIMEOUT_SECONDS": "1",
+           "DEEPSEEK_LS_POLICY__APPROVAL_TIMEOUT_SECONDS": str(approval_timeout),
            "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
     read, write = os.pipe()
     err_path = root.parent / f"stderr-{uuid.uuid4().hex[:6]}"
@@ -227,7 +229,8 @@ def test_never_hang_cli_ctrl_c_at_the_prompt_pauses_and_exits(fake, tmp_path):
               "content": plan_json((f"Fix add {tag}", ["app.py"]), verification=["python -m pytest -q -k add"])})
     fake.add({"match": {"role": "executor", "contains": f"Fix add {tag}"}, "content": FIX})
     root = workspace(tmp_path)
-    ran = run(fake, root, [f"Fix add {tag}"], None, sigint_at="allow? [y]es once")
+    # The prompt must still be waiting when Ctrl-C comes, however slow the machine: no 1 s timeout.
+    ran = run(fake, root, [f"Fix add {tag}"], None, sigint_at="allow? [y]es once", approval_timeout=HANG_GUARD)
 
     assert ran.code == 130 and "interrupted; the session is paused" in ran.stderr
     assert state(ran)["to_state"] == "Paused" and len(ran.events) < MAX_EVENTS

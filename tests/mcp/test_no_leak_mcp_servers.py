@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import subprocess
 import sys
 import uuid
@@ -188,7 +189,7 @@ async def test_no_leak_what_an_mcp_server_prints_on_stderr(tmp_path: Path, git_s
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     # mcp-server-git, started by a shell that first prints keys on stderr, as a server logging
     # its configuration or an error would.
-    script = f"echo 'using OPENAI_API_KEY={OPENAI}' >&2; echo 'sendgrid {SENDGRID}' >&2; exec {git_server} --repository {root}"
+    script = f"echo 'using OPENAI_API_KEY={OPENAI}' >&2; echo 'sendgrid {SENDGRID}' >&2; exec {shlex.quote(git_server)} --repository {shlex.quote(str(root))}"
     spec = McpServerSpec("git", McpServerConfig(command="sh", args=["-c", script]), "test", "user")
     manager = McpManager(root, McpServerSet({"git": spec}), McpConfig(), log_dir=tmp_path / "mcp")
     try:

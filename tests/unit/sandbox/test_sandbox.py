@@ -254,6 +254,10 @@ async def test_without_a_working_sandbox_every_command_needs_explicit_approval(t
     assert not out.ok and "denied" in out.error
     assert len(ui.approvals) == 1 and "no OS sandbox" in ui.approvals[0].detail
     ui.answer = "always_allow"
+    # The same command again in the same action: the person's "no" stands, nothing is asked.
+    again = await host.call("bash.run", {"cmd": "git status"})
+    assert not again.ok and "not asked again" in again.error and len(ui.approvals) == 1
+    host.approvals.new_action()  # the person's next request: what they refused may be asked again
     assert (await host.call("bash.run", {"cmd": "git status"})).ok
     assert (await host.call("bash.run", {"cmd": "git status"})).ok
     assert len(ui.approvals) == 3  # "always allow" does not stick without a sandbox
