@@ -28,19 +28,17 @@ if [ -z "$SRC" ]; then
   log "no third-party clients (codecompanion.nvim and plenary.nvim) in any of: ${candidates[*]}"
   log "set DEEPSEEK_LS_CLIENTS to a folder holding both"; exit 1
 fi
-if [ "$SRC" != "$CACHE" ]; then
+# copy_to DIR: each client into DIR unless the copy there is already the same.
+copy_to() {
+  mkdir -p "$1"
   for name in codecompanion.nvim plenary.nvim; do
-    if ! diff -rq "$SRC/$name" "$CACHE/$name" >/dev/null 2>&1; then
-      rm -rf "$CACHE/$name"; mkdir -p "$CACHE"; cp -R "$SRC/$name" "$CACHE/$name"
+    if ! diff -rq "$SRC/$name" "$1/$name" >/dev/null 2>&1; then
+      log "copying $name to $1"
+      rm -rf "$1/$name"
+      cp -R "$SRC/$name" "$1/$name"
     fi
   done
-fi
-mkdir -p "$DEST"
-for name in codecompanion.nvim plenary.nvim; do
-  if ! diff -rq "$SRC/$name" "$DEST/$name" >/dev/null 2>&1; then
-    log "copying $name"
-    rm -rf "$DEST/$name"
-    cp -R "$SRC/$name" "$DEST/$name"
-  fi
-done
+}
+[ "$SRC" != "$CACHE" ] && copy_to "$CACHE"
+copy_to "$DEST"
 echo "$DEST"
