@@ -85,7 +85,9 @@ class ModelEntry(_Section):
     reasoning_field: Literal["reasoning_content", "reasoning"] = "reasoning_content"
     tools: bool = True
     json_mode: bool = False
-    fim: bool = False
+    fim: bool = False  # has a fill-in-the-middle endpoint (inline completion, docs/inline-completion.md)
+    # Which one: DeepSeek's `/beta/completions` (`prompt` + `suffix`) or llama.cpp's `/infill`.
+    fim_api: Literal["beta", "infill"] = "beta"
     stream_usage: bool = True  # takes `stream_options: {include_usage: true}`
     # The edit format its prompts ask for (udiff, editblock, whole); unset: `agent_loop.edit_format`.
     edit_format: Literal["udiff", "editblock", "whole"] | None = None
@@ -551,6 +553,21 @@ class HetunConfig(_Section):
     helper: HetunHelperConfig = Field(default_factory=HetunHelperConfig)
 
 
+class InlineCompletionConfig(_Section):
+    """Inline completion from the model's fill-in-the-middle endpoint (docs/inline-completion.md)."""
+
+    enabled: bool = True  # off: no FIM request is ever sent
+    profile: str = "fast"  # the profile whose model completes (it needs `fim = true` in the registry)
+    model: str | None = None  # a registry entry or model id instead of the profile's model
+    debounce_ms: int = Field(default=75, ge=0, le=2_000)  # quiet time after a keystroke before asking
+    max_tokens: int = Field(default=128, ge=1, le=4_096)  # the longest suggestion (DeepSeek's FIM caps at 4K)
+    context_tokens: int = Field(default=2_048, ge=64, le=32_000)  # prefix + suffix + index hits, at most
+    index_hits: int = Field(default=3, ge=0, le=10)  # snippets for identifiers near the cursor (0: none)
+    timeout_seconds: float = Field(default=10.0, gt=0, le=120)  # a suggestion later than this is not worth it
+    # Plain `textDocument/completion` items too, for clients without inline completion (Helix, Emacs).
+    completion_items: bool = False
+
+
 class Config(_Section):
     """The whole effective configuration."""
 
@@ -565,6 +582,7 @@ class Config(_Section):
     instructions: InstructionsConfig = Field(default_factory=InstructionsConfig)
     hetun: HetunConfig = Field(default_factory=HetunConfig)
     review: ReviewConfig = Field(default_factory=ReviewConfig)
+    inline_completion: InlineCompletionConfig = Field(default_factory=InlineCompletionConfig)
 
     @model_validator(mode="after")
     def _attach_registry(self) -> "Config":

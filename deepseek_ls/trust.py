@@ -190,8 +190,12 @@ def loosened_in_dumps(b: dict[str, Any], a: dict[str, Any]) -> list[str]:
         for key in ("base_url", "api_key_env"):
             if _other_endpoint(entry, old, key):
                 out.append(f"models.{name}.{key}")
+    # Inline completion sends the buffer being typed in: turning it on loosens; the rest is tuning.
+    inline_now, inline_before = a.get("inline_completion", {}), b.get("inline_completion", {})
+    if inline_now.get("enabled") and not inline_before.get("enabled", True):
+        out.append("inline_completion.enabled")
     # Sections added later (sandbox, ...) loosen until proven otherwise.
-    for section in set(a) - {"llm", "router", "policy", "index", "agent_loop", "mcp", "models"}:
+    for section in set(a) - {"llm", "router", "policy", "index", "agent_loop", "mcp", "models", "inline_completion"}:
         if a[section] != b.get(section):
             out.append(section)
     return out

@@ -47,6 +47,7 @@ REQ_STATUS = "deepseek/status"
 REQ_PENDING_QUESTIONS = "deepseek/pendingQuestions"
 REQ_TRANSCRIPT = "deepseek/transcript"
 REQ_PENDING_HUNKS = "deepseek/pendingHunks"
+REQ_INLINE_COMPLETION_STATUS = "deepseek/inlineCompletionStatus"
 
 # Custom notifications (server -> client).
 NOTIFY_STREAM = "deepseek/stream"

@@ -7,6 +7,7 @@ turns one HTTP request into one recorded, scripted (or faulty) answer.
 from __future__ import annotations
 
 import json
+import select
 import socket
 import sys
 import threading
@@ -19,7 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from deepseek_ls.testkit import responses
 from deepseek_ls.testkit.script import Reply, request_endpoint
-from deepseek_ls.testkit.validation import ApiError, check_auth, check_chat_body, check_fim_body
+from deepseek_ls.testkit.validation import ApiError, check_auth, check_chat_body, check_fim_body, check_infill_body
 
 if TYPE_CHECKING:
     from deepseek_ls.testkit.fake_deepseek import FakeDeepSeek
@@ -44,6 +45,9 @@ class RecordedRequest:
     first_byte_at: float | None = None  # time.perf_counter() when the first response byte was sent
     first_content_at: float | None = None  # perf_counter() just before the first text-bearing chunk was written
     disconnected: bool = False  # the client went away before the answer ended
+    received_at: float | None = None  # perf_counter() when the request was read
+    answered_at: float | None = None  # perf_counter() when the whole answer was written
+    billed: dict[str, Any] | None = None  # the usage of an answer written whole (what the real API bills)
     finished: threading.Event = field(default_factory=threading.Event, repr=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -161,7 +165,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.server_fake.release(name)
             return self._send_json(200, {"released": name})
         record = self._new_record(body)
-        if path not in ("/chat/completions", "/beta/completions"):
+        if path not in ("/chat/completions", "/beta/completions", "/infill"):
             return self._send_error(record, ApiError(404, f"no such endpoint: POST {self.path}", "not_found"))
         self._waiting_model = str(body.get("model")) if isinstance(body, dict) else "?"
         self.server_fake._arrived(self._waiting_model)
@@ -175,7 +179,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_error(record, error)
         if bad_json is not None:
             return self._send_error(record, ApiError(400, f"Failed to parse the request body as JSON: {bad_json}"))
-        check = check_fim_body if record.endpoint == "fim" else check_chat_body
+        check = {"fim": check_fim_body, "infill": check_infill_body}.get(record.endpoint, check_chat_body)
         if error := check(body):
             return self._send_error(record, error)
         taken = self.server_fake.script.take(role=record.role, body=body, endpoint=record.endpoint)
@@ -197,6 +201,7 @@ class _Handler(BaseHTTPRequestHandler):
             body=body,
             role=self.headers.get(ROLE_HEADER),
             endpoint=request_endpoint(self._path()),
+            received_at=time.perf_counter(),
         )
         self.server_fake._record(record)
         return record
@@ -206,10 +211,21 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server_fake
         fault = reply.fault
         try:
+            # A completion endpoint (FIM) watches for the client hanging up while it waits, as a
+            # real server does: a cancelled suggestion is seen at once, never answered nor billed.
+            watch = record.endpoint in ("fim", "infill")
             if fault and fault.hold:
-                fake._hold(fault.hold)
+                gate = fake._gate(fault.hold)
+                if watch:
+                    self._wait_watching(gate.is_set)
+                else:
+                    fake._hold(fault.hold)
             if fault and fault.delay_before_first_byte:
-                fake._sleep(fault.delay_before_first_byte)
+                if watch:
+                    end = time.monotonic() + fault.delay_before_first_byte
+                    self._wait_watching(lambda: time.monotonic() >= end)
+                else:
+                    fake._sleep(fault.delay_before_first_byte)
             if fault and fault.drop_connection:
                 record.status = 0
                 self.close_connection = True
@@ -227,12 +243,14 @@ class _Handler(BaseHTTPRequestHandler):
             rejected = next((name for name in (fault.reject_params if fault else []) if name in record.body), None)
             if rejected is not None:  # as vLLM / OpenAI-style servers word it
                 return self._send_error(record, ApiError(400, f"Unrecognized request argument supplied: {rejected}"))
-            envelope = {"id": uuid.uuid4().hex, "created": int(time.time()), "model": record.body["model"]}
+            envelope = {"id": uuid.uuid4().hex, "created": int(time.time()), "model": record.body.get("model", "local")}
             usage = fake.cache.usage(record.body, reply)
             id_prefix = f"call_{fake._next_id()}"
             # Build only the shape that is sent: the stream's chunks or the whole body.
             streaming = record.body.get("stream") and not reply.ignore_stream
-            if record.endpoint == "fim":
+            if record.endpoint == "infill":
+                streaming, answer = False, responses.infill_body(reply, usage=usage)
+            elif record.endpoint == "fim":
                 make = responses.fim_chunks if streaming else responses.fim_body
                 answer = make(reply, envelope=envelope, usage=usage)
             else:
@@ -242,11 +260,31 @@ class _Handler(BaseHTTPRequestHandler):
                 self._stream(record, reply, answer)
             else:
                 self._whole(record, reply, answer)
+            record.answered_at = time.perf_counter()
+            record.billed = usage
         except (_ClientGone, BrokenPipeError, ConnectionResetError):
             record.disconnected = True
             self.close_connection = True
         finally:
             record.finished.set()
+
+    def _wait_watching(self, done: Any) -> None:
+        """Wait until `done()` (a release, a model's latency) while watching the connection: a client
+        that hangs up meanwhile (a cancelled request) raises `_ClientGone` at once."""
+        fake = self.server_fake
+        while not done() and not fake._stopping.is_set():
+            readable, _, _ = select.select([self.connection], [], [], 0.005)
+            if not readable:
+                continue
+            try:
+                closed = self.connection.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                closed = True
+            if closed:
+                raise _ClientGone
+            while not done() and not fake._stopping.is_set():  # a pipelined request: no hang-up to see
+                fake._sleep(0.005)
+            return
 
     def _whole(self, record: RecordedRequest, reply: Reply, body: dict[str, Any]) -> None:
         """A non-streamed answer; with keep-alives, blank lines come first (as the real API sends)."""

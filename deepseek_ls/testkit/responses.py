@@ -25,6 +25,9 @@ def prompt_text(body: dict[str, Any]) -> str:
     """The request as the model would see it, for token and cache accounting."""
     if "prompt" in body:
         return str(body.get("prompt", "")) + str(body.get("suffix") or "")
+    if "input_prefix" in body or "input_suffix" in body:  # llama.cpp's /infill
+        extra = "".join(str(c.get("text", "")) for c in body.get("input_extra") or [] if isinstance(c, dict))
+        return extra + str(body.get("input_prefix", "")) + str(body.get("input_suffix", ""))
     parts = [json.dumps(body["tools"], sort_keys=True)] if body.get("tools") else []
     for message in body.get("messages") or []:
         parts.append(f"<|{message.get('role')}|>")
@@ -182,3 +185,9 @@ def fim_body(reply: Reply, *, envelope: dict[str, Any], usage: dict[str, Any]) -
         "choices": [{"index": 0, "text": reply.content, "logprobs": None, "finish_reason": finish_reason(reply)}],
         "usage": usage,
     }
+
+
+def infill_body(reply: Reply, *, usage: dict[str, Any]) -> dict[str, Any]:
+    """llama.cpp's `/infill` answer: the text and its own token counts."""
+    return {"content": reply.content, "stop": True, "tokens_predicted": usage["completion_tokens"],
+            "tokens_evaluated": usage["prompt_tokens"], "model": "local"}

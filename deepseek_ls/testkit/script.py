@@ -30,7 +30,7 @@ class Match(_Model):
     last_contains: str | None = None  # substring of the last message, any role (e.g. a tool result)
     last_role: str | None = None  # role of the last message: "user" | "tool" | ...
     has_tools: bool | None = None  # whether the request offered tools
-    endpoint: str | None = None  # "chat" (default for chat replies) or "fim" (/beta/completions)
+    endpoint: str | None = None  # "chat" (default), "fim" (/beta/completions) or "infill" (llama.cpp's /infill)
 
 
 class Fault(_Model):
@@ -120,7 +120,10 @@ def _text(message: dict[str, Any] | None) -> str:
 
 
 def request_endpoint(path: str) -> str:
-    return "fim" if path.rstrip("/").endswith("/beta/completions") else "chat"
+    path = path.split("?", 1)[0].rstrip("/")
+    if path.endswith("/infill"):
+        return "infill"
+    return "fim" if path.endswith("/beta/completions") else "chat"
 
 
 def matches(match: Match, *, role: str | None, body: dict[str, Any], endpoint: str) -> bool:
@@ -135,6 +138,8 @@ def matches(match: Match, *, role: str | None, body: dict[str, Any], endpoint: s
     if endpoint == "fim":
         prompt = str(body.get("prompt", ""))
         return match.contains is None or match.contains in prompt
+    if endpoint == "infill":
+        return match.contains is None or match.contains in str(body.get("input_prefix", ""))
     if match.contains is not None and match.contains not in _text(_last(messages, "user")):
         return False
     if match.last_contains is not None and match.last_contains not in _text(_last(messages)):

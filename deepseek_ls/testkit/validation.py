@@ -121,3 +121,15 @@ def check_fim_body(body: Any) -> ApiError | None:
     if not isinstance(body.get("model"), str) or not isinstance(body.get("prompt"), str):
         return ApiError(422, "Failed to deserialize the JSON body: `model` and `prompt` are required")
     return None
+
+
+def check_infill_body(body: Any) -> ApiError | None:
+    """llama.cpp's `/infill`: `input_prefix` and `input_suffix` strings, `input_extra` a list of chunks."""
+    if not isinstance(body, dict):
+        return ApiError(400, "Invalid request body: expected a JSON object")
+    if not isinstance(body.get("input_prefix", ""), str) or not isinstance(body.get("input_suffix", ""), str):
+        return ApiError(400, "\"input_prefix\" and \"input_suffix\" must be strings")
+    extra = body.get("input_extra", [])
+    if not isinstance(extra, list) or not all(isinstance(c, dict) and isinstance(c.get("text", ""), str) for c in extra):
+        return ApiError(400, "\"input_extra\" must be an array of {\"filename\": string, \"text\": string}")
+    return None

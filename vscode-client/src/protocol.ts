@@ -50,6 +50,7 @@ export const Requests = {
   pendingQuestions: "deepseek/pendingQuestions",
   transcript: "deepseek/transcript",
   pendingHunks: "deepseek/pendingHunks",
+  inlineCompletionStatus: "deepseek/inlineCompletionStatus",
 } as const;
 
 /** Custom notifications (server -> client). */

@@ -49,6 +49,7 @@ M.req = {
   pending_questions = "deepseek/pendingQuestions",
   transcript = "deepseek/transcript",
   pending_hunks = "deepseek/pendingHunks",
+  inline_completion_status = "deepseek/inlineCompletionStatus",
 }
 
 --- Custom notifications (server -> client).

@@ -88,6 +88,9 @@ TIGHTENING = [
     pytest.param('[llm.profiles.fast]\nmodel = "deepseek-v4-pro"\ntemperature = 0.0\n', id="model-choice"),
     pytest.param('[models.local]\npreset = "llama-cpp"\nid = "m"\nbase_url = "http://127.0.0.1:8080/v1"\n', id="loopback-model"),
     pytest.param('[models.deepseek-v4-flash]\nprice_output = 0.5\n', id="model-price"),
+    pytest.param('[inline_completion]\ndebounce_ms = 300\nmax_tokens = 64\ncompletion_items = true\n',
+                 id="inline-completion-tuning"),
+    pytest.param('[inline_completion]\nenabled = false\n', id="inline-completion-off"),
 ]
 
 
@@ -154,6 +157,18 @@ def test_workspace_cannot_undo_what_the_user_tightened(ws: Path, env: dict[str, 
     loaded = load_config(ws, env=env)
     assert loaded.config.policy.approval_mode == "never"
     assert loaded.ignored_untrusted == ["policy.approval_mode"]
+
+
+def test_workspace_cannot_turn_on_inline_completion_the_user_turned_off(ws: Path, env: dict[str, str]) -> None:
+    """Inline completion sends the buffer being typed in: a repository cannot switch it back on."""
+    user = Path(env["DEEPSEEK_LS_USER_CONFIG"])
+    user.parent.mkdir(parents=True)
+    user.write_text("[inline_completion]\nenabled = false\n")
+    (ws / ".deepseek" / "config.toml").write_text("[inline_completion]\nenabled = true\ndebounce_ms = 300\n")
+    loaded = load_config(ws, env=env)
+    assert loaded.config.inline_completion.enabled is False
+    assert loaded.config.inline_completion.debounce_ms == 300
+    assert loaded.ignored_untrusted == ["inline_completion.enabled"]
 
 
 # -- a symlinked .deepseek/config.toml ------------------------------------------------------------

@@ -86,6 +86,38 @@ def test_beta_completions_fim_streams_and_not(fake_deepseek, api):
     assert text == "    return a + b\n"
 
 
+def test_fim_latency_and_usage_and_a_hang_up_is_seen_before_the_answer(fake_deepseek, api):
+    """The FIM endpoint answers after its latency with usage, billed; a client that hangs up during
+    the latency is seen at once (`disconnected`, nothing billed), not when the answer is written."""
+    fake_deepseek.add({"match": {"endpoint": "fim", "contains": "fast"}, "content": "x",
+                       "fault": {"delay_before_first_byte": 0.01}})
+    fake_deepseek.add({"match": {"endpoint": "fim", "contains": "slow"}, "content": "y",
+                       "fault": {"delay_before_first_byte": 600}})
+    answered = httpx.post(f"{api.base_url}/beta/completions", headers=api.headers,
+                          json={"model": "deepseek-chat", "prompt": "fast", "suffix": ""})
+    assert answered.json()["usage"]["completion_tokens"] == 1
+    (first,) = fake_deepseek.requests
+    assert first.billed == answered.json()["usage"] and first.answered_at >= first.received_at + 0.01
+    try:
+        httpx.post(f"{api.base_url}/beta/completions", headers=api.headers, timeout=0.2,
+                   json={"model": "deepseek-chat", "prompt": "slow", "suffix": ""})
+    except httpx.TimeoutException:
+        pass  # the client gives up and closes the connection
+    hung_up = fake_deepseek.requests[1]
+    assert hung_up.finished.wait(10), "the fake kept waiting out its latency for a client that had gone"
+    assert hung_up.disconnected and hung_up.billed is None and hung_up.status is None
+
+
+def test_llama_cpp_infill(fake_deepseek, api):
+    fake_deepseek.add({"match": {"endpoint": "infill", "contains": "def add"}, "content": "return a + b"})
+    body = {"input_prefix": "def add(a, b):\n    ", "input_suffix": "\n", "n_predict": 16,
+            "input_extra": [{"filename": "m.py", "text": "x = 1"}]}
+    answer = httpx.post(f"{api.base_url}/infill", headers=api.headers, json=body).json()
+    assert answer["content"] == "return a + b" and answer["tokens_predicted"] > 0 and answer["tokens_evaluated"] > 0
+    bad = httpx.post(f"{api.base_url}/infill", headers=api.headers, json={"input_prefix": 3})
+    assert bad.status_code == 400 and "input_prefix" in bad.text
+
+
 def test_prompt_cache_hits_follow_the_longest_common_prefix(fake_deepseek, api):
     fake_deepseek.add({"content": "ok", "repeat": True})
     system = {"role": "system", "content": "x" * 400}

@@ -1,0 +1,117 @@
+"""`textDocument/inlineCompletion` (LSP 3.18) from the model's fill-in-the-middle endpoint, and,
+opted into with `inline_completion.completion_items`, the same suggestion as a plain
+`textDocument/completion` item for clients without inline completion (Helix, Emacs).
+
+The work is `agent/completion.InlineCompleter` (context, debounce, supersede, reuse, cost);
+this module turns positions into offsets and suggestions into items. A request the editor
+cancels (`$/cancelRequest`) cancels the completer's HTTP request with it.
+`deepseek/inlineCompletionStatus` says whether it is on (and why not), the counts and the spend.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from lsprotocol import types
+
+from deepseek_ls.lsp import names
+from deepseek_ls.lsp.positions import from_units, lsp_lines, negotiated, units
+from deepseek_ls.lsp.server import DeepSeekServer
+from deepseek_ls.lsp.uris import current_text, uri_to_relpath
+
+log = logging.getLogger(__name__)
+
+_WORD_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+
+
+class InlineCompletionState:
+    """This connection's completer, made on first use and remade when the settings change."""
+
+    def __init__(self) -> None:
+        self.completer: Any = None
+        self.config: Any = None
+
+
+def completer(ls: DeepSeekServer) -> Any:
+    """The connection's `InlineCompleter` for the current settings (the old one closed when they changed)."""
+    from deepseek_ls.agent.completion import InlineCompleter
+
+    state = ls.feature_state(InlineCompletionState)
+    config = ls.config
+    if state.completer is None or state.config is not config:
+        if state.completer is not None:
+            ls.tasks.spawn(state.completer.aclose(), "close the previous inline completion client")
+        assert ls.root is not None
+        state.completer = InlineCompleter(config, ls.root, tell=ls.show_warning)
+        state.config = config
+        state.completer.search = _search(ls, config)
+    return state.completer
+
+
+def _search(ls: DeepSeekServer, config: Any) -> Any:
+    """Related code from the index when one is built (a completion never starts a build)."""
+    from deepseek_ls.agent.completion_context import index_snippets
+
+    index = ls.services.index_if_built() if ls.services is not None else None
+    return None if index is None else index_snippets(index, ls.root, config.policy.deny_paths, "")
+
+
+def _request(ls: DeepSeekServer, uri: str, position: types.Position) -> Any:
+    from deepseek_ls.agent.completion import CompletionRequest
+
+    assert ls.root is not None
+    text, _ = current_text(ls, uri)
+    lines = lsp_lines(text)
+    line = min(position.line, max(len(lines) - 1, 0))
+    column = from_units(lines[line], position.character, negotiated(ls)) if lines else 0
+    offset = sum(len(item) for item in lines[:line]) + column
+    return CompletionRequest(uri_to_relpath(ls.root, uri), text, offset)
+
+
+async def inline_completion(ls: DeepSeekServer, params: types.InlineCompletionParams) -> types.InlineCompletionList | None:
+    if ls.root is None or ls.settings is None:
+        return None
+    request = _request(ls, params.text_document.uri, params.position)
+    text = await completer(ls).suggest(request)
+    if not text:
+        return None
+    here = types.Range(start=params.position, end=params.position)
+    return types.InlineCompletionList(items=[types.InlineCompletionItem(insert_text=text, range=here)])
+
+
+async def completion(ls: DeepSeekServer, params: types.CompletionParams) -> types.CompletionList | None:
+    """The suggestion as one completion item, when `inline_completion.completion_items` is on."""
+    if ls.root is None or ls.settings is None or not ls.config.inline_completion.completion_items:
+        return None
+    request = _request(ls, params.text_document.uri, params.position)
+    text = await completer(ls).suggest(request)
+    if not text:
+        return None
+    # The item replaces the word before the cursor with that word and the suggestion: clients
+    # filter items by the word typed (Helix, Emacs), which must stay a prefix of the item.
+    before = request.text[: request.offset]
+    word = before[len(before.rstrip(_WORD_CHARS)) :] if before else ""
+    start = types.Position(line=params.position.line,
+                           character=params.position.character - units(word, negotiated(ls)))
+    here = types.Range(start=start, end=params.position)
+    first = next((line.strip() for line in text.splitlines() if line.strip()), text.strip())
+    item = types.CompletionItem(
+        label=(word + first)[:60], kind=types.CompletionItemKind.Text, detail="DeepSeek",
+        documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=f"```\n{word}{text}\n```"),
+        text_edit=types.TextEdit(range=here, new_text=word + text), filter_text=word + text, sort_text="~",
+        insert_text_format=types.InsertTextFormat.PlainText)
+    # Incomplete: the next keystroke asks again (and reuses the suggestion while it still fits).
+    return types.CompletionList(is_incomplete=True, items=[item])
+
+
+def inline_status(ls: DeepSeekServer, params: Any) -> dict[str, Any]:
+    if ls.root is None or ls.settings is None:
+        return {"enabled": False, "reason": "the server is not initialized", "model": None}
+    return completer(ls).status()
+
+
+def register(server: DeepSeekServer) -> None:
+    server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())(inline_completion)
+    server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())(completion)
+    server.feature(names.REQ_INLINE_COMPLETION_STATUS)(inline_status)
