@@ -106,6 +106,10 @@ export class ServerManager implements ServerApi, vscode.Disposable {
     this.output.appendLine(`DeepSeek: starting ${[cmd.command, ...cmd.args].join(" ")} (from ${cmd.source})`);
     this.stateChanged.fire("starting");
     const client = new LanguageClient("deepseek-ls", "DeepSeek", serverOptions, clientOptions);
+    // Inline completion (LSP 3.18) is a proposed feature in vscode-languageclient 9: ghost text from
+    // the server's fill-in-the-middle suggestions (docs/inline-completion.md). VS Code's own
+    // `editor.inlineSuggest.enabled` switches it, the server's `inline_completion.enabled` too.
+    client.registerProposedFeatures();
     // extension.ts answers deepseek/question with an input box: say so in the capabilities.
     client.registerFeature({
       fillClientCapabilities: (capabilities) => declareQuestions(capabilities),

@@ -14,7 +14,8 @@ local M = {}
 ---@field init_options table Sent as `initializationOptions` (server settings).
 ---@field codelens { enabled: boolean, events: string[] }
 ---@field diff { enabled: boolean }
----@field keymaps { next_hunk: string|false, prev_hunk: string|false }
+---@field keymaps { next_hunk: string|false, prev_hunk: string|false, accept_suggestion: string|false }
+---@field inline_completion { enabled: boolean } Ghost text from the server (Neovim 0.12+; skipped on 0.11).
 ---@field stream { window: "float"|"split", reasoning: boolean }
 ---@field use_lsp_enable boolean|nil Use vim.lsp.config/enable (Nvim 0.11+); nil = when available.
 
@@ -28,7 +29,8 @@ M.defaults = {
   init_options = {},
   codelens = { enabled = true, events = { "BufEnter", "InsertLeave", "BufWritePost" } },
   diff = { enabled = true },
-  keymaps = { next_hunk = "]h", prev_hunk = "[h" },
+  keymaps = { next_hunk = "]h", prev_hunk = "[h", accept_suggestion = "<M-l>" },
+  inline_completion = { enabled = true },
   stream = { window = "float", reasoning = false },
   use_lsp_enable = nil,
 }
@@ -94,6 +96,9 @@ function M.validate(cfg)
   check("keymaps", cfg.keymaps, "table")
   check_key("keymaps.next_hunk", cfg.keymaps.next_hunk)
   check_key("keymaps.prev_hunk", cfg.keymaps.prev_hunk)
+  check_key("keymaps.accept_suggestion", cfg.keymaps.accept_suggestion)
+  check("inline_completion", cfg.inline_completion, "table")
+  check("inline_completion.enabled", cfg.inline_completion.enabled, "boolean")
   check("stream", cfg.stream, "table")
   if cfg.stream.window ~= "float" and cfg.stream.window ~= "split" then
     fail("stream.window", '"float" or "split"', cfg.stream.window)
@@ -111,7 +116,7 @@ function M.resolve(opts)
     fail("opts", "a table", opts)
   end
   check_unknown("", opts, M.defaults)
-  for _, section in ipairs({ "codelens", "diff", "keymaps", "stream" }) do
+  for _, section in ipairs({ "codelens", "diff", "keymaps", "stream", "inline_completion" }) do
     if type(opts[section]) == "table" then
       check_unknown(section .. ".", opts[section], M.defaults[section])
     end

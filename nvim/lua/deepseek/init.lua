@@ -177,7 +177,35 @@ function M.on_attach(client, bufnr)
       diff.jump(-1)
     end, { buffer = bufnr, desc = "DeepSeek: previous hunk" })
   end
+  M.enable_inline_completion(client, bufnr)
   vim.api.nvim_exec_autocmds("User", { pattern = "DeepSeekAttach", modeline = false, data = { client_id = client.id, buf = bufnr } })
+end
+
+--- Ghost text from the server's inline completion (LSP 3.18) in `bufnr`, on Neovim 0.12+
+--- (`vim.lsp.inline_completion`); on older versions, or when the server does not offer it,
+--- nothing happens. The accept key is mapped in insert mode only where it is free.
+---@param client vim.lsp.Client
+---@param bufnr integer
+---@return boolean enabled
+function M.enable_inline_completion(client, bufnr)
+  local cfg = config.current
+  local inline = vim.lsp.inline_completion
+  if not cfg.inline_completion.enabled or inline == nil or inline.enable == nil then
+    return false
+  end
+  if not (client.server_capabilities or {}).inlineCompletionProvider then
+    return false
+  end
+  inline.enable(true, { bufnr = bufnr })
+  local key = cfg.keymaps.accept_suggestion
+  if key and vim.fn.maparg(key, "i", false, false) == "" then
+    vim.keymap.set("i", key, function()
+      if not inline.get({ bufnr = bufnr }) then
+        return key
+      end
+    end, { buffer = bufnr, expr = true, replace_keycodes = true, desc = "DeepSeek: accept the suggestion" })
+  end
+  return true
 end
 
 --- Statusline text: session state, max-think, progress; "" when idle.
