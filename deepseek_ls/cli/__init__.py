@@ -175,6 +175,11 @@ def main(argv: list[str] | None = None) -> int:
             if not args.verbose and not hasattr(error, "user_message"):
                 # Not one of our reported errors: a bug or an unexpected condition.
                 print("deepseek-ls: run again with -v for the traceback", file=sys.stderr)
+    finally:
+        # The command's retry notices end with it (an in-process `main`: the tests): its terminal
+        # may be gone, and a later model call elsewhere in the process would be written there.
+        if (terminal_ui := sys.modules.get("deepseek_ls.cli.terminal_ui")) is not None:
+            terminal_ui.withdraw_retries()
 
 
 if __name__ == "__main__":  # pragma: no cover

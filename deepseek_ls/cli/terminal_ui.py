@@ -249,9 +249,14 @@ def announce_retries(say) -> RetryNotices:
 
     It replaces an earlier command's in this process (an in-process `cli.main`, the tests): that
     one's terminal may be gone, and being first it would take every notice."""
-    logger = logging.getLogger("deepseek_ls.llm")
-    for earlier in [f for f in logger.filters if isinstance(f, RetryNotices)]:
-        logger.removeFilter(earlier)
+    withdraw_retries()
     notices = RetryNotices(say)
-    logger.addFilter(notices)
+    logging.getLogger("deepseek_ls.llm").addFilter(notices)
     return notices
+
+
+def withdraw_retries() -> None:
+    """Stop announcing retries (the command that asked for them is over)."""
+    logger = logging.getLogger("deepseek_ls.llm")
+    for notices in [f for f in logger.filters if isinstance(f, RetryNotices)]:
+        logger.removeFilter(notices)

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from deepseek_ls.testkit.fake_deepseek import FakeDeepSeek
+from deepseek_ls.testkit.signals import as_a_foreground_command
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenarios"))
 from scenario_kit import diff, plan_json, write_app
@@ -69,7 +70,8 @@ def run(fake: FakeDeepSeek, root: Path, args: list[str], answer: str | None, *, 
     err_path = root.parent / f"stderr-{uuid.uuid4().hex[:6]}"
     with err_path.open("w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "deepseek_ls", "run", *args, "--json"], cwd=root, env=env,
-                                stdin=read, stdout=subprocess.PIPE, stderr=err, text=True, start_new_session=True)
+                                stdin=read, stdout=subprocess.PIPE, stderr=err, text=True, start_new_session=True,
+                                preexec_fn=as_a_foreground_command)  # Ctrl-C as a terminal's command gets it
     os.close(read)
     try:
         if answer is not None:
