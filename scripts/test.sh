@@ -4,9 +4,9 @@
 # pyproject's testpaths), e.g. scripts/test.sh tests/unit/config. Exits non-zero on any failure,
 # and also when pytest ran no test at all.
 # DEEPSEEK_LS_TEST_WORKERS=N runs the tests on N pytest-xdist workers, a whole file per worker at a
-# time (--dist loadfile) so a file's shared server or editor is started once; 3 is the goal (the
-# tests mostly wait on subprocesses: 38 min against ~60 in one process on 2 cores), 0 runs them in
-# this one process and is the default until the timing-sensitive tests are fixed (docs/testing.md, "CI time").
+# time (--dist loadfile) so a file's shared server or editor is started once. The default is 3 (the
+# tests mostly wait on subprocesses: 38 min against ~63 in one process on 2 cores); 0 runs them in
+# this one process (docs/testing.md, "CI time").
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${VENV:-$ROOT/.venv}"
@@ -21,7 +21,7 @@ trap 'rm -f "$report"' EXIT
 # The suite runs as users run the product: without the venv's bin on PATH (an activated venv, or a
 # checkout that happens to have it there, must not hide a test that only passes with it).
 path="$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$VENV/bin" | paste -sd: -)"
-PATH="${path:-/usr/local/bin:/usr/bin:/bin}" "$VENV/bin/pytest" -q -n "${DEEPSEEK_LS_TEST_WORKERS:-0}" --dist loadfile "$@" --junitxml="$report"
+PATH="${path:-/usr/local/bin:/usr/bin:/bin}" "$VENV/bin/pytest" -q -n "${DEEPSEEK_LS_TEST_WORKERS:-3}" --dist loadfile "$@" --junitxml="$report"
 pytest_status=$?
 if [ "$pytest_status" -ne 0 ]; then
   echo "[test] pytest failed (exit $pytest_status)" >&2
