@@ -129,6 +129,7 @@ class Agent:
         self.mcp = mcp
         self._state_listeners: list[StateListener] = [on_state_change] if on_state_change is not None else []
         self.session_extra = dict(session_extra or {})
+        self._told: set[str] = set()  # problems with skill files already said
         # Teammate lanes (agent/lanes): the default for requests that do not say; the editor toggles it.
         self.teammate_mode = config.agent_loop.teammate_mode
         self.applier = applier
@@ -168,11 +169,11 @@ class Agent:
 
     # -- sessions -------------------------------------------------------------
 
-    def _new_session(self, prompt: str, mode: str) -> SessionRuntime:
+    def _new_session(self, prompt: str, mode: str, extra: dict[str, Any] | None = None) -> SessionRuntime:
         from deepseek_ls.trust import require_trusted_for_yolo
 
         require_trusted_for_yolo(self.root, mode)  # before anything is recorded
-        log_ = self.store.create(self.root, mode=mode, prompt=prompt, extra=self.session_extra)
+        log_ = self.store.create(self.root, mode=mode, prompt=prompt, extra={**self.session_extra, **(extra or {})})
         session = Session.restore(log_.session_id, log_)
         rt = self._runtimes[session.session_id] = self._make_runtime(session)
         return rt
@@ -219,16 +220,43 @@ class Agent:
         session.costs.prices = self.prices
         cfg = mode_config(self.config, self._effective_mode(session.mode))
         read_only = self.read_only or session.mode in ops.READ_ONLY_MODES
+        skills = self._skills(session)
         tools = ToolHost(
             self.root, cfg, sink=session, ui=self.ui, overlay=self.overlay, patches=self.patches,
             index=self.index, session_id=session.session_id, read_only=read_only, mcp=self.mcp,
+            limit=session.tool_limit, skills=skills,
         )
         world = World(self.root, cfg, sink=session, overlay=self.overlay, patches=self.patches,
                       index=self.index, tools=tools, applier=self.applier, clock=self.clock)
         rt = build_runtime(session, world, cfg, self.llm, self.ui)
         rt.lanes = self.lanes
         rt.verify_advisory = session.driver == "lane"
+        if session.skills_offered is not None and any(t.name == "skill.load" for t in tools.tools()):
+            rt.skills_catalog = session.skills_offered["catalog"]
         return rt
+
+    def _skills(self, session: Session) -> Any:
+        """The Agent Skills a session offers: those it recorded (`SkillsOffered@v1`), else the ones on
+        disk now, recorded. A skill file left out, or an untrusted workspace's skills, are said once
+        on the status channel."""
+        from deepseek_ls.extensions.places import untrusted_notice
+        from deepseek_ls.extensions.skills import OfferedSkills, load_skills
+
+        if session.skills_offered is not None:
+            found = load_skills(self.root)
+            recorded = session.skills_offered
+            return found if sorted(found.skills) == recorded["names"] and found.catalog() == recorded["catalog"] \
+                else OfferedSkills(tuple(recorded["names"]), recorded["catalog"], live=found)
+        session_id = session.session_id
+        found = load_skills(self.root)
+        for said in [*found.problems, untrusted_notice(self.root)]:
+            if said and said not in self._told:
+                self._told.add(said)
+                log.warning("%s", said)
+                self.ui.stream("status", said + "\n", session_id=session_id)
+        if found.skills:  # recorded once: the session offers these for its life (and its replay)
+            session.emit("SkillsOffered@v1", {"names": sorted(found.skills), "catalog": found.catalog()})
+        return found
 
     def _teammate(self, rt: SessionRuntime, asked: bool | None) -> bool | None:
         """Teammate mode for this request (`asked`, else the agent's default); recorded only when on."""
@@ -332,18 +360,21 @@ class Agent:
 
     async def turn(self, prompt: str, context: str | None = None, *, mode: str | None = None,
                    flags: TurnFlags | None = None, profile: str | None = None,
-                   on_session: Callable[[str], None] | None = None) -> dict[str, Any]:
+                   on_session: Callable[[str], None] | None = None,
+                   tool_limit: dict[str, Any] | None = None) -> dict[str, Any]:
         """One prompt of a conversation (the terminal chat), routed by its intent (`agent/intent.py`):
         a question is answered, a change request is planned first and carried out (only planned in
         plan mode or with `flags.plan_only`). `flags` are the person's (`--tools=false`,
         `--plan-only`, `--force-execute`); a forced execution in plan mode runs in agent mode.
         Files the prompt `@mentions` are attached. Returns `{session_id, intent, answer?, attached,
-        view}`: `answer` as `ask` returns it, `view` the session's (`session_view`)."""
+        view}`: `answer` as `ask` returns it, `view` the session's (`session_view`).
+        `tool_limit` (a custom command's allowed-tools, `{"tools", "bash_prefixes"}`) narrows the
+        session's tools; it is recorded with the session, so a resume or a replay keeps it."""
         flags = flags or TurnFlags()
         mode = mode or self.config.agent_loop.mode
         if flags.force_execute and mode == "plan":
             mode = "agent"
-        rt = self._new_session(prompt, mode)
+        rt = self._new_session(prompt, mode, {"tool_limit": tool_limit} if tool_limit is not None else None)
         if on_session is not None:
             on_session(rt.session_id)
         rt.override = profile

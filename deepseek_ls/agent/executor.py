@@ -62,7 +62,7 @@ class Executor:
         edit_format = loop_cfg.edit_format_by_model.get(
             decision.model, (entry.edit_format if entry else None) or loop_cfg.edit_format)
         messages: list[dict[str, Any]] = [
-            {"role": "system", "content": rt.system_prompt(prompts.system(edit_format))},
+            {"role": "system", "content": rt.system_prompt(prompts.system(edit_format), skills=True)},
             # `_fit`: what gives way first when the prompt is over the model's window (llm/fit.py).
             {"role": "user", "content": prompts.REPO_MAP.format(repo_map=repo_map or "(empty)"),
              "_fit": {"priority": 10, "label": "the repo map"}},

@@ -37,7 +37,7 @@ class Planner:
         repo_map = await world.repo_map(prompt)
         hits, hit_files = await world.index_hits(prompt)
         messages: list[dict[str, Any]] = [
-            {"role": "system", "content": rt.system_prompt(prompts.SYSTEM)},
+            {"role": "system", "content": rt.system_prompt(prompts.SYSTEM, skills=True)},
             {"role": "user", "content": prompts.REPO_MAP.format(repo_map=repo_map or "(empty)"),
              "_fit": {"priority": 10, "label": "the repo map"}},  # gives way first when over the window
             {"role": "user", "content": prompts.request_message(prompt, context, hits)},

@@ -27,6 +27,7 @@ from typing import Any
 from deepseek_ls.agent import operations as ops
 from deepseek_ls.agent.routing_sink import bound
 from deepseek_ls.agent.runtime import build_runtime, mode_config
+from deepseek_ls.extensions.skills import OfferedSkills
 from deepseek_ls.agent.session import Session
 from deepseek_ls.agent.intent import TurnFlags
 from deepseek_ls.agent.lanes.runner import LaneResult, lane_config
@@ -43,7 +44,7 @@ from deepseek_ls.policy.approvals import Approvals, Refused
 from deepseek_ls.policy.launch import ProgramNotRun
 from deepseek_ls.store.events import Event, validate_payload
 from deepseek_ls.store.sessions import SessionStore
-from deepseek_ls.tools.host import ALL_TOOLS, ToolHost
+from deepseek_ls.tools.host import ALL_TOOLS, SKILL_LOAD, ToolHost
 from deepseek_ls.tools.registry import Tool
 from deepseek_ls.tools.overlay import DocumentOverlay
 from deepseek_ls.ui_port import ApprovalDecision, ApprovalRequest
@@ -76,7 +77,7 @@ COMPARED = {
 }
 _VOLATILE = {"ts", "duration_ms", "ttft_ms", "total_ms", "created_at", "started_at"}
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_WIRE_TO_TOOL = {t.wire_name: t.name for t in ALL_TOOLS} | {t.name: t.name for t in ALL_TOOLS}
+_WIRE_TO_TOOL = {t.wire_name: t.name for t in (*ALL_TOOLS, SKILL_LOAD)} | {t.name: t.name for t in (*ALL_TOOLS, SKILL_LOAD)}
 
 
 class ReplayDivergence(Exception):
@@ -241,12 +242,14 @@ class ReplayUI:
 class ReplayWorld(World):
     """A `World` whose every effect is served from the recording (and re-emitted, so the fold matches)."""
 
-    def __init__(self, root: Path, config: Config, *, sink: Session, rec: Recording, read_only: bool) -> None:
+    def __init__(self, root: Path, config: Config, *, sink: Session, rec: Recording, read_only: bool,
+                 skills: Any = None, limit: dict[str, Any] | None = None) -> None:
         self.root = Path(root).resolve()
         self.config = config
         self.sink = sink
         self.rec = rec
-        self.tools = ToolHost(self.root, config, overlay=DocumentOverlay(self.root), read_only=read_only)
+        self.tools = ToolHost(self.root, config, overlay=DocumentOverlay(self.root), read_only=read_only,
+                              skills=skills, limit=limit)
         self.sandbox = self.tools.sandbox  # a Hetun helper block runs again (read-only), its calls served from here
         self._patches: dict[str, PatchSet] = {}
         self.approvals: Approvals | None = None  # the tool host's approvals, answered by ReplayUI
@@ -518,9 +521,14 @@ async def replay_session(root: Path, state_dir: Path, config: Config, session_id
     session.emit("SessionCreated@v1", created)
     mode = created.get("mode") or "agent"
     cfg = mode_config(lane_config(config) if created.get("driver") == "lane" else config, mode)
-    world = ReplayWorld(root, cfg, sink=session, rec=rec, read_only=mode in ops.READ_ONLY_MODES)
+    offered = next((e.payload for e in recorded if e.kind == "SkillsOffered@v1"), None)
+    skills = OfferedSkills(tuple(offered["names"]), offered["catalog"]) if offered else None
+    world = ReplayWorld(root, cfg, sink=session, rec=rec, read_only=mode in ops.READ_ONLY_MODES, skills=skills,
+                        limit=created.get("tool_limit"))
     ui = ReplayUI(rec)
     rt = build_runtime(session, world, cfg, ReplayLLM(rec, cfg, session), ui)
+    if skills is not None and any(t.name == "skill.load" for t in world.tools.tools()):
+        rt.skills_catalog = skills.catalog_text  # the prefix the session was asked with
     rt.lanes = ReplayLanes(rec)
     rt.verify_advisory = created.get("driver") == "lane"
     approvals = Approvals(cfg.policy, ui, sink=session)

@@ -78,10 +78,13 @@ class SessionRuntime:
     lane_feedback: dict[str, str] = field(default_factory=dict)  # why a lane result was not merged
     lane_notice_given: bool = False
     verify_advisory: bool = False  # a lane session: a failed verification is reported, not recovered from
+    skills_catalog: str = ""  # the Agent Skills offered (SkillsOffered@v1), for the roles with tools
 
-    def system_prompt(self, base: str) -> str:
-        """A role's system prompt followed by the project's instructions (AGENTS.md): the stable prefix."""
-        return self.instructions.system_prompt(base) if self.instructions is not None else base
+    def system_prompt(self, base: str, *, skills: bool = False) -> str:
+        """A role's system prompt followed by the project's instructions (AGENTS.md) and, for a role
+        offered `skill.load` (`skills`), the skills' names and descriptions: the stable prefix."""
+        text = self.instructions.system_prompt(base) if self.instructions is not None else base
+        return f"{text.rstrip()}\n\n{self.skills_catalog}" if skills and self.skills_catalog else text
 
     @property
     def session_id(self) -> str:

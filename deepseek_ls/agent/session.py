@@ -98,6 +98,11 @@ class Session:
         self.failures = 0
         self.last_verify_output: str = ""
         self.driver: str | None = None
+        # A custom command's allowed-tools: {"tools": [...], "bash_prefixes": [...]}, None: no narrowing.
+        self.tool_limit: dict[str, Any] | None = None
+        # The Agent Skills the session offers (`SkillsOffered@v1`): fixed for its life, so its prompt
+        # prefix stays the same bytes; {"names": [...], "catalog": str}.
+        self.skills_offered: dict[str, Any] | None = None
         self.events_seen = 0
         self._pending: list[Future[Any]] = []  # queued appends not yet awaited by synced()
         self._last_write: tuple[Future[Any], asyncio.AbstractEventLoop] | None = None
@@ -184,6 +189,11 @@ class Session:
         self.prompt = p.get("prompt") or ""
         self.mode = p.get("mode") or "agent"
         self.driver = p.get("driver")
+        self.tool_limit = p.get("tool_limit")
+
+    def _on_SkillsOffered(self, p: dict[str, Any]) -> None:
+        if self.skills_offered is None:
+            self.skills_offered = dict(p)
 
     def _on_IntentClassified(self, p: dict[str, Any]) -> None:
         self.intent = dict(p)

@@ -251,6 +251,14 @@ class McpToolsListed(Payload):
     problems: list[str] = Field(default_factory=list)
 
 
+class SkillsOffered(Payload):
+    """The Agent Skills a session offers for its life (`extensions/skills.py`): their names and the
+    catalog text its prompts carry, so a resume and a replay ask with the same prefix."""
+
+    names: list[str] = Field(default_factory=list)
+    catalog: str = ""
+
+
 class HetunResearchStarted(Payload):
     """A Hetun research phase begins: its budgets and the slices it starts from."""
 
@@ -445,6 +453,7 @@ KINDS: dict[str, type[Payload]] = {
         AgentRequest,
         IntentClassified,
         McpToolsListed,
+        SkillsOffered,
         HetunResearchStarted,
         HetunSubQuery,
         HetunResearchFinished,

@@ -30,6 +30,7 @@ from deepseek_ls.tools import fs, index_tools, patch_tools, search, shell
 from deepseek_ls.tools import git as git_tools
 from deepseek_ls.tools.overlay import DocumentOverlay
 from deepseek_ls.tools.registry import Tool, ToolContext, ToolDenied
+from deepseek_ls.tools.skill_tools import SKILL_LOAD
 from deepseek_ls.ui_port import AutoApproveUI, UIPort
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,8 @@ class ToolHost:
         read_only: bool = False,
         approvals: Approvals | None = None,
         mcp: Any = None,
+        limit: dict[str, Any] | None = None,
+        skills: Any = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.config = config or Config()
@@ -88,12 +91,19 @@ class ToolHost:
         self.allowed_files: list[str] | None = None
         self.mcp = mcp
         self.mcp_tools: list[Tool] = []
-        self._tools = {t.name: t for t in ALL_TOOLS}
-        self._tools.update({t.wire_name: t for t in ALL_TOOLS})
+        # A custom command's allowed-tools narrow what is offered and run (never widening the policy).
+        self.allowed: set[str] | None = set(limit["tools"]) if limit is not None else None
+        self.bash_prefixes: list[str] = list((limit or {}).get("bash_prefixes") or [])
+        # Agent Skills (extensions/skills.SkillSet): skill.load is offered only when there are some.
+        self.skills = skills
+        self.builtin = [*ALL_TOOLS, *([SKILL_LOAD] if skills is not None and skills.skills else [])]
+        self._tools = {t.name: t for t in self.builtin}
+        self._tools.update({t.wire_name: t for t in self.builtin})
 
     def tools(self, read_only: bool | None = None) -> list[Tool]:
         ro = self.read_only if read_only is None else read_only
-        return [t for t in [*ALL_TOOLS, *self.mcp_tools] if not ro or t.effect == "read"]
+        return [t for t in [*self.builtin, *self.mcp_tools]
+                if (not ro or t.effect == "read") and (self.allowed is None or t.name in self.allowed)]
 
     async def load_mcp_tools(self) -> list[dict[str, Any]]:
         """Start the MCP servers (first time only) and offer their tools; returns what was offered
@@ -157,7 +167,7 @@ class ToolHost:
         except Refused as exc:  # the person cancelled or did not answer: recorded, and the work stops
             self._finish(call_id, tool.name, ToolOutcome(ok=False, error=f"not run: {exc}"))
             raise
-        except (ToolDenied, PatchError, FileNotFoundError, ValueError, TimeoutError, RuntimeError) as exc:
+        except (ToolDenied, PatchError, FileNotFoundError, LookupError, ValueError, TimeoutError, RuntimeError) as exc:
             outcome = ToolOutcome(ok=False, error=str(exc))
         except Exception as exc:  # a bug in a tool must not take the agent down
             log.exception("tool %s failed", tool.name)
@@ -170,6 +180,9 @@ class ToolHost:
             return f"unknown tool {name!r}; available: {', '.join(t.name for t in self.tools())}", None
         if self.read_only and tool.effect != "read":
             return f"{tool.name} is not available in read-only (plan) mode", None
+        limited = self._limited(tool, args)
+        if limited is not None:
+            return limited, None
         if tool.args is None:
             problem = _schema_problem(tool.json_schema or {}, args)
             return (f"invalid arguments for {tool.name}: {problem}", None) if problem else (None, args)
@@ -177,6 +190,20 @@ class ToolHost:
             return None, tool.args.model_validate(args)
         except ValidationError as exc:
             return f"invalid arguments for {tool.name}: {_validation_message(exc)}", None
+
+    def _limited(self, tool: Tool, args: dict[str, Any]) -> str | None:
+        """Why the custom command this session runs does not allow the call, or None."""
+        if self.allowed is None:
+            return None
+        if tool.name not in self.allowed:
+            return (f"{tool.name} is not among the tools this custom command allows "
+                    f"({', '.join(sorted(self.allowed)) or 'none'})")
+        cmd = str(args.get("cmd") or "").strip()
+        if tool.name == "bash.run" and self.bash_prefixes and not any(
+                cmd == p or cmd.startswith(p + " ") for p in self.bash_prefixes):
+            return (f"this custom command allows only the commands starting with: {', '.join(self.bash_prefixes)}; "
+                    f"{cmd!r} is not one")
+        return None
 
     def _context(self, call_id: str) -> ToolContext:
         return ToolContext(
@@ -192,7 +219,7 @@ class ToolHost:
             sandbox=self.sandbox,
             session_id=self.session_id,
             call_id=call_id,
-            extras={"allowed_files": self.allowed_files},
+            extras={"allowed_files": self.allowed_files, "skills": self.skills},
         )
 
     def _finish(self, call_id: str, tool: str, outcome: ToolOutcome) -> ToolOutcome:

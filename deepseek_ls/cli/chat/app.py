@@ -27,6 +27,7 @@ from rich.text import Text
 from deepseek_ls.agent.intent import TurnFlags
 from deepseek_ls.agent.runtime import AgentFailure, SessionCancelled
 from deepseek_ls.cli.chat import commands, modes
+from deepseek_ls.cli.chat.custom import CustomCommands
 from deepseek_ls.cli.chat.render import ChatUI, plan_table
 from deepseek_ls.cli.common import CliContext
 from deepseek_ls.patch import PatchError
@@ -57,13 +58,18 @@ class Chat:
         self.earlier: deque[tuple[str, str]] = deque(maxlen=EARLIER_TURNS)
         self.leaving = False
         self._plans: dict[str, tuple[str, int]] = {}  # session -> (plan_id, version) last shown
+        self.custom = CustomCommands(self.root, lambda: commands.COMMANDS)
+
+    def commands(self) -> dict[str, commands.SlashCommand]:
+        """The built-in slash commands, then the custom ones (`custom.py`)."""
+        return {**commands.COMMANDS, **self.custom.specs()}
 
     def _input(self):
         from deepseek_ls.cli.chat.completion import ChatCompleter, WorkspaceFiles
         from deepseek_ls.cli.chat.prompt import ChatInput
 
         files = WorkspaceFiles(self.root, self.ctx.config.policy.deny_paths)
-        completer = ChatCompleter(lambda: commands.COMMANDS, files.get)
+        completer = ChatCompleter(self.commands, files.get)
         return ChatInput(self.ctx.state_dir, completer, label=self.prompt_label, cycle=self.cycle_mode)
 
     # -- the loop ---------------------------------------------------------------------------
@@ -74,6 +80,8 @@ class Chat:
         try:
             self.say(f"deepseek-ls chat in {self.root} — mode {self.mode}, model {self.model_label()}; /help lists "
                      "the commands")
+            for notice in self.custom.notices():
+                self.say(notice, dim=True)
             if resume:
                 await self.resume(resume)
             while not self.leaving:
@@ -103,11 +111,14 @@ class Chat:
 
     # -- turns ------------------------------------------------------------------------------
 
-    async def turn(self, text: str, flags: TurnFlags | None = None) -> None:
-        """Send `text` to the agent, routed by its intent unless `flags` (or the chat's) force a route."""
+    async def turn(self, text: str, flags: TurnFlags | None = None, *, mode: str | None = None,
+                   profile: str | None = None, tool_limit: dict[str, Any] | None = None) -> None:
+        """Send `text` to the agent, routed by its intent unless `flags` (or the chat's) force a route.
+        `mode`, `profile`: this turn's instead of the chat's; `tool_limit`: a custom command's tools."""
         flags = flags or self.flags
-        out = await self.drive(self.agent.turn(text, self._context(), mode=self.mode, flags=flags,
-                                               profile=self.profile, on_session=self._started))
+        extra = {"tool_limit": tool_limit} if tool_limit is not None else {}
+        out = await self.drive(self.agent.turn(text, self._context(), mode=mode or self.mode, flags=flags,
+                                               profile=profile or self.profile, on_session=self._started, **extra))
         if out is None:
             return
         if out.get("answer") is not None:
@@ -246,6 +257,7 @@ class Chat:
         from deepseek_ls.trust import TrustStore, trust_file
 
         TrustStore(trust_file(user_config_path())).trust(self.root)
+        self.custom.refresh()  # the workspace's own commands may be used now
 
 
 # What a turn or a command may end with that the person can act on: said in one line, no traceback.

@@ -3,8 +3,9 @@
 A line starting with `/` is a command and is handled here, in the terminal: it
 never reaches the model as a prompt (`/ask`, `/plan` and `/run` take a request
 and send *that*, routed as they say). To add a command, `register(SlashCommand(...))`
-from your module (the custom commands of `extensions/` come in this way); a name
-already taken is refused rather than shadowed. An unknown command says so and
+from your module; a name already taken is refused rather than shadowed. The custom
+commands of `extensions/` (per workspace, read from files) come after these through
+`chat.commands()` (`custom.py`) and never shadow one. An unknown command says so and
 lists the known ones; `//text` sends `/text` as a prompt.
 
 Each handler is `async (chat, argument) -> None` and uses the chat's public
@@ -63,9 +64,10 @@ def parse(line: str) -> tuple[str, str] | None:
 
 
 async def dispatch(chat: Chat, name: str, argument: str) -> None:
-    command = COMMANDS.get(name)
+    known = chat.commands()  # the built-in ones, then the custom ones
+    command = known.get(name)
     if command is None:
-        chat.say(f"unknown command /{name}; known: {' '.join('/' + n for n in COMMANDS)} (//{name} sends it as a prompt)")
+        chat.say(f"unknown command /{name}; known: {' '.join('/' + n for n in known)} (//{name} sends it as a prompt)")
         return
     await command.handler(chat, argument)
 
@@ -75,7 +77,7 @@ async def dispatch(chat: Chat, name: str, argument: str) -> None:
 
 async def _help(chat: Chat, argument: str) -> None:
     table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
-    for command in COMMANDS.values():
+    for command in chat.commands().values():
         table.add_row(Text(f"/{command.name} {command.args}".rstrip(), style="bold"), command.help)
     chat.show(table)
     chat.say("Tab cycles the mode (plan → agent → yolo → hetun), Esc cancels a running turn, Alt+Enter (or a "

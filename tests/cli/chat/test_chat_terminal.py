@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from chat_kit import ADD_FIX, CTRL_C, CTRL_D, ESC, TAB, UP, ChatTerminal, make_workspace, plan_reply
+from deepseek_ls.config_layers import user_config_path
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal is POSIX")
 
@@ -108,7 +109,14 @@ LOCAL_COMMANDS = [
 
 def test_commands_keys_and_history_stay_in_the_terminal(chat, fake_deepseek, workspace):
     key = "sk-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0u1V2w3X4"
+    mine = user_config_path().parent / "commands"  # the person's own custom command
+    mine.mkdir(parents=True)
+    (mine / "standup.md").write_text("---\ndescription: what I did yesterday\n---\nSummarise $ARGUMENTS\n")
     term = chat()
+    term.send("/stan")  # completed beside the built-in commands, with its description
+    term.wait("what I did yesterday (user)")
+    term.send(CTRL_C)
+    term.wait_for(lambda: term.prompt_line().endswith("›"), "Ctrl-C did not clear the line")
     for line, said in LOCAL_COMMANDS:
         term.type_line(line)
         term.wait(said)
