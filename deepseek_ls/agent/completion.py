@@ -33,6 +33,7 @@ from deepseek_ls.config_models import Config
 from deepseek_ls.llm.budget import CostLedger, price_book_for
 from deepseek_ls.llm.errors import LLMError
 from deepseek_ls.llm.fim import FimClient, FimRequest
+from deepseek_ls.policy import PathPolicy
 
 log = logging.getLogger("deepseek_ls.agent")
 
@@ -95,6 +96,7 @@ class InlineCompleter:
             fim.sink = _LedgerSink(self.ledger)
         self.tell = tell
         self.stats = CompletionStats()
+        self.policy = PathPolicy(root, config.policy.deny_paths)  # built once: compiling the deny-list takes ms
         self.search: Search | None = None  # related code (the index), set by the adapter when there is one
         self._said: set[str] = set()
         self._shown: _Shown | None = None
@@ -142,7 +144,7 @@ class InlineCompleter:
         if reused is not None:
             self.stats.reused += 1
             return reused
-        hidden = context.hidden_reason(self.root, self.config.policy.deny_paths, request.path, request.text)
+        hidden = context.hidden_reason(self.policy, request.path, request.text)
         if hidden is not None:
             self.stats.hidden += 1
             log.info("inline completion: %s is never sent to the model: %s", request.path or "this buffer", hidden)

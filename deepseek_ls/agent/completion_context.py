@@ -100,15 +100,14 @@ def window(text: str, offset: int, path: str, *, context_tokens: int,
     return Window(prefix, suffix, tuple(kept), comment_marker(path))
 
 
-def hidden_reason(root: Path, deny_paths: list[str], rel: str | None, text: str) -> str | None:
-    """Why this buffer must never be sent to the model (outside the workspace, a deny-listed
-    location such as `.env`, a credential file by its content), or None when it may be."""
-    from deepseek_ls.policy import PathPolicy
+def hidden_reason(policy: Any, rel: str | None, text: str) -> str | None:
+    """Why this buffer must never be sent to the model (outside the workspace, a location the
+    `PathPolicy` refuses such as `.env`, a credential file by its content), or None when it may be."""
     from deepseek_ls.policy.secret_files import secret_kind
 
     if rel is None:
         return "it is outside the workspace"
-    if not PathPolicy(root, deny_paths).is_allowed(rel):
+    if not policy.is_allowed(rel):
         return "it is a secret location (policy.deny_paths) or reserved"
     if (kind := secret_kind(text)) is not None:
         return f"its content looks like {kind}"

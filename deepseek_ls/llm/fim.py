@@ -7,7 +7,8 @@ Two endpoints, chosen by the registry entry's `fim_api`:
 - ``infill``: llama.cpp's ``POST {base}/infill`` with ``input_prefix``, ``input_suffix``,
   ``input_extra`` (the snippets) and ``n_predict``; the answer's ``content`` and its token counts.
 
-Every body goes through the same redaction as every other request before it leaves. One call
+Every body's text goes through the same redaction as every other request before it leaves
+(block by block, cached: `redact_blocks`). One call
 is one short, unstreamed exchange; cancelling the awaiting task closes its connection, so the
 server stops generating (no tokens paid for a suggestion nobody will see). Each call, answered,
 failed or cancelled, is recorded as an ``LLMCall@v1`` payload (role ``inline``) for the ledger.
@@ -16,7 +17,10 @@ failed or cancelled, is recorded as an ``LLMCall@v1`` payload (role ``inline``) 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
+import re
+import socket
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -64,18 +68,39 @@ def fim_url(resolved: ResolvedProfile) -> str:
 
 
 def build_body(resolved: ResolvedProfile, request: FimRequest) -> dict[str, Any]:
-    """The request body for the entry's endpoint, redacted."""
+    """The request body for the entry's endpoint, its text redacted (`redact_blocks`)."""
     api = resolved.entry.fim_api if resolved.entry is not None else "beta"
     if api == "infill":
-        body: dict[str, Any] = {
-            "input_prefix": request.prefix, "input_suffix": request.suffix,
-            "input_extra": [{"filename": path, "text": text} for path, text in request.snippets],
+        return {
+            "input_prefix": redact_blocks(request.prefix), "input_suffix": redact_blocks(request.suffix),
+            "input_extra": [{"filename": redact_blocks(path), "text": redact_blocks(text)}
+                            for path, text in request.snippets],
             "n_predict": request.max_tokens, "stream": False, "cache_prompt": True,
         }
-    else:
-        body = {"model": resolved.model, "prompt": _with_snippets(request) + request.prefix,
-                "suffix": request.suffix, "max_tokens": request.max_tokens, "stream": False}
-    return redaction.redact_obj(body)  # looked up now: the policy layer may replace it
+    return {"model": resolved.model, "prompt": redact_blocks(_with_snippets(request) + request.prefix),
+            "suffix": redact_blocks(request.suffix), "max_tokens": request.max_tokens, "stream": False}
+
+
+_BLANK_LINE = re.compile(r"(\n[ \t]*\n)")
+
+
+def redact_blocks(text: str) -> str:
+    """`text` through the request redaction (`policy.redact.redact_text`), block by block.
+
+    Redacting a few KB takes ~10 ms, on every keystroke; between two keystrokes only the block
+    being typed in changes. So the text is redacted in blocks split at blank lines, each block's
+    result cached: the same masks as the whole text (no secret shape spans a blank line; a PEM
+    block can, so text holding one is redacted whole), for a fraction of the cost.
+    """
+    if "-----BEGIN" in text or "\n" not in text:
+        return redaction.redact_text(text)
+    known = redaction.known_secret_count()  # a secret registered since must mask cached blocks too
+    return "".join(_redacted_block(part, known) for part in _BLANK_LINE.split(text))
+
+
+@functools.lru_cache(maxsize=512)
+def _redacted_block(block: str, known: int) -> str:
+    return redaction.redact_text(block)
 
 
 def _with_snippets(request: FimRequest) -> str:
@@ -119,7 +144,11 @@ class FimClient:
 
     def _client(self) -> httpx.AsyncClient:
         if self._http is None:
-            self._http = httpx.AsyncClient(transport=self._transport, timeout=httpx.Timeout(
+            # No Nagle delay: a request's headers and body go out as separate writes, and a
+            # suggestion is worth milliseconds.
+            transport = self._transport or httpx.AsyncHTTPTransport(
+                socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+            self._http = httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(
                 self.config.idle_timeout_seconds, connect=self.config.connect_timeout_seconds))
         return self._http
 

@@ -232,6 +232,12 @@ def is_known_secret(value: str) -> bool:
     return value in _KNOWN
 
 
+def known_secret_count() -> int:
+    """How many credentials `register_secret` holds (it only grows): a cache of redacted text
+    keyed by it is never served after a new one was registered."""
+    return len(_KNOWN)
+
+
 def redact_text(text: Any) -> Any:
     """`text` with every detected secret replaced by `[REDACTED:<rule>]`.
 

@@ -45,7 +45,7 @@ class RecordedRequest:
     first_byte_at: float | None = None  # time.perf_counter() when the first response byte was sent
     first_content_at: float | None = None  # perf_counter() just before the first text-bearing chunk was written
     disconnected: bool = False  # the client went away before the answer ended
-    received_at: float | None = None  # perf_counter() when the request was read
+    received_at: float | None = None  # perf_counter() when its request line arrived
     answered_at: float | None = None  # perf_counter() when the whole answer was written
     billed: dict[str, Any] | None = None  # the usage of an answer written whole (what the real API bills)
     finished: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -85,6 +85,12 @@ class _Handler(BaseHTTPRequestHandler):
         return None
 
     _responded = False
+    _arrived_at: float | None = None  # perf_counter() when the request line arrived (the fake's time starts)
+
+    def parse_request(self) -> bool:
+        self._arrived_at = time.perf_counter()
+        return super().parse_request()
+
     _waiting_model: str | None = None  # the model of the request now waiting for its answer
 
     def send_response(self, code: int, message: str | None = None) -> None:
@@ -201,7 +207,7 @@ class _Handler(BaseHTTPRequestHandler):
             body=body,
             role=self.headers.get(ROLE_HEADER),
             endpoint=request_endpoint(self._path()),
-            received_at=time.perf_counter(),
+            received_at=self._arrived_at or time.perf_counter(),
         )
         self.server_fake._record(record)
         return record

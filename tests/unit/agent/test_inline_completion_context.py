@@ -12,6 +12,7 @@ from deepseek_ls.agent import completion_context as context
 from deepseek_ls.agent.completion import CompletionRequest, InlineCompleter
 from deepseek_ls.config_models import Config
 from deepseek_ls.llm.tokens import CHARS_PER_TOKEN
+from deepseek_ls.policy import PathPolicy
 
 
 def test_the_window_ends_at_the_cursor_and_fits_the_budget():
@@ -58,11 +59,11 @@ def test_related_code_is_never_from_the_current_file_or_a_secret_one(tmp_path: P
 
 
 def test_hidden_reason_names_why_a_buffer_is_never_sent(tmp_path: Path):
-    deny = [".env", ".env.*", "*.pem"]
-    assert context.hidden_reason(tmp_path, deny, None, "x") == "it is outside the workspace"
-    assert "deny_paths" in context.hidden_reason(tmp_path, deny, ".env", "A=1")
-    assert "looks like" in context.hidden_reason(tmp_path, deny, "k.txt", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgwMbRvI0MBZhpF\n")
-    assert context.hidden_reason(tmp_path, deny, "app.py", "print(1)\n") is None
+    policy = PathPolicy(tmp_path, [".env", ".env.*", "*.pem"])
+    assert context.hidden_reason(policy, None, "x") == "it is outside the workspace"
+    assert "deny_paths" in context.hidden_reason(policy, ".env", "A=1")
+    assert "looks like" in context.hidden_reason(policy, "k.txt", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgwMbRvI0MBZhpF\n")
+    assert context.hidden_reason(policy, "app.py", "print(1)\n") is None
 
 
 async def test_requests_superseded_while_debouncing_send_nothing(tmp_path: Path, fake_deepseek):
