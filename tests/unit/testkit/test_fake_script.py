@@ -97,6 +97,7 @@ def test_fim_latency_and_usage_and_a_hang_up_is_seen_before_the_answer(fake_deep
                           json={"model": "deepseek-chat", "prompt": "fast", "suffix": ""})
     assert answered.json()["usage"]["completion_tokens"] == 1
     (first,) = fake_deepseek.requests
+    assert first.finished.wait(10)  # the client can have the answer before the fake has noted it
     assert first.billed == answered.json()["usage"] and first.answered_at >= first.received_at + 0.01
     try:
         httpx.post(f"{api.base_url}/beta/completions", headers=api.headers, timeout=0.2,
