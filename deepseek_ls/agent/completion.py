@@ -87,15 +87,18 @@ class InlineCompleter:
     """Suggestions for one editor connection (see the module docstring)."""
 
     def __init__(self, config: Config, root: Path, *, fim: FimClient | None = None,
-                 tell: Callable[[str], None] = log.warning) -> None:
+                 tell: Callable[[str], None] = log.warning, ledger: CostLedger | None = None,
+                 stats: CompletionStats | None = None) -> None:
         self.config = config
         self.root = root
-        self.ledger = CostLedger(price_book_for(config))
+        # Kept across settings changes by the adapter (one ledger per connection), priced anew.
+        self.ledger = ledger or CostLedger()
+        self.ledger.prices = price_book_for(config)
         self.fim = fim or FimClient(config.llm, sink=_LedgerSink(self.ledger))
         if fim is not None:
             fim.sink = _LedgerSink(self.ledger)
         self.tell = tell
-        self.stats = CompletionStats()
+        self.stats = stats or CompletionStats()
         self.policy = PathPolicy(root, config.policy.deny_paths)  # built once: compiling the deny-list takes ms
         self.search: Search | None = None  # related code (the index), set by the adapter when there is one
         self._said: set[str] = set()
@@ -223,7 +226,7 @@ class InlineCompleter:
         query = " ".join(words)
         if query not in self._hits:
             try:
-                found = await asyncio.to_thread(self.search, query, count)
+                found = await asyncio.to_thread(self.search, query, count + 1)  # one may be this file
             except Exception as exc:  # noqa: BLE001 - no related code this time; said in the log, once
                 self._say_once(f"deepseek-ls: inline completion goes without related code: the index "
                                f"could not be searched ({exc})")
@@ -231,7 +234,7 @@ class InlineCompleter:
             self._hits[query] = found
             while len(self._hits) > _HIT_CACHE:
                 self._hits.popitem(last=False)
-        return tuple(self._hits[query])
+        return tuple(hit for hit in self._hits[query] if hit[0] != request.path)[:count]
 
     def status(self) -> dict[str, Any]:
         """JSON for `deepseek/inlineCompletionStatus`: on or off and why, the counts, the spend."""

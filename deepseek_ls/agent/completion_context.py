@@ -114,9 +114,9 @@ def hidden_reason(policy: Any, rel: str | None, text: str) -> str | None:
     return None
 
 
-def index_snippets(index: Any, root: Path, deny_paths: list[str], current: str) -> Callable[[str, int], list]:
+def index_snippets(index: Any, root: Path, deny_paths: list[str]) -> Callable[[str, int], list]:
     """A search for related code in `index` (a built `CodeIndex`): `(query, top_k) -> [(path, text)]`,
-    never a hit in the current file or in one the policy hides from the model."""
+    never a hit in a file the policy hides from the model. (The caller drops the current file's.)"""
     from deepseek_ls.policy import PathPolicy
     from deepseek_ls.policy.secret_files import file_is_secret
 
@@ -124,14 +124,12 @@ def index_snippets(index: Any, root: Path, deny_paths: list[str], current: str) 
 
     def search(query: str, top_k: int) -> list[tuple[str, str]]:
         out: list[tuple[str, str]] = []
-        for hit in index.query(query, top_k=top_k + 1).hits:
-            if hit.path == current or not policy.is_allowed(hit.path) or file_is_secret(root, hit.path):
+        for hit in index.query(query, top_k=top_k).hits:
+            if not policy.is_allowed(hit.path) or file_is_secret(root, hit.path):
                 continue
             text = "\n".join(line.text.rstrip() for line in hit.lines[:3])[:SNIPPET_CHARS]
             if text.strip():
                 out.append((hit.path, text))
-            if len(out) == top_k:
-                break
         return out
 
     return search

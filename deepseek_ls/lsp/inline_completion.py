@@ -11,6 +11,7 @@ cancels (`$/cancelRequest`) cancels the completer's HTTP request with it.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from lsprotocol import types
@@ -22,20 +23,25 @@ from deepseek_ls.lsp.uris import current_text, uri_to_relpath
 
 log = logging.getLogger(__name__)
 
+INDEX_RECHECK_SECONDS = 30.0  # without an index, look again this often (a build may have finished)
 _WORD_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
 
 
 class InlineCompletionState:
-    """This connection's completer, made on first use and remade when the settings change."""
+    """This connection's completer, remade when the settings change; its ledger and counts kept."""
 
     def __init__(self) -> None:
         self.completer: Any = None
         self.config: Any = None
+        self.ledger: Any = None
+        self.stats: Any = None
+        self.index_checked = 0.0  # when the index was last looked for (a build may finish later)
 
 
 def completer(ls: DeepSeekServer) -> Any:
     """The connection's `InlineCompleter` for the current settings (the old one closed when they changed)."""
-    from deepseek_ls.agent.completion import InlineCompleter
+    from deepseek_ls.agent.completion import CompletionStats, InlineCompleter
+    from deepseek_ls.llm.budget import CostLedger
 
     state = ls.feature_state(InlineCompletionState)
     config = ls.config
@@ -43,8 +49,14 @@ def completer(ls: DeepSeekServer) -> Any:
         if state.completer is not None:
             ls.tasks.spawn(state.completer.aclose(), "close the previous inline completion client")
         assert ls.root is not None
-        state.completer = InlineCompleter(config, ls.root, tell=ls.show_warning)
+        state.ledger = state.ledger or CostLedger()
+        state.stats = state.stats or CompletionStats()
+        state.completer = InlineCompleter(config, ls.root, tell=ls.show_warning, ledger=state.ledger,
+                                          stats=state.stats)
         state.config = config
+        state.index_checked = 0.0
+    if state.completer.search is None and time.monotonic() - state.index_checked > INDEX_RECHECK_SECONDS:
+        state.index_checked = time.monotonic()
         state.completer.search = _search(ls, config)
     return state.completer
 
@@ -53,8 +65,10 @@ def _search(ls: DeepSeekServer, config: Any) -> Any:
     """Related code from the index when one is built (a completion never starts a build)."""
     from deepseek_ls.agent.completion_context import index_snippets
 
-    index = ls.services.index_if_built() if ls.services is not None else None
-    return None if index is None else index_snippets(index, ls.root, config.policy.deny_paths, "")
+    if not config.inline_completion.index_hits or ls.services is None:
+        return None
+    index = ls.services.index_if_built()
+    return None if index is None else index_snippets(index, ls.root, config.policy.deny_paths)
 
 
 def _request(ls: DeepSeekServer, uri: str, position: types.Position) -> Any:

@@ -28,7 +28,7 @@ from deepseek_ls.testkit.fake_deepseek import FakeDeepSeek
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-FAST = {"debounce_ms": 0, "model": None, "enabled": True, "completion_items": False, "index_hits": 0}
+FAST = {"debounce_ms": 0, "model": None, "enabled": True, "completion_items": False, "index_hits": 0, "max_tokens": 128}
 PEM_HEAD = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgwMbRvI0MBZhpF\n"
 KEY = "sk-" + "4f3c2b1a0e9d8c7b6a5f4e3d2c1b0a99"  # a DeepSeek-shaped key a person pasted into a buffer
 
@@ -125,6 +125,8 @@ async def test_a_fim_model_suggests_the_middle_and_the_call_is_priced(lsp):
     status = await lsp.status()
     assert status["enabled"] is True and status["cost"]["calls"] == before + 1
     assert status["cost"]["tokens"]["output"] > 0 and status["cost"]["cost"] > 0  # FIM tokens priced
+    await lsp.settings(max_tokens=64)  # new settings: the connection's ledger is kept
+    assert (await lsp.status())["cost"]["calls"] == before + 1
 
 
 async def test_typing_through_a_shown_suggestion_asks_nothing(lsp):

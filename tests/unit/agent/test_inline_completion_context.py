@@ -54,8 +54,13 @@ def test_related_code_is_never_from_the_current_file_or_a_secret_one(tmp_path: P
     index = SimpleNamespace(query=lambda query, top_k: SimpleNamespace(hits=[
         hit("app.py", "invoice_total(x)"), hit(".env", "TOKEN=abc"), hit("creds.json", '"private_key": "..."'),
         hit("billing.py", "def invoice_total(items):")]))
-    search = context.index_snippets(index, tmp_path, [".env", ".env.*"], "app.py")
-    assert search("invoice_total", 3) == [("billing.py", "def invoice_total(items):")]
+    search = context.index_snippets(index, tmp_path, [".env", ".env.*"])
+    assert search("invoice_total", 3) == [("app.py", "invoice_total(x)"), ("billing.py", "def invoice_total(items):")]
+    completer = InlineCompleter(Config.model_validate({"inline_completion": {"index_hits": 3}}), tmp_path,
+                                tell=lambda message: None)
+    completer.search = search
+    request = CompletionRequest("app.py", "from billing import invoice_total\nx = invoice_total(", 50)
+    assert asyncio.run(completer._snippets(request)) == (("billing.py", "def invoice_total(items):"),)
 
 
 def test_hidden_reason_names_why_a_buffer_is_never_sent(tmp_path: Path):
