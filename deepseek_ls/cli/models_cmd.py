@@ -13,7 +13,7 @@ _GROUPS = {
     "endpoint": ("id", "provider", "base_url", "api_key_env", "api_key_required"),
     "limits": ("context_window", "max_output_tokens", "default_max_tokens", "max_inflight",
                "first_token_timeout_seconds", "total_timeout_seconds"),
-    "capabilities": ("thinking_switch", "reasoning_field", "tools", "json_mode", "fim", "stream_usage",
+    "capabilities": ("thinking_switch", "reasoning_field", "tools", "json_mode", "fim", "fim_api", "stream_usage",
                      "edit_format", "tokenizer"),
     "prices per 1M tokens": ("price_cache_hit", "price_cache_miss", "price_output", "currency"),
     "peak billing": ("peak_price_factor", "peak_hours_utc", "peak_days"),
