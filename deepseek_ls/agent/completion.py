@@ -34,6 +34,7 @@ from deepseek_ls.llm.budget import CostLedger, price_book_for
 from deepseek_ls.llm.errors import LLMError
 from deepseek_ls.llm.fim import FimClient, FimRequest
 from deepseek_ls.policy import PathPolicy
+from deepseek_ls.policy.secret_files import HEAD_BYTES
 
 log = logging.getLogger("deepseek_ls.agent")
 
@@ -103,6 +104,7 @@ class InlineCompleter:
         self.search: Search | None = None  # related code (the index), set by the adapter when there is one
         self._said: set[str] = set()
         self._shown: _Shown | None = None
+        self._hidden_memo: tuple[tuple[str | None, str], str | None] | None = None
         self._pending: asyncio.Task[str | None] | None = None
         self._hits: OrderedDict[str, list[tuple[str, str]]] = OrderedDict()
 
@@ -147,7 +149,7 @@ class InlineCompleter:
         if reused is not None:
             self.stats.reused += 1
             return reused
-        hidden = context.hidden_reason(self.policy, request.path, request.text)
+        hidden = self._hidden(request)
         if hidden is not None:
             self.stats.hidden += 1
             log.info("inline completion: %s is never sent to the model: %s", request.path or "this buffer", hidden)
@@ -166,6 +168,15 @@ class InlineCompleter:
         finally:
             if self._pending is task:
                 self._pending = None
+
+    def _hidden(self, request: CompletionRequest) -> str | None:
+        """`completion_context.hidden_reason`, remembered for the buffer's head: looking at the head of
+        a large buffer for credential shapes on every keystroke costs tens of ms."""
+        head = request.text[:HEAD_BYTES]
+        key = (request.path, head)
+        if self._hidden_memo is None or self._hidden_memo[0] != key:
+            self._hidden_memo = (key, context.hidden_reason(self.policy, request.path, request.text))
+        return self._hidden_memo[1]
 
     def _reuse(self, request: CompletionRequest) -> str | None:
         shown = self._shown

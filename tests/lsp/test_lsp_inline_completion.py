@@ -254,3 +254,14 @@ async def test_no_leak_inline_completion_never_sends_a_secret_file(lsp, rel, tex
     assert await lsp.complete(uri, len(lines) - 1, len(lines[-1])) == []
     assert len(lsp.fake.requests) == sent
     assert (await lsp.status())["stats"]["hidden"] >= 1
+
+
+async def test_a_cursor_on_the_empty_line_after_the_last_line_break(lsp):
+    """The cursor after a file's final newline is on a line `lsp_lines` does not list: the prompt
+    is the whole file (it was the start of the file: the position clamped to the line above)."""
+    await lsp.settings()
+    lsp.fake.add({"match": {"endpoint": "fim", "contains": "def last():\n"}, "content": "    return 0"})
+    uri = lsp.open("last.py", "def last():\n")
+    assert await lsp.complete(uri, 1, 0) == ["    return 0"]
+    sent = lsp.fim_requests()[-1]
+    assert sent.body["prompt"].endswith("def last():\n") and sent.body["suffix"] == ""
