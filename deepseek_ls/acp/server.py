@@ -42,7 +42,7 @@ from acp.schema import (
 )
 
 from deepseek_ls import __version__
-from deepseek_ls.acp import errors, options
+from deepseek_ls.acp import custom_commands, errors, options
 from deepseek_ls.acp.client_files import ClientFiles
 from deepseek_ls.acp.options import MODES
 from deepseek_ls.acp.sessions import AcpSessionRecord, AcpSessionStore
@@ -204,6 +204,7 @@ class DeepSeekAcpAgent:
         if not text.strip():
             raise RequestError.invalid_params({"reason": "the prompt has no text"})
         mode, text = _command(text, session.record.mode)
+        expanded = custom_commands.expansion(Path(session.record.cwd), text, COMMANDS)
         if not session.record.title:
             session.record.title = (text.strip() or f"/{mode}").splitlines()[0][:80]
         if session.files is not None:
@@ -213,7 +214,10 @@ class DeepSeekAcpAgent:
         ours = None
         session.ui.client_cancelled = False
         try:
-            await self._run_turn(session, mode, text, context)
+            if expanded is not None:
+                await self._custom_turn(session, expanded, context)
+            else:
+                await self._run_turn(session, mode, text, context)
             # A permission answered `cancelled` means the person cancelled the turn (the client's
             # session/cancel may still be on its way): the session paused, the change kept staged.
             stop = "cancelled" if session.ui.client_cancelled else "end_turn"
@@ -280,6 +284,22 @@ class DeepSeekAcpAgent:
         view = await self._tracked(session, agent.run(text, mode=mode, profile=profile))
         self._adopt(session, view["session_id"])
         self._final(session, view)
+
+    async def _custom_turn(self, session: AcpSession, exp: Any, context: str | None) -> None:
+        """A custom command: its prompt as a turn (answered, or planned and carried out), narrowed."""
+        ui = session.ui
+        for note in exp.notes:
+            ui.send(update_agent_message_text(f"[{note}]\n"))
+        ui.content_is_answer = False  # a plan's JSON or an answer: the answer is sent whole below
+        limit = exp.limit.to_json() if exp.limit is not None else None
+        out = await self._tracked(session, session.agent.turn(
+            exp.prompt, context, mode=custom_commands.turn_mode(exp, session.record.mode),
+            profile=exp.profile or session.record.profile, tool_limit=limit,
+            on_session=lambda sid: self._adopt(session, sid)))
+        if out.get("answer") is not None:
+            ui.send(update_agent_message_text(out["answer"].get("content") or ""))
+        else:
+            self._final(session, out["view"])
 
     async def _tracked(self, session: AcpSession, work: Any) -> Any:
         """Run `work` while pushing the plan and patches to the client on every state change."""
@@ -394,7 +414,14 @@ class DeepSeekAcpAgent:
             self._adopt(session, sid)
 
     def _announce(self, session: AcpSession) -> None:
-        session.ui.send(AvailableCommandsUpdate(session_update="available_commands_update", available_commands=COMMANDS))
+        from deepseek_ls.extensions.places import untrusted_notice
+
+        root = Path(session.record.cwd)
+        offered, problems = custom_commands.available(root, COMMANDS)
+        session.ui.send(AvailableCommandsUpdate(session_update="available_commands_update", available_commands=offered))
+        for said in [*problems, untrusted_notice(root)]:
+            if said:
+                session.ui.send(update_agent_message_text(f"[{said}]\n"))
 
     def _adopt(self, session: AcpSession, sid: str | None) -> None:
         if sid and sid not in session.record.ours:

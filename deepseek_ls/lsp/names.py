@@ -36,6 +36,8 @@ CMD_TOGGLE_TEAMMATE_MODE = "deepseek.toggleTeammateMode"
 CMD_REVIEW = "deepseek.review"
 CMD_APPLY_REVIEW_FIX = "deepseek.applyReviewFix"
 CMD_DISMISS_FINDING = "deepseek.dismissFinding"
+CMD_LIST_COMMANDS = "deepseek.listCommands"
+CMD_RUN_COMMAND = "deepseek.runCommand"
 
 ALL_COMMANDS = [v for k, v in dict(globals()).items() if k.startswith("CMD_")]
 

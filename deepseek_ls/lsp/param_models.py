@@ -63,6 +63,15 @@ class AskArgs(_Args):
     session_id: Id | None = None
 
 
+class RunCommandArgs(_Args):
+    """`deepseek.runCommand`: a custom command by name (without the slash) and its argument text."""
+
+    name: str = Field(min_length=1, max_length=200)
+    arguments: str = Field(default="", max_length=100_000)
+    uri: Uri | None = None
+    range: Range | None = None
+
+
 class PlanArgs(AskArgs):
     mode: Literal["plan", "agent", "yolo", "hetun"] | None = None
 

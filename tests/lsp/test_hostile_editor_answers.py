@@ -78,7 +78,7 @@ def unknown_ids(root: Path) -> dict[str, Any]:
         "session_id": "no-such-session", "step_id": "no-such-step", "patch_id": "no-such-patch",
         "hunk_id": "no-such-hunk", "uri": (root / "a.py").as_uri(), "request_id": "no-such-request",
         "question_id": "no-such-question", "decision_id": "no-such-decision", "prompt": "hi",
-        "answer": "x", "text": "x", "fingerprint": "0" * 32,
+        "answer": "x", "text": "x", "fingerprint": "0" * 32, "name": "no-such-command",
     }
 
 
@@ -87,6 +87,7 @@ NO_REQUIRED_FIELDS = {
     names.CMD_ACCEPT_ALL, names.CMD_REJECT_ALL, names.CMD_EXPLAIN_ROUTING, names.CMD_SESSIONS, names.CMD_CANCEL,
     names.CMD_UNDO, names.CMD_MCP_STATUS, names.CMD_MCP_APPROVE, names.CMD_TRUST_WORKSPACE,
     names.CMD_UNTRUST_WORKSPACE, names.CMD_TRUST_STATUS, names.CMD_TOGGLE_TEAMMATE_MODE, names.CMD_REVIEW,
+    names.CMD_LIST_COMMANDS,
 }
 
 

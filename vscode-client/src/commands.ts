@@ -10,6 +10,7 @@ import { hunkAtLine, undoMessage } from "./hunks";
 import type { InlineDiff } from "./inlineDiff";
 import { mcpItems, type McpStatus } from "./mcp";
 import { Commands, stateLabel, type Plan, type RoutingExplanation, type ServerApi, type SessionSummary } from "./protocol";
+import { runCustomCommand, type CustomCommandUI } from "./customCommands";
 import { reviewChanges, type ReviewUI } from "./review";
 import { SECRET_KEY } from "./secrets";
 import type { ServerManager } from "./server";
@@ -37,6 +38,13 @@ export const reviewUI: ReviewUI = {
   input: async (prompt, value) => vscode.window.showInputBox({ prompt, value, ignoreFocusOut: true }),
   progress: (title, job) => Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: false }, job)),
   showFindings: () => void vscode.commands.executeCommand("workbench.actions.view.problems"),
+};
+
+/** The editor half of running a custom command (palette and panel). */
+export const customCommandUI: CustomCommandUI = {
+  pick: ui.pick,
+  input: async (prompt, placeholder) => vscode.window.showInputBox({ prompt, placeHolder: placeholder, ignoreFocusOut: true }),
+  info: ui.info,
 };
 
 function errorText(error: unknown): string {
@@ -141,6 +149,13 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     }),
     // The server says what it found (window/showMessage); the findings are in the Problems panel.
     reg("review", "Review Changes", () => reviewChanges(server, reviewUI)),
+    reg("runCustomCommand", "Run Custom Command", async () => {
+      const context = editorContext();
+      stream.reveal();
+      const result = await runCustomCommand(server, customCommandUI, context);
+      if (result?.answer?.content) stream.finish(result.session_id, result.answer.content);
+      return result;
+    }),
     reg("acceptHunk", "Accept Hunk", async () => {
       const hunk = await hunkAtCursor(inlineDiff);
       if (!hunk) return undefined;

@@ -39,6 +39,8 @@ export const Commands = {
   review: "deepseek.review",
   applyReviewFix: "deepseek.applyReviewFix",
   dismissFinding: "deepseek.dismissFinding",
+  listCommands: "deepseek.listCommands",
+  runCommand: "deepseek.runCommand",
 } as const;
 
 /** Custom requests (client -> server). */

@@ -141,6 +141,26 @@ function M.exec(command, args, callback, bufnr)
   return M.request("workspace/executeCommand", { command = command, arguments = { arg } }, callback, bufnr)
 end
 
+--- Run a deepseek.* server command and wait for its answer (at most `timeout_ms`): for callers
+--- that cannot take a callback (:checkhealth, command-line completion). Returns the
+--- `{ result, err }` of request_sync, or nil when there is no client or no answer in time.
+---@param command string
+---@param args table|nil
+---@param timeout_ms integer
+---@param bufnr integer|nil
+function M.exec_sync(command, args, timeout_ms, bufnr)
+  local c = M.get(bufnr)
+  if not c then
+    return nil
+  end
+  local arg = (args == nil or next(args) == nil) and M.empty_object() or args
+  local params = { command = command, arguments = { arg } }
+  if has_011 then
+    return c:request_sync("workspace/executeCommand", params, timeout_ms)
+  end
+  return c.request_sync("workspace/executeCommand", params, timeout_ms)
+end
+
 --- The position encoding negotiated with the server (LSP 3.17
 --- `positionEncoding`; Neovim offers utf-8, utf-16 and utf-32). Every column
 --- this plugin sends or reads is in it.

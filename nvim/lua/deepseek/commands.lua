@@ -126,6 +126,62 @@ function M.review(opts)
   end)
 end
 
+--- The custom commands' names from the server (deepseek.listCommands), for completion: asked
+--- synchronously (completion cannot wait on a callback), bounded to 2 s; {} when it cannot answer.
+function M.custom_command_names()
+  local reply = client.exec_sync(cmd.list_commands, {}, 2000, vim.api.nvim_get_current_buf())
+  local names = {}
+  for _, command in ipairs(reply and reply.result and reply.result.commands or {}) do
+    table.insert(names, command.name)
+  end
+  return names
+end
+
+--- `:DeepSeekCommand name [arguments]`: run a custom command (.deepseek/commands/, .claude/commands/,
+--- the user config's commands/: docs/extensions.md); a range adds the selection. Alone: pick one.
+function M.custom_command(opts)
+  local name = opts.fargs[1]
+  if not name then
+    run("commands", cmd.list_commands, {}, function(result)
+      local commands = result and result.commands or {}
+      if #commands == 0 then
+        ui.notify("no custom commands here" .. (result and result.notice and (" (" .. result.notice .. ")") or ""))
+        return
+      end
+      vim.ui.select(commands, {
+        prompt = "DeepSeek: run which custom command?",
+        format_item = function(c)
+          return ("/%s %s  %s"):format(c.name, c.argument_hint, c.description)
+        end,
+      }, function(choice)
+        if choice then
+          vim.api.nvim_feedkeys(":DeepSeekCommand " .. choice.name .. " ", "n", false)
+        end
+      end)
+    end)
+    return
+  end
+  local args, bufnr = prompt_args(opts)
+  args.prompt = nil
+  args.name = name
+  args.arguments = vim.trim(opts.args:sub(#name + 1))
+  ui.begin_stream("/" .. name .. " " .. args.arguments)
+  run("command", cmd.run_command, args, function(result)
+    for _, note in ipairs(result and result.notes or {}) do
+      ui.notify(note)
+    end
+    local answer = result and result.answer
+    if answer and answer ~= vim.NIL and not ui.streamed and answer.content then
+      ui.append("stream", answer.content)
+      ui.show(ui.scratch("stream"), "DeepSeek stream")
+    end
+    if result and result.state then
+      ui.notify(("/%s: %s"):format(name, result.state))
+    end
+    refresh_lenses()
+  end, bufnr)
+end
+
 --- Fetch fresh hunks, then act on the pending one under the cursor.
 local function with_hunk_at_cursor(what, act)
   local bufnr = vim.api.nvim_get_current_buf()
@@ -466,6 +522,14 @@ M.specs = {
   DeepSeekReview = { M.review, { nargs = "*", complete = function()
     return { "--staged", "--base" }
   end, desc = "DeepSeek: review a change (read-only) [--staged | --base REF] [path...]" } },
+  DeepSeekCommand = { M.custom_command, { nargs = "*", range = true, complete = function(lead, line)
+    if line:match("^%S+%s+%S+%s") then
+      return {} -- the command's own arguments
+    end
+    return vim.tbl_filter(function(n)
+      return vim.startswith(n, lead)
+    end, M.custom_command_names())
+  end, desc = "DeepSeek: run a custom command [name arguments] (.claude/commands, .deepseek/commands)" } },
   DeepSeekAccept = { M.accept, { desc = "DeepSeek: accept the hunk under the cursor" } },
   DeepSeekReject = { M.reject, { desc = "DeepSeek: reject the hunk under the cursor" } },
   DeepSeekAcceptAll = { M.accept_all, { nargs = "?", desc = "DeepSeek: accept every pending hunk [patch_id]" } },

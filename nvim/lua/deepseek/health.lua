@@ -104,16 +104,7 @@ local function check_mcp()
     health.info("MCP servers: shown once deepseek-ls runs")
     return
   end
-  local params = {
-    command = require("deepseek.protocol").cmd.mcp_status,
-    arguments = { { start = true } },
-  }
-  local res
-  if vim.fn.has("nvim-0.11") == 1 then
-    res = client:request_sync("workspace/executeCommand", params, 60000)
-  else
-    res = client.request_sync("workspace/executeCommand", params, 60000)
-  end
+  local res = require("deepseek.client").exec_sync(require("deepseek.protocol").cmd.mcp_status, { start = true }, 60000)
   if not res or res.err then
     health.warn("could not ask for the MCP servers: " .. vim.inspect(res and res.err or "timeout"))
     return

@@ -38,6 +38,8 @@ M.cmd = {
   review = "deepseek.review",
   apply_review_fix = "deepseek.applyReviewFix",
   dismiss_finding = "deepseek.dismissFinding",
+  list_commands = "deepseek.listCommands",
+  run_command = "deepseek.runCommand",
 }
 
 --- Custom requests (client -> server).

@@ -7,6 +7,7 @@
  */
 import * as vscode from "vscode";
 import { editorContext, reviewUI } from "../commands";
+import { parseSlash } from "../customCommands";
 import { findEventLog } from "../eventLog";
 import { PATCHED_SCHEME, type InlineDiff } from "../inlineDiff";
 import { AGENT_MODES, AGENT_MODE_IDS, PROFILES, PROFILE_IDS } from "../modes";
@@ -255,6 +256,13 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     this.model.setBusy(true);
     this.publish();
     try {
+      const slash = parseSlash(text);
+      if (slash) {
+        // A custom command (docs/extensions.md): the server expands it; the slash line never reaches the model.
+        const result = await this.server.command<{ session_id: string }>(Commands.runCommand, { ...slash, ...ctx });
+        this.refresh({ ...this.model.showSession(result.session_id), transcript: true, plan: true, changes: true, sessions: true });
+        return;
+      }
       if (action === "ask") {
         const result = await this.server.command<{ session_id: string }>(Commands.ask, { prompt, ...ctx });
         this.refresh({ ...this.model.showSession(result.session_id), transcript: true, sessions: true });
