@@ -312,7 +312,11 @@ class World:
         environment, bounded. A plan-authored command runs unprompted only in a safe shape with a
         working sandbox; otherwise it needs an explicit approval (`PolicyViolation` when the policy
         refuses it, `Refused` when the person does not approve it). Raises `ProgramNotRun` when its
-        program cannot run here (missing, not executable, hidden by the sandbox)."""
+        program cannot run here (missing, not executable, hidden by the sandbox). A custom command's
+        allowed-tools that leave out `Bash` (or allow only some commands) refuse it first."""
+        limited = self.tools.limit_refusal("bash.run", command) if self.tools is not None else None
+        if limited is not None:
+            raise PolicyViolation(command, "custom_command_tools", limited)
         checked = self.commands.inspect(command)
         argv = guard_command(checked.argv, cwd=self.root, paths=self.paths)  # secret paths in arguments
         reasons = command_review(checked, await self.sandbox.astatus())

@@ -10,8 +10,9 @@ Running one expands it into a prompt (`expand`), which then goes to the agent li
 `$ARGUMENTS` is the whole argument text, `$1`..`$9` its words (shell quoting respected); with
 neither in the body, the arguments are added at the end. `@path` references stay as they are: the
 agent attaches those files under its path policy. A Claude Code `` !`command` `` line is never run
-while expanding: it becomes an instruction to run that command with the shell tool, which goes
-through the command policy, the person's approval and the sandbox like any other.
+while expanding: it becomes a note that its output was wanted and not run (at most the model makes
+it a verification command of its plan, which goes through the command policy, the person's
+approval and the sandbox like any other).
 `allowed-tools` narrows the tools of that run (`tool_names.ToolLimit`), never widening the policy;
 `model` picks a profile (`fast`, `max_think`).
 """
@@ -145,7 +146,9 @@ def expand(command: CustomCommand, arguments: str, known_tools: set[str]) -> Exp
     text = _POSITIONAL.sub(lambda m: words[int(m.group(1)) - 1] if int(m.group(1)) <= len(words) else "", text)
     if arguments.strip() and not used:
         text += f"\n\nARGUMENTS: {arguments.strip()}"
-    text = _BANG.sub(lambda m: f"(run `{m.group(1)}` with the bash.run tool and use its output here)", text)
+    text = _BANG.sub(lambda m: f"(the output of `{m.group(1)}`, which deepseek-ls did not run: if it must run, "
+                     "make it a verification command of the plan, which runs only through the command policy "
+                     "and the person's approval)", text)
     out = Expansion(command=command.name, prompt=text)
     if command.allowed_tools is not None:
         out.limit = parse_allowed_tools(command.allowed_tools, known_tools)

@@ -5,8 +5,8 @@ Read from `.deepseek/skills/<skill>/SKILL.md`, `.claude/skills/...` and the user
 name and written the same way every time, after the system prompt, so the stable prefix stays
 byte-identical from turn to turn and DeepSeek's prompt cache keeps hitting. The body is read when
 the model asks for it with the `skill.load` tool (`SkillSet.load`), which also lists the files the
-skill ships; a script among them runs only as any command does — `bash.run`, under the command
-policy, the person's approval and the sandbox.
+skill ships; a script among them runs only as any command does — as a verification command of a
+plan, under the command policy, the person's approval and the sandbox.
 """
 
 from __future__ import annotations
@@ -79,8 +79,9 @@ class SkillSet:
             result["note"] = ("this skill lives in the person's config directory, outside the workspace: commands "
                               "run in the sandbox cannot see its files. Read them with its instructions only.")
         elif shipped:
-            result["note"] = ("the files are relative to the workspace; run a script with bash.run (it goes "
-                              "through the command policy and the person's approval like any command)")
+            result["note"] = ("the files are relative to the workspace; read them with fs.read. A script runs only "
+                              "as a verification command of the plan, through the command policy, the person's "
+                              "approval and the sandbox like any command")
         return result
 
 

@@ -180,7 +180,7 @@ class ToolHost:
             return f"unknown tool {name!r}; available: {', '.join(t.name for t in self.tools())}", None
         if self.read_only and tool.effect != "read":
             return f"{tool.name} is not available in read-only (plan) mode", None
-        limited = self._limited(tool, args)
+        limited = self.limit_refusal(tool.name, str(args.get("cmd") or ""))
         if limited is not None:
             return limited, None
         if tool.args is None:
@@ -191,15 +191,16 @@ class ToolHost:
         except ValidationError as exc:
             return f"invalid arguments for {tool.name}: {_validation_message(exc)}", None
 
-    def _limited(self, tool: Tool, args: dict[str, Any]) -> str | None:
-        """Why the custom command this session runs does not allow the call, or None."""
+    def limit_refusal(self, name: str, cmd: str = "") -> str | None:
+        """Why the custom command this session runs does not allow tool `name` (for `bash.run`, the
+        command line `cmd`: a verification command too), or None."""
         if self.allowed is None:
             return None
-        if tool.name not in self.allowed:
-            return (f"{tool.name} is not among the tools this custom command allows "
+        if name not in self.allowed:
+            return (f"{name} is not among the tools this custom command allows "
                     f"({', '.join(sorted(self.allowed)) or 'none'})")
-        cmd = str(args.get("cmd") or "").strip()
-        if tool.name == "bash.run" and self.bash_prefixes and not any(
+        cmd = cmd.strip()
+        if name == "bash.run" and self.bash_prefixes and not any(
                 cmd == p or cmd.startswith(p + " ") for p in self.bash_prefixes):
             return (f"this custom command allows only the commands starting with: {', '.join(self.bash_prefixes)}; "
                     f"{cmd!r} is not one")

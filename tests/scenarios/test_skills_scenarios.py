@@ -112,3 +112,29 @@ async def test_a_skill_with_malformed_frontmatter_is_named_and_the_others_offere
     assert "- changelog:" in prompt and "broken" not in prompt and "nodesc" not in prompt
     assert any("broken/SKILL.md" in s and "not valid YAML" in s for s in ui_said)
     assert any("nodesc/SKILL.md" in s and "'description' is missing" in s for s in ui_said)
+
+
+@pytest.mark.parametrize("limit", [
+    pytest.param({"tools": ["fs.read", "patch.stage", "patch.apply"], "bash_prefixes": []}, id="no-bash"),
+    pytest.param({"tools": ["fs.read", "patch.stage", "patch.apply", "bash.run"], "bash_prefixes": ["git log"]},
+                 id="only-git-log"),
+])
+async def test_no_unapproved_exec_a_custom_commands_allowed_tools_hold_back_verification(make_agent, fake_deepseek,
+                                                                                       limit):
+    """A custom command whose allowed-tools leave out `Bash` (or allow only `git log`) runs no other
+    command: the plan's verification is refused before the policy is even asked."""
+    from scenario_kit import diff
+
+    from deepseek_ls.agent.intent import TurnFlags
+
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(("Fix add", ["app.py"]))})
+    fake_deepseek.add({"match": {"role": "executor"},
+                       "content": diff("app.py", ["def add(a, b):", "    return a - b"],
+                                       ["def add(a, b):", "    return a + b"], start=5)})
+    agent = make_agent()
+    out = await agent.turn("fix add", flags=TurnFlags(force_execute=True), tool_limit=limit)
+    runs = [e.payload for e in agent.store.open(out["session_id"]).read() if e.kind == "VerificationRun@v1"]
+    assert runs and runs[0]["command"] == "python -m pytest -q" and runs[0]["exit_code"] is None
+    assert "refused by policy" in runs[0]["output"]
+    assert ("bash.run is not among the tools this custom command allows" in runs[0]["output"]
+            or "only the commands starting with: git log" in runs[0]["output"])

@@ -56,9 +56,9 @@ def test_positional_arguments_and_bang_lines_expand_without_running_anything(cla
     command = load_commands(claude_repo, trusted=True).get("release-notes")
     out = expand(command, 'v1.2 "the ops team"', KNOWN)
     assert "since v1.2 for the ops team." in out.prompt
-    # The `!` line is not run: the model is asked to run it through bash.run (policy, approval, sandbox).
+    # The `!` line is not run: at most the model may make it a verification command (policy, approval, sandbox).
     assert "!`" not in out.prompt
-    assert "(run `git log --oneline v1.2..HEAD` with the bash.run tool" in out.prompt
+    assert "(the output of `git log --oneline v1.2..HEAD`, which deepseek-ls did not run" in out.prompt
     assert "@CHANGELOG.md" in out.prompt  # attached by the agent under its path policy
     assert out.limit.tools == {"bash.run", "fs.read", "fs.search_rg", "index.query"}
     assert out.limit.bash_prefixes == ["git log"]
