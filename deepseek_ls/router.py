@@ -53,6 +53,8 @@ def _count_words(text: str, words: tuple[str, ...]) -> int:
     lower = text.lower()
     total = 0
     for w in words:
+        if w not in lower:  # a substring search first: the regex tries every position (15 s on 10 MB)
+            continue
         if _CJK.search(w):
             total += lower.count(w)
         else:
