@@ -409,6 +409,10 @@ class AgentLoopConfig(_Section):
     # The same tool call, failing edit or verification failure this many times in a row pauses (agent/runaway.py).
     # 4: the failure classifier's ladder (fix, replan, replan after a design mismatch) gets every rung first.
     runaway_repeats: int = Field(default=4, ge=2)
+    # Compaction (agent/compaction.py): summarize older turns when the next prompt passes this share of the
+    # window; the newest `compact_keep_turns` answers (and what followed them) are kept as they are.
+    compact_threshold: float = Field(default=0.8, gt=0, le=1)
+    compact_keep_turns: int = Field(default=2, ge=0)
     architect_parse_retries: int = Field(default=2, ge=0)
     editor_parse_retries: int = Field(default=2, ge=0)
     max_files_per_iteration: int = Field(default=12, ge=1)

@@ -549,6 +549,20 @@ class Agent:
             ops.record(rt, "cancel")  # replay re-issues it
             return ops.cancel(rt)
 
+    def compact(self, session_id: str, focus: str = "") -> dict[str, Any]:
+        """Ask for the session's conversation to be compacted before its next model call (agent/compaction.py),
+        keeping what `focus` names. Only a running session has a conversation to compact: each request
+        starts from a fresh prompt (instructions, plan, the files it needs), so an idle one is told so."""
+        rt = self._runtime(session_id)
+        state = rt.session.state
+        out: dict[str, Any] = {"session_id": session_id, "state": state, "context": rt.session.context.view()}
+        if state not in BUSY_STATES:
+            return {**out, "pending": False,
+                    "message": f"session {session_id[:13]} is {state}: nothing to compact (each request starts "
+                               "from a fresh prompt; a running session is compacted before its next model call)"}
+        rt.compact_request = focus.strip()
+        return {**out, "pending": True, "message": "the conversation will be compacted before its next model call"}
+
     def session_view(self, session_id: str) -> dict[str, Any]:
         rt = self._runtimes.get(session_id) or self._runtime(session_id)
         return rt.session.view()

@@ -62,6 +62,7 @@ COMPARED = {
     "VerificationRun@v1",
     "FailureClassified@v1",
     "RunawayDetected@v1",
+    "ContextCompacted@v1",
     "UserQuestionAsked@v1",
     "ApprovalRequested@v1",
     "AgentRequest@v1",
@@ -200,6 +201,21 @@ class ReplayLLM:
             raise error_from_record(p)  # the same typed error the live call raised
         return Completion.model_validate(p["response"])
 
+
+    def compaction_asked(self) -> str | None:
+        """The focus of a compaction the person asked for here live (`/compact`): the next recorded call is
+        the summarizer's and the compaction it made was manual; None otherwise."""
+        queue = self.rec.queues["LLMCall@v1"]
+        if not queue or queue[0].payload.get("role") != "compactor":
+            return None
+        done = self.rec.find("ContextCompacted@v1", queue[0].seq_no)
+        if done is None or done.payload.get("trigger") != "manual":
+            return None
+        return done.payload.get("focus") or ""
+
+    def measure(self, messages, *, profile: str = "fast", model: str | None = None, tools=None) -> Any:
+        """Counted as live (compaction decides on it the same way)."""
+        return self._client.measure(messages, profile=profile, model=model, tools=tools)
 
     def _hetun(self, messages, role: str, profile: str, tools, model, stream) -> Completion:
         resolved = self._client.resolve(profile, model)

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from deepseek_ls.agent.compaction import compact
 from deepseek_ls.agent.failures import FailureClassifier
 from deepseek_ls.agent.finish import AnswerIncomplete, complete_whole
 from deepseek_ls.agent.instructions import ProjectInstructions
@@ -79,6 +80,7 @@ class SessionRuntime:
     lane_notice_given: bool = False
     verify_advisory: bool = False  # a lane session: a failed verification is reported, not recovered from
     skills_catalog: str = ""  # the Agent Skills offered (SkillsOffered@v1), for the roles with tools
+    compact_request: str | None = None  # "/compact [focus]": compact before the next call ("" = no focus)
 
     def system_prompt(self, base: str, *, skills: bool = False) -> str:
         """A role's system prompt followed by the project's instructions (AGENTS.md) and, for a role
@@ -102,6 +104,8 @@ class SessionRuntime:
     ):
         sid = self.session_id
         self.check_cost_budget()
+        # Older turns summarized when the prompt passes the threshold or the person asked (agent/compaction.py).
+        await compact(self, messages, profile=decision.profile, model=model, tools=tools or None, role=role)
 
         def on_delta(delta) -> None:
             channel = "reasoning" if delta.kind == "reasoning" else "content"

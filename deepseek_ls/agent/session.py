@@ -16,6 +16,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Protocol
 
+from deepseek_ls.agent.context_meter import ContextMeter
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.runaway import RunawayWatch
 from deepseek_ls.agent.state import SessionStateMachine
@@ -113,6 +114,7 @@ class Session:
         self.resumable = False  # a Failed session whose failure may pass (the model server, a budget)
         self.costs = CostLedger()  # tokens and money of every call; prices set by the agent
         self.transcript = Transcript()  # the conversation a chat view shows
+        self.context = ContextMeter()  # how full the model's window is (agent/context_meter.py)
         self.runaway = RunawayWatch()  # what the model repeated in a row (agent/runaway.py)
         # Hetun mode: {"research": {nodes, synthesis, ...}, "mission": card, "decision", "checkpoint"}.
         self.hetun: dict[str, Any] = {}
@@ -179,6 +181,7 @@ class Session:
         self.events_seen += 1
         self.costs.fold(kind, p)
         self.transcript.fold(kind, p)
+        self.context.fold(kind, p)
         self.runaway.fold(kind, p)
         name = kind.split("@", 1)[0]
         handler = getattr(self, f"_on_{name}", None)
@@ -369,6 +372,7 @@ class Session:
             "state_reason": self.state_reason,
             "refusal": self.refusal,
             "cost": self.costs.summary(calls=False),
+            "context": self.context.view(),
             **({"hetun": self.hetun} if self.mode == "hetun" else {}),
             **({"review": self.review} if self.mode == "review" else {}),
             **({"intent": self.intent} if self.intent is not None else {}),

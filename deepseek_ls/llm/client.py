@@ -30,7 +30,7 @@ import httpx
 from deepseek_ls.config_models import LLMConfig
 from deepseek_ls.llm import history
 from deepseek_ls.llm.errors import BadRequestError, CallTimeoutError, ContextLengthError, InterruptedResponse, LLMError
-from deepseek_ls.llm.fit import FitReport, fit_messages, prompt_budget, strip_tags
+from deepseek_ls.llm.fit import FitReport, fit_messages, measure_messages, prompt_budget, strip_tags
 from deepseek_ls.llm.http_errors import error_from_status, error_from_transport, unsupported_param, without_secret
 from deepseek_ls.llm.models import DROPPABLE_PARAMS, sends_reasoning_back
 from deepseek_ls.llm.profiles import ResolvedProfile, resolve_profile
@@ -147,18 +147,35 @@ class LLMClient:
         redact = self._redact or redaction.redact_obj  # looked up now: the policy layer may replace it
         return redact(body), report
 
-    def _fit(self, resolved: ResolvedProfile, tagged: Sequence[Mapping[str, Any]], prepared: list[dict[str, Any]],
-             tools: list[dict[str, Any]] | None) -> tuple[list[dict[str, Any]], FitReport]:
+    def measure(self, messages: Sequence[Mapping[str, Any]], *, profile: str = "fast", model: str | None = None,
+                tools: list[dict[str, Any]] | None = None) -> FitReport | None:
+        """What the request for `messages` would hold, counted as `_fit` counts it (the context meter and
+        the compaction threshold use this): None for a model the registry does not know (nothing is fitted)."""
+        resolved = self.resolve(profile, model)
+        entry = resolved.entry
+        if entry is None:
+            return None
+        thinking_history = sends_reasoning_back(entry, resolved.thinking)
+        prepared = history.prepare_messages(strip_tags(messages), thinking=thinking_history)
+        offered = tools if tools and entry.tools else None
+        counter, budget, _ = self._budget(resolved, offered)
+        return measure_messages(_tagged(prepared, messages), budget=budget, counter=counter,
+                                context_window=entry.context_window)
+
+    def _budget(self, resolved: ResolvedProfile, tools: list[dict[str, Any]] | None) -> tuple[PromptCounter, int, int]:
         entry = resolved.entry
         assert entry is not None
         counter = PromptCounter(entry.tokenizer, scale=self.token_scale.get((resolved.base_url, resolved.model), 1.0))
         max_tokens = int(resolved.params.get("max_tokens") or entry.output_cap)
         tools_tokens = counter.count(repr(tools)) if tools else 0
-        budget = prompt_budget(entry.context_window, max_tokens, tools_tokens)
-        # Fit the prepared messages, carrying the callers' priority tags over (same order, same length).
-        for message, original in zip(prepared, tagged):
-            if isinstance(original, Mapping) and "_fit" in original:
-                message["_fit"] = original["_fit"]
+        return counter, prompt_budget(entry.context_window, max_tokens, tools_tokens), max_tokens
+
+    def _fit(self, resolved: ResolvedProfile, tagged: Sequence[Mapping[str, Any]], prepared: list[dict[str, Any]],
+             tools: list[dict[str, Any]] | None) -> tuple[list[dict[str, Any]], FitReport]:
+        entry = resolved.entry
+        assert entry is not None
+        counter, budget, max_tokens = self._budget(resolved, tools)
+        prepared = _tagged(prepared, tagged)
         fitted, report = fit_messages(prepared, budget=budget, counter=counter, model=resolved.model,
                                       context_window=entry.context_window, max_tokens=max_tokens)
         if report.shortened:
@@ -452,3 +469,11 @@ def _estimated_usage(trace: CallTrace, completion: Completion, tokenizer: str | 
     output = counter.count(completion.content + (completion.reasoning_content or "") + calls)
     return Usage(prompt_tokens=prompt, completion_tokens=output, total_tokens=prompt + output,
                  prompt_cache_miss_tokens=prompt, estimated=True)
+
+
+def _tagged(prepared: list[dict[str, Any]], tagged: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The prepared messages with the callers' priority tags carried over (same order, same length)."""
+    for message, original in zip(prepared, tagged):
+        if isinstance(original, Mapping) and "_fit" in original:
+            message["_fit"] = original["_fit"]
+    return prepared

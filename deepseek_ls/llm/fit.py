@@ -14,6 +14,11 @@ order of priority then age; untagged messages get a priority from their place:
 
 The model is told what was left out: a note is added to the last message. If
 the prompt still does not fit, `ContextLengthError` names the window.
+
+The report also says what fills the prompt (`parts`: instructions, plan,
+context, conversation, tool results), counted as the request is: the context
+meter shows these numbers, never a second estimate (`measure_messages` gives
+them for a prompt before it is sent, to decide on compaction).
 """
 
 from __future__ import annotations
@@ -41,10 +46,49 @@ class FitReport:
     original_tokens: int
     exact: bool
     shortened: list[dict[str, Any]] = field(default_factory=list)  # [{label, from_tokens, to_tokens}]
+    window: int = 0  # the model's context window
+    parts: dict[str, int] = field(default_factory=dict)  # prompt tokens by what fills them (`PARTS`), after fitting
 
     def as_dict(self) -> dict[str, Any]:
         return {"budget": self.budget, "prompt_tokens": self.prompt_tokens, "original_tokens": self.original_tokens,
-                "exact": self.exact, "shortened": self.shortened}
+                "exact": self.exact, "shortened": self.shortened, "window": self.window, "parts": self.parts}
+
+
+# What fills a prompt, as the context meter shows it.
+PARTS = ("instructions", "plan", "context", "conversation", "tool_results")
+
+
+def part_of(message: Mapping[str, Any]) -> str:
+    """Which of `PARTS` a message is: system = instructions (AGENTS.md included), the tagged plan,
+    other tagged context (repo map, files, index hits), tool results, and the conversation."""
+    tag = message.get(FIT_KEY)
+    if isinstance(tag, Mapping):
+        part = tag.get("part") or ("plan" if tag.get("label") == "the plan" else "context")
+        return part if part in PARTS else "context"
+    role = message.get("role")
+    if role == "system":
+        return "instructions"
+    return "tool_results" if role == "tool" else "conversation"
+
+
+def _parts(messages: Sequence[Mapping[str, Any]], sizes: Sequence[int]) -> dict[str, int]:
+    out = dict.fromkeys(PARTS, 0)
+    for message, size in zip(messages, sizes):
+        out[part_of(message)] += size
+    return out
+
+
+def message_sizes(messages: Sequence[Mapping[str, Any]], counter: PromptCounter, near: int) -> list[int]:
+    return [counter.count(message_text(m), near=near) + MESSAGE_OVERHEAD for m in messages]
+
+
+def measure_messages(messages: Sequence[Mapping[str, Any]], *, budget: int, counter: PromptCounter,
+                     context_window: int) -> FitReport:
+    """What `fit_messages` would count for `messages`, without shortening anything or raising."""
+    sizes = message_sizes(messages, counter, budget)
+    total = sum(sizes)
+    return FitReport(budget=budget, prompt_tokens=total, original_tokens=total, exact=counter.exact,
+                     window=context_window, parts=_parts(messages, sizes))
 
 
 def prompt_budget(context_window: int, max_tokens: int, tools_tokens: int = 0) -> int:
@@ -87,9 +131,10 @@ def fit_messages(
 ) -> tuple[list[dict[str, Any]], FitReport]:
     """`messages` shortened to fit `budget` tokens (tags stripped), with a report; or `ContextLengthError`."""
     out = [dict(m) for m in messages]
-    sizes = [counter.count(message_text(m), near=budget) + MESSAGE_OVERHEAD for m in out]
+    sizes = message_sizes(out, counter, budget)
     total = sum(sizes)
-    report = FitReport(budget=budget, prompt_tokens=total, original_tokens=total, exact=counter.exact)
+    report = FitReport(budget=budget, prompt_tokens=total, original_tokens=total, exact=counter.exact,
+                       window=context_window)
     if total > budget:
         target = budget - NOTE_RESERVE
         last = len(out) - 1
@@ -120,8 +165,11 @@ def fit_messages(
             final = out[-1]
             if isinstance(final.get("content"), str):
                 final["content"] += note
-                total += counter.count(note)
+                added = counter.count(note)
+                total += added
+                sizes[-1] += added
         report.prompt_tokens = total
+    report.parts = _parts(out, sizes)
     if total > budget:
         raise ContextLengthError(
             f"the request needs about {total} prompt tokens but {model} has a context window of "

@@ -38,6 +38,7 @@ CMD_APPLY_REVIEW_FIX = "deepseek.applyReviewFix"
 CMD_DISMISS_FINDING = "deepseek.dismissFinding"
 CMD_LIST_COMMANDS = "deepseek.listCommands"
 CMD_RUN_COMMAND = "deepseek.runCommand"
+CMD_COMPACT = "deepseek.compact"
 
 ALL_COMMANDS = [v for k, v in dict(globals()).items() if k.startswith("CMD_")]
 

@@ -104,6 +104,13 @@ class OptionalSessionArgs(_Args):
     session_id: Id | None = None
 
 
+class CompactArgs(_Args):
+    """`deepseek.compact`: the session (default: the active one) and what the summary must keep."""
+
+    session_id: Id | None = None
+    focus: str = Field(default="", max_length=2000)
+
+
 class ReviewArgs(_Args):
     """`deepseek.review`: which change (default: the working tree against HEAD), limited to `paths`."""
 

@@ -92,6 +92,7 @@ def status(ls: DeepSeekServer, session_id: str | None = None) -> dict[str, Any]:
         "last_error": view.get("last_error"),
         "state_reason": view.get("state_reason"),
         "cost": view.get("cost"),
+        "context": view.get("context"),
         "running": ls.tasks.running,
         "teammate_mode": teammate_mode(ls),
         "lanes": view.get("lanes") or {"running": 0, "queued": 0, "lanes": []},

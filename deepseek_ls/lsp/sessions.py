@@ -162,6 +162,16 @@ async def undo_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
             "unsaved": outcome.in_buffers}
 
 
+async def compact_command(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
+    """Compact the session's conversation before its next model call (agent/compaction.py); the answer
+    says whether it will, and the context meter as it is now."""
+    a = params.parse_args(params.CompactArgs, args)
+    sid = a.session_id or sessions_of(ls).active
+    if not sid:
+        raise LookupError("no session to compact: start one with deepseek.ask or deepseek.plan")
+    return agent(ls).compact(sid, a.focus)
+
+
 def plan_request(ls: DeepSeekServer, raw: Any) -> dict[str, Any] | None:
     a = params.parse_args(params.OptionalSessionArgs, raw)
     sid = a.session_id or sessions_of(ls).active
@@ -187,6 +197,7 @@ def register(server: DeepSeekServer) -> None:
     command(server, names.CMD_RESUME, resume_command)
     command(server, names.CMD_CANCEL, cancel_command)
     command(server, names.CMD_UNDO, undo_command)
+    command(server, names.CMD_COMPACT, compact_command)
     request(server, names.REQ_PLAN, plan_request)
     request(server, names.REQ_STATUS, status_request)
     sessions_of(server).writers.append(_write_plan)

@@ -192,6 +192,19 @@ class RunawayDetected(Payload):
     what: str = ""
 
 
+class ContextCompacted(Payload):
+    """Older turns of a model conversation replaced by a structured summary (agent/compaction.py)."""
+
+    trigger: Literal["auto", "manual"]
+    role: str
+    summary: dict[str, Any]
+    replaced: dict[str, Any]  # {start, end, messages, roles, text}
+    tokens_before: int
+    tokens_after: int | None = None
+    window: int | None = None
+    focus: str | None = None
+
+
 class FinishReasonHandled(Payload):
     """An answer that did not end with stop/tool_calls, and what the agent did about it (agent/finish.py)."""
 
@@ -440,6 +453,7 @@ KINDS: dict[str, type[Payload]] = {
         VerificationRun,
         FailureClassified,
         RunawayDetected,
+        ContextCompacted,
         FinishReasonHandled,
         ApprovalRequested,
         ApprovalResolved,

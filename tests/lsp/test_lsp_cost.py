@@ -60,6 +60,18 @@ async def test_status_hover_and_explanation_show_tokens_and_cost(agent_editor, f
     requested = await client.protocol.send_request_async(names.REQ_STATUS, {})
     assert requested.cost.session.cost == pytest.approx(session["cost"])
 
+    # The context meter: the executor's prompt out of deepseek-v4-flash's window, and what fills it.
+    meter = pushed["context"]
+    assert meter["window"] == 1_000_000 and meter["role"] == "executor" and meter["text"].startswith("ctx ")
+    assert meter["used"] == sum(meter["parts"].values()) and meter["parts"]["plan"] > 0
+    assert meter["parts"]["instructions"] > 0 and meter["parts"]["context"] > 0  # the repo map, the file
+    assert plain(requested)["context"]["used"] == meter["used"]
+    # deepseek.compact on a session waiting on its hunks: before its next model call, with the meter now.
+    calls = len(fake_deepseek.requests)
+    compacted = await run(client, names.CMD_COMPACT, {"session_id": session_id, "focus": "the add fix"})
+    assert compacted["pending"] is True and "before its next model call" in compacted["message"]
+    assert compacted["context"]["used"] == meter["used"] and len(fake_deepseek.requests) == calls
+
     hover = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=4, character=0)))
     assert hover is not None

@@ -41,6 +41,7 @@ export const Commands = {
   dismissFinding: "deepseek.dismissFinding",
   listCommands: "deepseek.listCommands",
   runCommand: "deepseek.runCommand",
+  compact: "deepseek.compact",
 } as const;
 
 /** Custom requests (client -> server). */

@@ -241,7 +241,17 @@ class Chat:
     def prompt_label(self) -> list[tuple[str, str]]:
         profiles = self.ctx.config.llm.profiles
         model = profiles[self.profile or "fast"].model + ("" if self.profile else " (auto)")
-        return [(f"class:mode.{self.mode}", f" {self.mode} "), ("", " "), ("class:model", model), ("", " › ")]
+        meter = self.meter_text()
+        return [(f"class:mode.{self.mode}", f" {self.mode} "), ("", " "), ("class:model", model),
+                *([("", " "), ("class:meter", meter)] if meter else []), ("", " › ")]
+
+    def meter_text(self) -> str:
+        """The context meter of this chat's latest session ("ctx 12k/128k (9%)"), "" before any call."""
+        from deepseek_ls.agent.context_meter import meter_text
+
+        if not self.sessions or self.agent is None:
+            return ""
+        return meter_text(self.agent.session_view(self.sessions[-1]).get("context"))
 
     def cost_text(self) -> str:
         from deepseek_ls.llm.budget import ledger_from_events

@@ -197,6 +197,18 @@ async def _cost(chat: Chat, argument: str) -> None:
     chat.say(chat.cost_text())
 
 
+async def _compact(chat: Chat, argument: str) -> None:
+    from deepseek_ls.agent.context_meter import parts_text
+
+    if not chat.sessions:
+        chat.say("nothing to compact: no model call in this chat yet")
+        return
+    answer = chat.agent.compact(chat.sessions[-1], argument)
+    chat.say(answer["message"])
+    if answer.get("context"):
+        chat.say(f"{answer['context']['text']}: {parts_text(answer['context'])}", dim=True)
+
+
 async def _sessions(chat: Chat, argument: str) -> None:
     listed = chat.agent.sessions()[:15]
     if not listed:
@@ -248,6 +260,8 @@ for _spec in (
     SlashCommand("apply", "[PATCH_ID [HUNK_ID ...]]", "apply a staged patch (the pending one when alone)", _apply),
     SlashCommand("undo", "", "take the last apply back out (edits made since are kept)", _undo),
     SlashCommand("cost", "", "tokens and money of this chat's sessions", _cost),
+    SlashCommand("compact", "[FOCUS]", "summarize the older turns of the running conversation, keeping FOCUS; "
+                 "shows how full the context is", _compact),
     SlashCommand("sessions", "", "this workspace's sessions, newest first", _sessions),
     SlashCommand("resume", "[ID]", "continue a paused session where it stopped", _resume),
     SlashCommand("trust", "[yes]", "whether this workspace is trusted (yolo needs it); yes trusts it", _trust),

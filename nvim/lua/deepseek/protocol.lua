@@ -40,6 +40,7 @@ M.cmd = {
   dismiss_finding = "deepseek.dismissFinding",
   list_commands = "deepseek.listCommands",
   run_command = "deepseek.runCommand",
+  compact = "deepseek.compact",
 }
 
 --- Custom requests (client -> server).

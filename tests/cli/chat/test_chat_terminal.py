@@ -65,6 +65,15 @@ def test_a_question_is_answered_a_change_planned_and_every_approval_answer_ends_
     assert "→ a question (EN_QUESTION_WORD)" in screen and "`add`" not in screen and "**" not in screen
     assert "Plan v" not in screen
     assert roles(fake_deepseek) == ["chat"]
+    # The context meter in the prompt: the answer's prompt tokens out of the model's window, from its call.
+    [call] = events(workspace, "LLMCall@v1")
+    used = call["payload"]["fit"]["prompt_tokens"]
+    assert f"ctx {used / 1000:.1f}k/1M (0%)" in term.prompt_line()
+    term.type_line("/compact the failing test")  # nothing runs: said so, with what fills the context
+    term.wait("nothing to compact")
+    term.wait("instructions ")
+    term.wait_prompt()
+    assert roles(fake_deepseek) == ["chat"]  # a slash command never reaches the model
 
     # The same change request four times: refused with "n", Esc and Ctrl-D (no answer), then allowed.
     for key in ("n\r", ESC, CTRL_D, "y\r"):

@@ -131,3 +131,42 @@ def json_text(messages) -> str:
     import json
 
     return json.dumps(messages)
+
+
+async def test_the_meter_counts_what_the_request_counted(fake_deepseek, sink):
+    """One source of truth: `measure` (compaction's threshold) and the recorded fit (the context meter) are the
+    numbers fitting used, split by what fills the prompt."""
+    fake_deepseek.add({"content": "ok"})
+    messages = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": code(20, "map"), "_fit": {"priority": 10, "label": "the repo map"}},
+        {"role": "user", "content": "PLAN " * 40, "_fit": {"priority": 50, "label": "the plan"}},
+        {"role": "user", "content": "Step 1."},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "fs_read", "arguments": '{"path": "a.py"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": code(30, "out")},
+        {"role": "user", "content": "Go on."},
+    ]
+    async with eight_k_client(fake_deepseek, sink) as llm:
+        measured = llm.measure(messages)
+        await llm.complete(messages, role="executor")
+    fit = sink.events[-1][1]["fit"]
+    assert fit["window"] == measured.window == WINDOW
+    assert fit["prompt_tokens"] == measured.prompt_tokens == sum(fit["parts"].values())
+    assert fit["parts"] == measured.parts
+    parts = fit["parts"]
+    assert all(parts[name] > 0 for name in ("instructions", "plan", "context", "conversation", "tool_results"))
+    assert parts["tool_results"] > parts["plan"]  # 30 lines of code against 40 words
+
+
+async def test_the_meter_counts_a_shortened_prompt_as_sent(fake_deepseek, sink):
+    fake_deepseek.add({"content": "ok"})
+    messages = [{"role": "system", "content": SYSTEM},
+                {"role": "user", "content": code(600, "map"), "_fit": {"priority": 10, "label": "the repo map"}},
+                {"role": "user", "content": "Step 1."}]
+    async with eight_k_client(fake_deepseek, sink) as llm:
+        measured = llm.measure(messages)
+        await llm.complete(messages, role="executor")
+    fit = sink.events[-1][1]["fit"]
+    assert measured.prompt_tokens == fit["original_tokens"] > fit["budget"] >= fit["prompt_tokens"]
+    assert sum(fit["parts"].values()) == fit["prompt_tokens"]  # after shortening, note included
