@@ -175,7 +175,7 @@ class Agent:
         require_trusted_for_yolo(self.root, mode)  # before anything is recorded
         log_ = self.store.create(self.root, mode=mode, prompt=prompt, extra={**self.session_extra, **(extra or {})})
         session = Session.restore(log_.session_id, log_)
-        rt = self._runtimes[session.session_id] = self._make_runtime(session)
+        rt = self._runtimes[session.session_id] = self._make_runtime(session, new=True)
         return rt
 
     def _runtime(self, session_id: str) -> SessionRuntime:
@@ -212,7 +212,7 @@ class Agent:
                     rt.session.emit("PatchRejected@v1", {"patch_id": ps.patch_id, "hunk_ids": rejected,
                                                          "reason": "outside this session", "external": True})
 
-    def _make_runtime(self, session: Session) -> SessionRuntime:
+    def _make_runtime(self, session: Session, new: bool = False) -> SessionRuntime:
         sid = session.session_id
         session.machine.listener = lambda a, b, reason: session.when_durable(
             lambda: self._tell_state(sid, a, b, reason)
@@ -220,7 +220,7 @@ class Agent:
         session.costs.prices = self.prices
         cfg = mode_config(self.config, self._effective_mode(session.mode))
         read_only = self.read_only or session.mode in ops.READ_ONLY_MODES
-        skills = self._skills(session)
+        skills = self._skills(session, new)
         tools = ToolHost(
             self.root, cfg, sink=session, ui=self.ui, overlay=self.overlay, patches=self.patches,
             index=self.index, session_id=session.session_id, read_only=read_only, mcp=self.mcp,
@@ -235,18 +235,19 @@ class Agent:
             rt.skills_catalog = session.skills_offered["catalog"]
         return rt
 
-    def _skills(self, session: Session) -> Any:
-        """The Agent Skills a session offers: those it recorded (`SkillsOffered@v1`), else the ones on
-        disk now, recorded. A skill file left out, or an untrusted workspace's skills, are said once
-        on the status channel."""
+    def _skills(self, session: Session, new: bool) -> Any:
+        """The Agent Skills a session offers: those it recorded (`SkillsOffered@v1`; their bodies read
+        from disk when loaded); for a `new` session the ones on disk now, recorded; none for an
+        earlier session that recorded none (viewing or resuming it writes nothing). A skill file
+        left out, or an untrusted workspace's skills, are said once on the status channel."""
         from deepseek_ls.extensions.places import untrusted_notice
         from deepseek_ls.extensions.skills import OfferedSkills, load_skills
 
-        if session.skills_offered is not None:
-            found = load_skills(self.root)
-            recorded = session.skills_offered
-            return found if sorted(found.skills) == recorded["names"] and found.catalog() == recorded["catalog"] \
-                else OfferedSkills(tuple(recorded["names"]), recorded["catalog"], live=found)
+        recorded = session.skills_offered
+        if recorded is not None:
+            return OfferedSkills(tuple(recorded["names"]), recorded["catalog"], live=load_skills(self.root))
+        if not new:
+            return None
         session_id = session.session_id
         found = load_skills(self.root)
         for said in [*found.problems, untrusted_notice(self.root)]:

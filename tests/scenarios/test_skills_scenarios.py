@@ -138,3 +138,25 @@ async def test_no_unapproved_exec_a_custom_commands_allowed_tools_hold_back_veri
     assert "refused by policy" in runs[0]["output"]
     assert ("bash.run is not among the tools this custom command allows" in runs[0]["output"]
             or "only the commands starting with: git log" in runs[0]["output"])
+
+
+async def test_a_resumed_session_keeps_its_skills_and_an_older_one_gets_none_written(workspace, make_agent,
+                                                                                   fake_deepseek):
+    """The catalog is the session's: edited skills do not change a resumed session's prefix, and a
+    session from before any skill existed is neither given skills nor written to when viewed."""
+    TrustStore(trust_file(user_config_path())).trust(workspace)
+    fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(("Fix", ["app.py"])), "repeat": True})
+    agent = make_agent()
+    old_sid, _ = await agent.plan("fix add")  # no skills yet
+    write(workspace / ".deepseek/skills/changelog/SKILL.md", CHANGELOG)
+    sid, _ = await agent.plan("add a changelog entry")
+    write(workspace / ".deepseek/skills/changelog/SKILL.md", CHANGELOG.replace("Write CHANGELOG", "Rewrite CHANGELOG"))
+    later = make_agent()  # another process: the sessions are restored from their logs
+    old_log = later.store.open(old_sid).read()
+    later.session_view(old_sid)
+    await later.revise_plan(sid, "smaller steps")
+    assert later.store.open(old_sid).read() == old_log
+    first, second = (r for r in fake_deepseek.requests[1:])
+    assert system_of(first) == system_of(second)  # the recorded catalog, byte for byte
+    assert "- changelog: Write CHANGELOG entries" in system_of(second)
+    assert "changelog" not in system_of(fake_deepseek.requests[0])
