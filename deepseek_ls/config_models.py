@@ -411,6 +411,7 @@ class AgentLoopConfig(_Section):
     runaway_repeats: int = Field(default=4, ge=2)
     # Compaction (agent/compaction.py): summarize older turns when the next prompt passes this share of the
     # window; the newest `compact_keep_turns` answers (and what followed them) are kept as they are.
+    auto_compact: bool = True  # off: only when asked (/compact, deepseek.compact)
     compact_threshold: float = Field(default=0.8, gt=0, le=1)
     compact_keep_turns: int = Field(default=2, ge=0)
     architect_parse_retries: int = Field(default=2, ge=0)

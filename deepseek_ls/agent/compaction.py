@@ -165,7 +165,7 @@ async def compact(rt: Any, messages: list[dict[str, Any]], *, profile: str, mode
                          session_id=rt.session_id)
         return
     cfg = rt.config.agent_loop
-    if not asked and report.prompt_tokens < cfg.compact_threshold * report.window:
+    if not asked and (not cfg.auto_compact or report.prompt_tokens < cfg.compact_threshold * report.window):
         return
     rt.compact_request = None
     span = span_to_compact(messages, cfg.compact_keep_turns)
