@@ -21,7 +21,7 @@ trap 'rm -f "$report"' EXIT
 # The suite runs as users run the product: without the venv's bin on PATH (an activated venv, or a
 # checkout that happens to have it there, must not hide a test that only passes with it).
 path="$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$VENV/bin" | paste -sd: -)"
-PATH="${path:-/usr/local/bin:/usr/bin:/bin}" "$VENV/bin/pytest" -q -n "${DEEPSEEK_LS_TEST_WORKERS:-3}" --dist loadfile "$@" --junitxml="$report"
+PATH="${path:-/usr/local/bin:/usr/bin:/bin}" "$VENV/bin/pytest" -q -n "${DEEPSEEK_LS_TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder "$@" --junitxml="$report"
 pytest_status=$?
 if [ "$pytest_status" -ne 0 ]; then
   echo "[test] pytest failed (exit $pytest_status)" >&2
