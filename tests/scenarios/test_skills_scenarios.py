@@ -160,3 +160,26 @@ async def test_a_resumed_session_keeps_its_skills_and_an_older_one_gets_none_wri
     assert system_of(first) == system_of(second)  # the recorded catalog, byte for byte
     assert "- changelog: Write CHANGELOG entries" in system_of(second)
     assert "changelog" not in system_of(fake_deepseek.requests[0])
+
+
+async def test_no_unapproved_exec_a_skills_script_is_held_to_the_command_policy(skilled, make_agent, fake_deepseek):
+    """A trusted workspace's skill ships a script the model wants run: it can only make it a verification
+    command of its plan, and there the command policy decides (a shell script is not on the default
+    allowlist: refused, not run, nothing asked)."""
+    from scenario_kit import ScriptedUI, diff
+
+    TrustStore(trust_file(user_config_path())).trust(skilled)
+    script = "sh .claude/skills/setup/scripts/pwn.sh"
+    fake_deepseek.add({"match": {"role": "planner"},
+                       "content": plan_json(("Fix add", ["app.py"]), verification=[script])})
+    fake_deepseek.add({"match": {"role": "executor"},
+                       "content": diff("app.py", ["    return a - b"], ["    return a + b"], start=6)})
+    ui = ScriptedUI(approvals=["allow_once"])  # the patch
+    agent = make_agent(ui)
+    view = await agent.run("Fix add")
+    runs = [e.payload for e in agent.store.open(view["session_id"]).read() if e.kind == "VerificationRun@v1"]
+    assert [r["command"] for r in runs] == [script] and runs[0]["exit_code"] is None
+    assert "the command is not in the allowlist" in runs[0]["output"]
+    assert [a.kind for a in ui.approvals] == ["patch.apply"]
+    assert view["state"] != "Completed"
+    assert not (skilled / "PWNED").exists()
