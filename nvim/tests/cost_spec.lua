@@ -27,7 +27,8 @@ H.run({
         return t:find(" tok · $", 1, true) and t
       end, "tokens and cost in the statusline: " .. require("deepseek").status())
       print("statusline: " .. text)
-      H.matches(text, "^DeepSeek awaiting approval · [%d%.]+k? tok · %$%d+%.%d+$", "state, tokens and money")
+      H.matches(text, "^DeepSeek awaiting approval · [%d%.]+k? tok · %$%d+%.%d+ · ctx [%d%.]+k/1M %(%d+%%%)$",
+        "state, tokens, money and the context meter")
       local line = H.ok(require("deepseek.status").cost_text(), "the session's cost line")
       print("cost: " .. line)
       H.matches(line, "in %(.+ cached, .+ missed%), %d+ out · %$%d+%.%d+", "tokens by kind and money")

@@ -9,7 +9,7 @@ import { findEventLog } from "./eventLog";
 import { hunkAtLine, undoMessage } from "./hunks";
 import type { InlineDiff } from "./inlineDiff";
 import { mcpItems, type McpStatus } from "./mcp";
-import { Commands, stateLabel, type Plan, type RoutingExplanation, type ServerApi, type SessionSummary } from "./protocol";
+import { Commands, stateLabel, type ContextMeter, type Plan, type RoutingExplanation, type ServerApi, type SessionSummary } from "./protocol";
 import { runCustomCommand, type CustomCommandUI } from "./customCommands";
 import { reviewChanges, type ReviewUI } from "./review";
 import { SECRET_KEY } from "./secrets";
@@ -202,6 +202,13 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     reg("cancel", "Cancel", async () => {
       const result = await server.command<{ cancelled: boolean }>(Commands.cancel, {});
       void vscode.window.showInformationMessage(result.cancelled ? "DeepSeek: cancelled." : "DeepSeek: nothing was running.");
+      return result;
+    }),
+    reg("compact", "Compact the Conversation", async () => {
+      const focus = await vscode.window.showInputBox({ prompt: "DeepSeek: what should the summary keep? (optional)", ignoreFocusOut: true });
+      if (focus === undefined) return undefined; // Esc: nothing asked
+      const result = await server.command<{ message: string; context?: ContextMeter | null }>(Commands.compact, { focus });
+      void vscode.window.showInformationMessage(`DeepSeek: ${result.message}${result.context ? ` (${result.context.text})` : ""}`);
       return result;
     }),
     reg("undo", "Undo Last Apply", async () => {

@@ -128,6 +128,18 @@ export interface SessionCost {
   last_call?: { role: string; model: string; step_id: string | null; cost: number | null } | null;
 }
 
+/** How full the model's window is: the session's latest prompt, as the request counted it (docs/protocol.md). */
+export interface ContextMeter {
+  used: number;
+  window: number;
+  budget?: number | null;
+  percent: number;
+  parts: Record<string, number>;
+  shortened: number;
+  compactions: number;
+  text: string;
+}
+
 export interface Status {
   session_id?: string | null;
   state: string;
@@ -143,6 +155,8 @@ export interface Status {
   last_error?: string | null;
   state_reason?: string | null;
   cost?: SessionCost | null;
+  /** The context meter; null before the session's first model call. */
+  context?: ContextMeter | null;
   /** Teammate mode (docs/agent.md#teammate-mode): the switch and the session's lanes. */
   teammate_mode?: boolean;
   lanes?: { running: number; queued: number; lanes: { lane: number; step_id: string; state: string; reason?: string }[] };

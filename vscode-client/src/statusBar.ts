@@ -72,6 +72,7 @@ function describe(server: ServerState, status: Status | undefined): Omit<StatusV
   if (why) lines.push(why);
   if (status.last_decision) lines.push(`Last routing: ${routingSummary(status.last_decision)}`);
   lines.push(...costLines(status.cost));
+  if (status.context?.text) lines.push(`Context: ${status.context.text}`);
   lines.push("Click to explain the last routing decision.");
   return { text, tooltip: lines.join("\n"), highlighted: status.max_think_active };
 }

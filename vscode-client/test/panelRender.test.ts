@@ -4,7 +4,7 @@ import { AGENT_MODES, PROFILES } from "../src/modes";
 import type { PanelState } from "../src/panel/messages";
 import type { Turn } from "../src/protocol";
 import { renderMarkdown } from "../webview/markdown";
-import { renderChanges, renderConversation, renderLive, renderPlan, renderSessions } from "../webview/render";
+import { renderChanges, renderConversation, renderHeader, renderLive, renderPlan, renderSessions } from "../webview/render";
 
 function state(over: Partial<PanelState> = {}): PanelState {
   return {
@@ -97,4 +97,12 @@ test("changes: grouped by file with per-file and per-hunk Accept / Reject and Op
   assert.equal(html.match(/data-action="acceptHunk"/g)?.length, 2);
   assert.match(html, /<span class="ctx">  def add\(a, b\):<\/span>\n<span class="del">-     return a \+ b<\/span>\n<span class="add">\+     return int\(a\) \+ int\(b\)<\/span>/);
   assert.match(html, />line 2</);
+});
+
+test("the header shows the context meter, and what fills the context in its tooltip", () => {
+  const context = { used: 12345, window: 131072, budget: 120000, percent: 9, parts: { instructions: 2100, plan: 400, context: 4000, conversation: 345, tool_results: 5500 }, shortened: 0, compactions: 1, text: "ctx 12k/131k (9%)" };
+  const html = renderHeader(state({ status: { session_id: "s1", state: "ExecutingStep", max_think_active: false, cost: { session: spend, steps: {} }, context } }));
+  assert.match(html, /1\.1k tok · \$0\.0012<span class="meter" title="[^"]*"> · ctx 12k\/131k \(9%\)<\/span>/);
+  assert.match(html, /title="Context: instructions 2\.1k · plan 0\.4k · context 4\.0k · conversation 0\.3k · tool results 5\.5k of 131k; compacted 1×/);
+  assert.doesNotMatch(renderHeader(state({ status: { session_id: "s1", state: "Idle", max_think_active: false, context: null } })), /ctx/);
 });

@@ -192,14 +192,25 @@ export function renderSessions(s: PanelState): string {
 
 // -- header and input ----------------------------------------------------------------
 
+/** What fills the context: "instructions 2.1k · plan 0.4k · tool results 5.5k of 128k". */
+export function meterTitle(meter: { parts?: Record<string, number>; window: number; compactions?: number } | null | undefined): string {
+  if (!meter) return "";
+  const k = (n: number) => (n < 10_000 ? `${(n / 1000).toFixed(1)}k` : `${Math.round(n / 1000)}k`);
+  const parts = Object.entries(meter.parts ?? {}).filter(([, n]) => n > 0).map(([name, n]) => `${name.replace("_", " ")} ${k(n)}`);
+  const compacted = meter.compactions ? `; compacted ${meter.compactions}×` : "";
+  return `Context: ${parts.join(" · ") || "empty"} of ${k(meter.window)}${compacted}. DeepSeek: Compact the Conversation summarizes older turns.`;
+}
+
 export function renderHeader(s: PanelState): string {
   if (s.server !== "running") return `<span class="server-${esc(s.server)}">DeepSeek server ${esc(s.server)}</span>`;
   const st = s.status;
   if (!st || !st.session_id) return "DeepSeek: no active session";
   const profile = st.max_think_active ? "max-think" : profileLabel(st.profile);
   const cost = st.cost?.session?.calls ? ` · ${st.cost.session.short}` : "";
+  const meter = st.context?.text ? ` · ${st.context.text}` : "";
   const why = st.state === "Failed" ? st.last_error : st.state === "Paused" ? st.state_reason : null;
   return `<span class="state">${esc(stateLabel(st))}</span>${profile ? ` · ${esc(profile)}` : ""}${esc(cost)}` +
+    (meter ? `<span class="meter" title="${esc(meterTitle(st.context))}">${esc(meter)}</span>` : "") +
     (why ? `<div class="why">${esc(why)}</div>` : "") +
     (s.busy ? ` ${button("Cancel", "cancel", {}, "Stop what the agent is doing")}` : "");
 }

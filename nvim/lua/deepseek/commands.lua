@@ -329,6 +329,16 @@ function M.cancel(opts)
   end)
 end
 
+--- `:DeepSeekCompact [focus]`: summarize the older turns of the active session's conversation before its
+--- next model call, keeping what `focus` names; says whether it will, and how full the context is.
+function M.compact(opts)
+  local focus = opts and opts.args or ""
+  run("compact", cmd.compact, { focus = focus }, function(result)
+    local meter = result and type(result.context) == "table" and result.context.text or nil
+    ui.notify((result and result.message or "compact") .. (meter and (" (" .. meter .. ")") or ""))
+  end)
+end
+
 function M.undo()
   run("undo", cmd.undo, {}, function(result)
     local restored = result and result.restored or {}
@@ -540,6 +550,7 @@ M.specs = {
   DeepSeekResume = { M.resume, { nargs = "?", desc = "DeepSeek: resume a session [session_id]" } },
   DeepSeekCancel = { M.cancel, { nargs = "?", desc = "DeepSeek: cancel what is running [session_id]" } },
   DeepSeekUndo = { M.undo, { desc = "DeepSeek: undo the last applied change" } },
+  DeepSeekCompact = { M.compact, { nargs = "?", desc = "DeepSeek: compact the running conversation [focus]" } },
   DeepSeekShowPlan = { M.show_plan, { nargs = "?", desc = "DeepSeek: open the plan document [session_id]" } },
   DeepSeekWhy = { M.why, { nargs = "?", desc = "DeepSeek: explain the routing (why max-think?) [session_id]" } },
   DeepSeekTrust = { M.trust_command, { nargs = "?", complete = function()

@@ -86,6 +86,11 @@ function M.text()
     -- a finished session leaves the line quiet (cost_text() and :DeepSeekWhy still say it).
     table.insert(parts, spend.short)
   end
+  local meter = st and type(st.context) == "table" and st.context.text
+  if #parts > 0 and type(meter) == "string" and meter ~= "" then
+    -- The context meter ("ctx 12k/1M (1%)"): the latest prompt out of the model's window.
+    table.insert(parts, meter)
+  end
   for _, p in pairs(M.progress) do
     -- Titles such as "DeepSeek: planning" would repeat our prefix.
     local piece = (p.title or ""):gsub("^DeepSeek:?%s*", "")
