@@ -76,10 +76,12 @@ async def test_retry_budget_keeps_the_kind_of_other_errors(fake_deepseek, make_c
 async def test_long_reasoning_that_streams_is_not_cut_by_the_retry_budget(fake_deepseek, make_client):
     # Queued a while (keep-alives), then thinks aloud for longer than the whole budget: data keeps
     # the call alive; only the idle timeout (between data events) and the entry's total cap apply.
-    thought = "step " * 60
-    fake_deepseek.add({"reasoning_content": thought, "content": "done", "chunk_chars": 5, "chunk_delay": 0.02,
+    # The budget only has to cover the first token (a fresh connection: slow on a loaded machine); the
+    # stream lasts four times as long (80 chunks, 0.05 s apart).
+    thought = "step " * 80
+    fake_deepseek.add({"reasoning_content": thought, "content": "done", "chunk_chars": 5, "chunk_delay": 0.05,
                        "fault": {"keepalives": 3, "keepalive_interval": 0.02}})
-    llm = make_client(first_token_timeout_seconds=2.0, retry_budget_seconds=0.3, idle_timeout_seconds=2.0)
+    llm = make_client(first_token_timeout_seconds=2.0, retry_budget_seconds=1.0, idle_timeout_seconds=2.0)
     seen = []
     result = await _ask(llm, seen)
     assert (result.reasoning_content, result.content, result.finish_reason) == (thought, "done", "stop")
