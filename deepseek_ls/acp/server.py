@@ -39,6 +39,7 @@ from acp.schema import (
     SessionListCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
+    UsageUpdate,
 )
 
 from deepseek_ls import __version__
@@ -61,6 +62,7 @@ COMMANDS = [
     AvailableCommand(name="ask", description="ask a question about the code"),
     AvailableCommand(name="run", description="plan, apply and verify (the agent mode)"),
     AvailableCommand(name="undo", description="undo the latest applied change (what you typed since stays)"),
+    AvailableCommand(name="compact", description="summarize the older turns of the running conversation [focus]"),
     AvailableCommand(name="review", description="review the changes, read-only: [--staged | --base REF] [path...]"),
 ]
 
@@ -253,6 +255,15 @@ class DeepSeekAcpAgent:
 
             ui.send(update_agent_message_text(await asyncio.to_thread(undo_latest, agent, session.files) + "\n"))
             return
+        if mode == "compact":
+            if not session.record.ours:
+                ui.send(update_agent_message_text("Nothing to compact: no model call in this session yet.\n"))
+                return
+            answer = agent.compact(session.record.ours[-1], text if text.strip() != "/compact" else "")
+            meter = answer.get("context") or {}
+            ui.send(update_agent_message_text(f"{answer['message']}" + (f" ({meter['text']})" if meter else "") + "\n"))
+            self._usage(session, meter, {})
+            return
         if mode == "review":
             from deepseek_ls.acp.review import review_turn
 
@@ -322,7 +333,17 @@ class DeepSeekAcpAgent:
         finally:
             remove()
 
+    def _usage(self, session: AcpSession, meter: dict[str, Any] | None, seen: dict[str, Any]) -> None:
+        """The context meter as ACP's `usage_update` (tokens in context out of the window), when it changed."""
+        if not meter or not meter.get("window"):
+            return
+        key = (meter["used"], meter["window"])
+        if seen.get("usage") != key:
+            seen["usage"] = key
+            session.ui.send(UsageUpdate(used=meter["used"], size=meter["window"], session_update="usage_update"))
+
     def _push_view(self, session: AcpSession, view: dict[str, Any], seen: dict[str, Any]) -> None:
+        self._usage(session, view.get("context"), seen)
         plan = view.get("plan")
         state, reason = view.get("state"), view.get("state_reason") or ""
         key = json.dumps([plan, state, reason], sort_keys=True, default=str) if plan else None
@@ -495,7 +516,8 @@ def _command(text: str, mode: str) -> tuple[str, str]:
     stripped = text.lstrip()
     if stripped == "/review" or stripped.startswith("/review "):
         return "review", stripped[len("/review"):].strip()
-    for name, chosen in (("/plan", "plan"), ("/ask", "ask"), ("/run", "agent"), ("/undo", "undo")):
+    for name, chosen in (("/plan", "plan"), ("/ask", "ask"), ("/run", "agent"), ("/undo", "undo"),
+                         ("/compact", "compact")):
         if stripped == name or stripped.startswith(name + " "):
             return chosen, stripped[len(name):].strip() or text
     return mode, text

@@ -58,6 +58,9 @@ async def test_prompt_plans_asks_permission_writes_through_the_client_and_resume
     plans = [u for u in client.updates if getattr(u, "session_update", None) == "plan"]
     assert plans[-1].entries[0].status == "completed" and "Fix add" in plans[-1].entries[0].content
     assert "Done: 1/1 step(s) applied and verified" in client.text("agent_message_chunk")
+    # The context meter as ACP's usage_update: the latest prompt's tokens out of deepseek-v4-flash's window.
+    usage = [u for u in client.updates if getattr(u, "session_update", None) == "usage_update"]
+    assert usage and usage[-1].size == 1_000_000 and 0 < usage[-1].used < usage[-1].size
     assert "FIX" not in client.text("agent_message_chunk")  # raw diffs are not the answer
     thoughts = client.text("agent_thought_chunk")  # which model each step asked, and why it waited if it did
     assert "planner: asking deepseek" in thoughts and "executor: asking deepseek" in thoughts
@@ -203,5 +206,8 @@ async def test_undo_with_nothing_applied_says_so(fake_deepseek, workspace, tmp_p
         new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         answer = await conn.prompt(session_id=new.session_id, prompt=[text_block("/undo")])
         assert answer.stop_reason == "end_turn"
+        compacted = await conn.prompt(session_id=new.session_id, prompt=[text_block("/compact the tests")])
+        assert compacted.stop_reason == "end_turn"
     assert "Nothing to undo" in client.text("agent_message_chunk") and client.writes == []
+    assert "Nothing to compact" in client.text("agent_message_chunk") and fake_deepseek.requests == []
     assert (workspace / "app.py").read_text() == APP
