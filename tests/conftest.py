@@ -28,8 +28,11 @@ def user_config_home(isolated_user_dirs: Path) -> Path:
 # measured slowest (docs/testing.md, "CI time"), then the directories of processes, the unit tests
 # (many short files that fill the workers at the end) last. xdist's default order (most tests
 # first) put the few-test end-to-end files last. One process keeps pytest's order.
+# The VS Code panel's file starts after two others: both VS Code files build the .vsix as they start,
+# and the two builds must not write it at once.
 LONGEST_FIRST = (
-    "tests/vscode/", "tests/install/", "tests/acp/test_hostile_acp_client.py", "tests/bench/", "tests/llama/",
+    "tests/vscode/test_vscode_e2e.py", "tests/install/", "tests/acp/test_hostile_acp_client.py", "tests/vscode/",
+    "tests/bench/", "tests/llama/",
     "tests/acp/test_acp_e2e.py", "tests/cli/test_ask.py", "tests/cli/test_no_leak_api_key_cli_ask.py",
     "tests/cli/test_never_hang_cli_refusals.py", "tests/acp/test_hostile_acp_wire.py",
     "tests/lsp/test_hostile_editor_buffers.py", "tests/acp/", "tests/cli/", "tests/nvim/", "tests/mcp/",
