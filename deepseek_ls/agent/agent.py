@@ -30,6 +30,7 @@ from deepseek_ls.agent.runtime import (
     mode_config,
 )
 from deepseek_ls.agent.hetun.driver import MissionNotApproved, require_approved
+from deepseek_ls.agent.rewind import Rewinder
 from deepseek_ls.agent.hetun.undo import MissionUndo, mission_chain, undo_since
 from deepseek_ls.agent.intent import TurnFlags
 from deepseek_ls.agent.session import Session, deferred_appends
@@ -518,6 +519,22 @@ class Agent:
         rt.session.emit("MissionUndone@v1", {"mission_id": checkpoint.get("mission_id", ""), "checkpoint_id": mark,
                                              "files": restored, "via": via, "kept": kept, "external": True})
         return MissionUndo(rt.session_id, list(restored), list(kept), via)
+
+    def checkpoints(self) -> list[Any]:
+        """Every prompt of the workspace as a checkpoint (`agent/rewind.py`), oldest first: what it
+        changed, what of it can still be taken out, the rewind that took it back."""
+        return Rewinder(self).checkpoints()
+
+    async def rewind(self, session_id: str, what: str = "both") -> Any:
+        """Take the code ("code"), the conversation ("conversation") or both back to before the prompt
+        of `session_id` (it and every later prompt): the changes of their applies and commands taken
+        out 3-way, edits made since kept (`restorer`: the editor's buffers; else the disk). Raises
+        `RewindRefused` naming the files when an edit overlaps; nothing is changed then."""
+        return await Rewinder(self).rewind(session_id, what)
+
+    async def redo_rewind(self, rewind_id: str | None = None) -> Any:
+        """Undo a rewind (the latest one when None): its changes back 3-way, its prompts back."""
+        return await Rewinder(self).redo(rewind_id)
 
     async def run_plan(self, plan: Plan, *, prompt: str, on_session: Callable[[str], None] | None = None,
                        approvals: Approvals | None = None) -> dict[str, Any]:

@@ -121,6 +121,8 @@ class Session:
         self.lanes: dict[str, dict[str, Any]] = {}  # teammate lanes by lane_id, in spawn (step) order
         self.review: dict[str, Any] = {}  # a review session's findings so far (agent/review.py)
         self.intent: dict[str, Any] | None = None  # where a conversation's prompt went (`IntentClassified@v1`)
+        self.commands_changed: list[dict[str, Any]] = []  # what approved commands changed (`CommandChanged@v1`)
+        self.rewinds: list[dict[str, Any]] = []  # rewinds to before this prompt, each with `redone` (agent/rewind.py)
 
     # -- the sink ----------------------------------------------------------------
 
@@ -289,6 +291,17 @@ class Session:
     def _on_MissionUndone(self, p: dict[str, Any]) -> None:
         self.hetun["undone"] = dict(p)
 
+    def _on_CommandChanged(self, p: dict[str, Any]) -> None:
+        self.commands_changed.append(dict(p))
+
+    def _on_Rewound(self, p: dict[str, Any]) -> None:
+        self.rewinds.append({**p, "redone": False})
+
+    def _on_RewindRedone(self, p: dict[str, Any]) -> None:
+        for r in self.rewinds:
+            if r["rewind_id"] == p["rewind_id"]:
+                r["redone"] = True
+
     def _on_VerificationRun(self, p: dict[str, Any]) -> None:
         if str(p.get("output") or "").startswith(NOT_RUN_PREFIX):
             return  # its program could not run: no failure of the code's (the router counts these)
@@ -377,4 +390,6 @@ class Session:
             **({"review": self.review} if self.mode == "review" else {}),
             **({"intent": self.intent} if self.intent is not None else {}),
             "lanes": self.lanes_view(),
+            **({"rewinds": self.rewinds} if self.rewinds else {}),
+            **({"commands_changed": self.commands_changed} if self.commands_changed else {}),
         }

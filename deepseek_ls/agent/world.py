@@ -22,6 +22,7 @@ from typing import Any, Awaitable, Callable
 from deepseek_ls.config_models import Config
 from deepseek_ls.store.ids import new_id
 from deepseek_ls.patch import ApplyResult, PatchError, PatchSet, PatchStore
+from deepseek_ls.patch.command_changes import watched
 from deepseek_ls.policy import PathPolicy, PolicyViolation
 from deepseek_ls.policy.command_secrets import guard_command
 from deepseek_ls.policy.redact import redact_text
@@ -323,10 +324,12 @@ class World:
         if reasons or checked.writes:  # a command that rewrites files is asked for as an edit would be
             await self._approve_command(command, reasons, checked.writes, timeout)
         # A program that could not run raises `ProgramNotRun`: no exit status of the code's.
-        result = await shell.run_command(
-            argv, cwd=self.root, timeout=timeout,
-            max_output_bytes=self.config.policy.max_output_bytes, sandbox=self.sandbox,
-        )
+        # What it changes is kept as a checkpoint: a rewind takes it out like an apply.
+        result = await watched(self.patches, command, getattr(self.sink, "session_id", None), self.sink,
+                               lambda: shell.run_command(
+                                   argv, cwd=self.root, timeout=timeout,
+                                   max_output_bytes=self.config.policy.max_output_bytes, sandbox=self.sandbox,
+                               ))
         output = result.stdout + result.stderr
         if result.timed_out:
             output += f"\n[timed out after {timeout:.0f} s]"

@@ -171,8 +171,10 @@ class CheckpointStore:
             return cid, plan.restored, plan.meta[0] if plan.meta else {}
 
     def latest_unrestored(self) -> str | None:
+        """The newest checkpoint an `undo` takes out; a rewind's own (agent/rewind.py) is its redo's."""
         return next((m["checkpoint_id"] for m in map(self._manifest, reversed(self._names()))
-                     if m is not None and not m.get("restored")), None)
+                     if m is not None and not m.get("restored") and (m.get("meta") or {}).get("kind") != "rewind"),
+                    None)
 
     def restore_on_disk(self, checkpoint_ids: list[str]) -> "UndoPlan":
         """Undo `checkpoint_ids` (newest first) on the disk, with no editor: `plan_undo` against the files
@@ -304,13 +306,14 @@ class CheckpointStore:
         return UndoPlan(checkpoint_ids=list(checkpoint_ids), files=changes, restored=restored, kept=kept,
                         meta=[m.get("meta", {}) for m in manifests], covers=covers)
 
-    def mark_restored(self, checkpoint_ids: list[str]) -> None:
-        """Record `checkpoint_ids` as restored (after the adapter landed their `plan_undo`)."""
+    def mark_restored(self, checkpoint_ids: list[str], *, restored: bool = True) -> None:
+        """Record `checkpoint_ids` as restored (after the adapter landed their `plan_undo`); `restored`
+        False: as applied again (a redone rewind put their changes back)."""
         with self._lock:
             for cid in checkpoint_ids:
                 manifest = self._manifest(cid)
                 if manifest is not None:
-                    manifest["restored"] = True
+                    manifest["restored"] = restored
                     _write_json(self.dir / cid / "manifest.json", manifest)
 
 

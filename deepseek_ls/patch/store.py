@@ -506,6 +506,25 @@ class PatchStore:
                 payload["patch_id"] = meta["patch_id"]  # routes the event to the session that applied it
             self.sink.emit("CheckpointRestored@v1", payload)
 
+    def reapplied(self, checkpoint_ids: list[str]) -> None:
+        """A rewind that took `checkpoint_ids` out was redone (agent/rewind.py): they count as applied
+        again (a later rewind or undo takes them out), their hunks accepted again."""
+        with self._lock:
+            self.checkpoints.mark_restored(checkpoint_ids, restored=False)
+            for manifest in self.checkpoints.list():
+                meta = manifest.get("meta") or {}
+                patch_id = meta.get("patch_id")
+                if manifest["checkpoint_id"] not in checkpoint_ids or not patch_id or not self._path(patch_id).is_file():
+                    continue
+                try:
+                    ps = self.get(patch_id)
+                except NotOurPatch:
+                    continue
+                for hunk in ps.hunks:
+                    if hunk.hunk_id in meta.get("hunk_ids", []):
+                        hunk.status = "accepted"
+                self._save(ps)
+
     # -- storage -----------------------------------------------------------
 
     def _path(self, patch_id: str) -> Path:

@@ -340,6 +340,41 @@ class MissionUndone(Payload):
     kept: list[str] = Field(default_factory=list)
 
 
+class CommandChanged(Payload):
+    """An approved command created, changed or removed workspace files: they are kept as checkpoint
+    `checkpoint_id` (what they held before and after), so a rewind can take the change out;
+    `unwatched` names what could not be kept, and why (patch/command_changes.py)."""
+
+    command: str
+    checkpoint_id: str | None = None
+    files: list[str] = Field(default_factory=list)
+    unwatched: list[str] = Field(default_factory=list)
+
+
+class Rewound(Payload):
+    """The person rewound to before this session's prompt (agent/rewind.py): `what` is "code",
+    "conversation" or "both"; `sessions` the prompts taken back (this one and every later one);
+    `checkpoint_ids` the applies and commands taken out (newest first), `redo_checkpoint` the
+    checkpoint that puts them back (a redo), `files` restored, `kept` changed later and left."""
+
+    rewind_id: str
+    what: str
+    sessions: list[str] = Field(default_factory=list)
+    checkpoint_ids: list[str] = Field(default_factory=list)
+    redo_checkpoint: str | None = None
+    files: list[str] = Field(default_factory=list)
+    kept: list[str] = Field(default_factory=list)
+    via: str = "disk"
+
+
+class RewindRedone(Payload):
+    """A rewind was undone: its code put back (3-way, later edits kept), its prompts back in the conversation."""
+
+    rewind_id: str
+    files: list[str] = Field(default_factory=list)
+    via: str = "disk"
+
+
 class LaneSpawned(Payload):
     """A step scheduled into a teammate lane (agent/lanes): queued until a lane slot is free."""
 
@@ -475,6 +510,9 @@ KINDS: dict[str, type[Payload]] = {
         MissionDecided,
         MissionCheckpoint,
         MissionUndone,
+        CommandChanged,
+        Rewound,
+        RewindRedone,
         ReviewStarted,
         ReviewFindings,
         ReviewFindingDismissed,

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from deepseek_ls.patch.command_changes import watched
 from deepseek_ls.policy.command_secrets import guard_command
 from deepseek_ls.policy.diff_secrets import blob_kinds, hide_secret_diffs, looks_like_patch
 from deepseek_ls.policy.env import command_exec_path, host_exec_path, resolve_program, scrubbed_env
@@ -154,9 +155,10 @@ async def bash_run(ctx: ToolContext, args: BashArgs) -> dict:
     )
     await ctx.approve(request, force_explicit=bool(reasons), changes_files=bool(checked.writes), tool="bash.run")
     argv = guard_command(checked.argv, cwd=cwd, paths=ctx.paths)  # secret paths in arguments
-    result = await run_command(
+    # What it changes is kept as a checkpoint: a rewind takes it out like an apply (patch/command_changes.py).
+    result = await watched(ctx.patches, args.cmd, ctx.session_id, ctx.sink, lambda: run_command(
         argv, cwd=cwd, timeout=timeout, max_output_bytes=ctx.config.policy.max_output_bytes, sandbox=ctx.sandbox
-    )
+    ))
     return result.model_dump()
 
 

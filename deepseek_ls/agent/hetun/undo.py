@@ -31,7 +31,7 @@ def mission_chain(patches: Any, mark: str, session_id: str) -> list[str]:
     later = live[ids.index(mark):]
     for m in later[1:]:
         patch_id = (m.get("meta") or {}).get("patch_id")
-        owner = None
+        owner = (m.get("meta") or {}).get("session_id")  # a command's change (patch/command_changes.py)
         if patch_id:
             try:
                 owner = patches.get(patch_id).session_id

@@ -1,0 +1,126 @@
+"""Rewind (agent/rewind.py): every prompt is a checkpoint; code, conversation or both go back to before
+one, the person's later typing kept (3-way, as undo), an overlap refused naming the files with nothing
+changed, a redo putting the rewind back, and a file an approved command wrote taken out like an apply.
+
+The model is the fake DeepSeek server over loopback; every session is replayed afterwards by the
+`make_agent` fixture (the rewind's events are re-emitted where they were).
+"""
+
+from __future__ import annotations
+
+import pytest
+from scenario_kit import APP, UTIL, diff, plan_json
+
+from deepseek_ls.agent.rewind import RewindRefused, conversation_after
+
+FIX = diff("app.py", ["    return a - b"], ["    return a + b"], start=6)
+FIXED = APP.replace("return a - b", "return a + b")
+TRIPLE = diff("util.py", ["    return x * 2"], ["    return x * 2", "", "", "def triple(x):", "    return x * 3"],
+              start=2)
+GREET_EDIT = 'return "Hi " + name'  # the person's typing: another line than the rewind restores
+
+
+def _script(fake) -> None:
+    fake.add({"match": {"role": "planner", "contains": "Fix add"},
+              "content": plan_json(("Fix add", ["app.py"]), verification=["python -m pytest -q -k add"])})
+    fake.add({"match": {"role": "executor", "contains": "Fix add"}, "content": FIX})
+    fake.add({"match": {"role": "planner", "contains": "Add triple"}, "content": plan_json(("Add triple", ["util.py"]),
+                                                                                verification=["python -m pytest -q -k add"])})
+    fake.add({"match": {"role": "executor", "contains": "Add triple"}, "content": TRIPLE})
+
+
+async def _two_prompts(make_agent, fake, workspace):
+    _script(fake)
+    agent = make_agent()
+    first = await agent.run("Fix add")
+    second = await agent.run("Add triple")
+    assert first["state"] == second["state"] == "Completed", (first["state_reason"], second["state_reason"])
+    assert (workspace / "app.py").read_text() == FIXED and "def triple" in (workspace / "util.py").read_text()
+    return agent, first["session_id"], second["session_id"]
+
+
+def _events(agent, sid: str, kind: str) -> list[dict]:
+    return [e.payload for e in agent.store.open(sid).read() if e.kind == kind]
+
+
+async def test_never_clobber_rewind_code_keeps_later_typing_and_redo_puts_it_back(make_agent, fake_deepseek, workspace):
+    agent, first, second = await _two_prompts(make_agent, fake_deepseek, workspace)
+    listed = {c.session_id: c for c in agent.checkpoints()}
+    assert listed[first].files == ["app.py"] and listed[second].files == ["util.py"]
+    # The person types in app.py after the session, on another line.
+    (workspace / "app.py").write_text(FIXED.replace('return "Hello " + name', GREET_EDIT))
+
+    result = await agent.rewind(first, "code")
+    assert sorted(result.files) == ["app.py", "util.py"] and result.sessions == [first, second]
+    assert (workspace / "app.py").read_text() == APP.replace('return "Hello " + name', GREET_EDIT)
+    assert (workspace / "util.py").read_text() == UTIL
+    [rewound] = _events(agent, first, "Rewound@v1")
+    assert rewound["what"] == "code" and rewound["rewind_id"] == result.rewind_id and rewound["external"]
+    assert all(c.rewound == result.rewind_id for c in agent.checkpoints() if c.session_id in (first, second))
+    # A plain undo does not take the rewind for an apply.
+    assert agent.patches.checkpoints.latest_unrestored() is None
+
+    redone = await agent.redo_rewind()
+    assert redone.redone and sorted(redone.files) == ["app.py", "util.py"]
+    assert (workspace / "app.py").read_text() == FIXED.replace('return "Hello " + name', GREET_EDIT)
+    assert "def triple" in (workspace / "util.py").read_text()
+    assert _events(agent, first, "RewindRedone@v1")[0]["rewind_id"] == result.rewind_id
+    assert agent.session_view(first)["rewinds"][0]["redone"] is True
+    # Redone, the prompts' changes count as applied again: a second rewind of the second prompt takes util.py.
+    again = await agent.rewind(second, "code")
+    assert again.files == ["util.py"] and (workspace / "util.py").read_text() == UTIL
+    with pytest.raises(RewindRefused, match="no rewind"):
+        await agent.redo_rewind("not-a-rewind")
+
+
+async def test_never_clobber_rewind_refuses_an_overlap_naming_the_files(make_agent, fake_deepseek, workspace):
+    agent, first, _second = await _two_prompts(make_agent, fake_deepseek, workspace)
+    mine = FIXED.replace("return a + b", "return a + b  # mine")
+    (workspace / "app.py").write_text(mine)
+    util_before = (workspace / "util.py").read_text()
+    with pytest.raises(RewindRefused) as refused:
+        await agent.rewind(first, "both")
+    assert refused.value.files == ["app.py"] and "app.py" in str(refused.value)
+    assert "nothing was changed" in str(refused.value)
+    # Nothing at all was restored, nothing recorded, no redo left behind.
+    assert (workspace / "app.py").read_text() == mine and (workspace / "util.py").read_text() == util_before
+    assert _events(agent, first, "Rewound@v1") == [] and agent.checkpoints()[0].rewound is None
+    with pytest.raises(RewindRefused):
+        await agent.redo_rewind()
+
+
+async def test_rewind_conversation_only_leaves_the_code(make_agent, fake_deepseek, workspace):
+    agent, first, second = await _two_prompts(make_agent, fake_deepseek, workspace)
+    result = await agent.rewind(second, "conversation")
+    assert result.files == [] and result.sessions == [second]
+    assert "def triple" in (workspace / "util.py").read_text()  # the code stays
+    assert conversation_after([first, second], result) == [first]
+    redone = await agent.redo_rewind(result.rewind_id)
+    assert conversation_after([first], redone) == [first, second]
+    assert [c.rewound for c in agent.checkpoints()] == [None, None]
+
+
+async def test_rewind_takes_out_what_an_approved_command_wrote(make_agent, fake_deepseek, workspace):
+    # The verification command (an approved, sandboxed command) writes a report and changes util.py.
+    (workspace / "tests" / "conftest.py").write_text(
+        "import pathlib\n"
+        "root = pathlib.Path(__file__).resolve().parent.parent\n"
+        "(root / 'report.txt').write_text('ran\\n')\n"
+        "(root / 'util.py').write_text((root / 'util.py').read_text() + '# touched by the tests\\n')\n"
+    )
+    fake_deepseek.add({"match": {"role": "planner"},
+                       "content": plan_json(("Fix add", ["app.py"]), verification=["python -m pytest -q -k add"])})
+    fake_deepseek.add({"match": {"role": "executor"}, "content": FIX})
+    agent = make_agent()
+    view = await agent.run("Fix add")
+    sid = view["session_id"]
+    assert view["state"] == "Completed", view["state_reason"]
+    assert (workspace / "report.txt").is_file() and "touched" in (workspace / "util.py").read_text()
+    [changed] = _events(agent, sid, "CommandChanged@v1")
+    assert changed["files"] == ["report.txt", "util.py"] and changed["checkpoint_id"]
+    assert agent.checkpoints()[-1].files == ["app.py", "report.txt", "util.py"]
+
+    result = await agent.rewind(sid, "code")
+    assert sorted(result.files) == ["app.py", "report.txt", "util.py"]
+    assert not (workspace / "report.txt").exists()
+    assert (workspace / "util.py").read_text() == UTIL and (workspace / "app.py").read_text() == APP
