@@ -520,6 +520,11 @@ class Agent:
                                              "files": restored, "via": via, "kept": kept, "external": True})
         return MissionUndo(rt.session_id, list(restored), list(kept), via)
 
+    @property
+    def rewinder(self) -> Rewinder:
+        """What a rewind would take back (`scope`, `covered`), for an adapter to show before asking."""
+        return Rewinder(self)
+
     def checkpoints(self) -> list[Any]:
         """Every prompt of the workspace as a checkpoint (`agent/rewind.py`), oldest first: what it
         changed, what of it can still be taken out, the rewind that took it back."""

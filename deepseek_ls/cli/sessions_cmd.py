@@ -45,7 +45,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sessions.add_argument(
         "--yes",
         action="store_true",
-        help="with --adopt: do not ask (needed when stdin is not a terminal)",
+        help="with --adopt or --rewind: do not ask (--adopt needs it when stdin is not a terminal)",
+    )
+    sessions.add_argument(
+        "--checkpoints",
+        action="store_true",
+        help="list every prompt as a checkpoint: the files it changed, whether a rewind took it back",
+    )
+    sessions.add_argument(
+        "--rewind",
+        metavar="ID",
+        help="take the workspace back to before this session's prompt (it and every later prompt): "
+             "their applies and the changes of their commands, 3-way (edits made since are kept, or "
+             "nothing changes and the files are named); asks first unless --yes",
+    )
+    sessions.add_argument(
+        "--restore",
+        choices=("code", "conversation", "both"),
+        default="both",
+        help="with --rewind: what goes back (default both; conversation: the prompts leave the "
+             "conversation a chat or ACP client continues, the files stay)",
+    )
+    sessions.add_argument(
+        "--redo",
+        nargs="?",
+        const="",
+        metavar="REWIND_ID",
+        help="undo a rewind (the latest one by default): its changes back 3-way, its prompts back",
     )
     replay = add_command(
         subparsers,
@@ -74,6 +100,10 @@ def _sessions(args: argparse.Namespace) -> int:
     store = SessionStore(sd)
     if args.adopt:
         return _adopt(store, args)
+    if args.checkpoints or args.rewind or args.redo is not None:
+        from deepseek_ls.cli.rewind_cmd import rewind_command  # the agent is loaded only for these
+
+        return rewind_command(args)
     if args.rebuild and store.sessions_dir.is_dir():
         with Projections(sd) as projections:
             projections.rebuild()

@@ -8,6 +8,11 @@ The model is the fake DeepSeek server over loopback; every session is replayed a
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 from scenario_kit import APP, UTIL, diff, plan_json
 
@@ -124,3 +129,35 @@ async def test_rewind_takes_out_what_an_approved_command_wrote(make_agent, fake_
     assert sorted(result.files) == ["app.py", "report.txt", "util.py"]
     assert not (workspace / "report.txt").exists()
     assert (workspace / "util.py").read_text() == UTIL and (workspace / "app.py").read_text() == APP
+
+
+def _cli(workspace, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DEEPSEEK")}  # the same user's key (XDG)
+    return subprocess.run([sys.executable, "-m", "deepseek_ls", "sessions", *args], cwd=workspace, env=env,
+                          input=stdin, capture_output=True, text=True, timeout=120)
+
+
+async def test_never_clobber_rewind_from_the_cli_asks_and_no_or_no_answer_changes_nothing(
+        make_agent, fake_deepseek, workspace):
+    agent, first, second = await _two_prompts(make_agent, fake_deepseek, workspace)
+    listed = json.loads(_cli(workspace, "--checkpoints", "--json").stdout)
+    assert [(c["session_id"], c["files"]) for c in listed] == [(first, ["app.py"]), (second, ["util.py"])]
+    for answer in ("n\n", ""):  # "no", and no answer at all (end of input)
+        refused = _cli(workspace, "--rewind", first[:13], stdin=answer)
+        assert refused.returncode == 1 and "not rewound: nothing was changed" in refused.stderr
+        assert "takes back 2 prompt(s); restores app.py, util.py" in refused.stderr  # shown before asked
+        assert (workspace / "app.py").read_text() == FIXED and "def triple" in (workspace / "util.py").read_text()
+    assert _events(agent, first, "Rewound@v1") == []
+
+    done = _cli(workspace, "--rewind", first[:13], "--restore", "code", stdin="y\n")
+    assert done.returncode == 0, done.stderr
+    assert (workspace / "app.py").read_text() == APP and (workspace / "util.py").read_text() == UTIL
+    rewind_id = _events(agent, first, "Rewound@v1")[0]["rewind_id"]
+    assert f"sessions --redo {rewind_id}" in done.stdout
+    assert all(c["rewound"] == rewind_id for c in json.loads(_cli(workspace, "--checkpoints", "--json").stdout))
+
+    redone = _cli(workspace, "--redo", "--json")
+    assert redone.returncode == 0, redone.stderr
+    assert json.loads(redone.stdout)["redone"] is True and (workspace / "app.py").read_text() == FIXED
+    nothing = _cli(workspace, "--redo")
+    assert nothing.returncode == 1 and "no rewind to redo" in nothing.stderr

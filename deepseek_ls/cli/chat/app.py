@@ -59,6 +59,7 @@ class Chat:
         self.leaving = False
         self._plans: dict[str, tuple[str, int]] = {}  # session -> (plan_id, version) last shown
         self.custom = CustomCommands(self.root, lambda: commands.COMMANDS)
+        self.rewound: dict[str, list[str]] = {}  # rewind id -> the prompts it took out of this chat (/rewind)
 
     def commands(self) -> dict[str, commands.SlashCommand]:
         """The built-in slash commands, then the custom ones (`custom.py`)."""
@@ -187,6 +188,17 @@ class Chat:
         self.current = session_id
         if session_id not in self.sessions:
             self.sessions.append(session_id)
+
+    def set_conversation(self, sessions: list[str]) -> None:
+        """This chat's prompts after a rewind or its redo (cli/chat/rewind_cmd.py): what goes with the
+        next message is rebuilt from the last of them, so a prompt taken back is not sent again."""
+        self.sessions = list(sessions)
+        self.earlier.clear()
+        for sid in self.sessions[-EARLIER_TURNS:]:
+            view = self.agent.session_view(sid)
+            answers = [t["content"] for t in self.agent.transcript(sid) if t["role"] == "assistant" and t["content"]]
+            said = answers[-1] if view.get("intent", {}).get("intent") == "question" and answers else _outcome(view)
+            self.earlier.append((view.get("prompt") or "", said))
 
     def _context(self) -> str | None:
         if not self.earlier:

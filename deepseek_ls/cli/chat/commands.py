@@ -270,3 +270,5 @@ for _spec in (
     SlashCommand("quit", "", "the same as /exit", _exit),
 ):
     register(_spec)
+
+from deepseek_ls.cli.chat import rewind_cmd  # noqa: E402,F401 - registers /rewind (uses this table)
