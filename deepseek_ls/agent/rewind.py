@@ -37,6 +37,10 @@ class RewindRefused(Exception):
         super().__init__(message)
         self.files = files or []
 
+    @property
+    def user_message(self) -> str:  # an expected outcome, shown as it is
+        return str(self)
+
 
 @dataclass
 class PromptCheckpoint:

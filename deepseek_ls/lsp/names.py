@@ -39,6 +39,9 @@ CMD_DISMISS_FINDING = "deepseek.dismissFinding"
 CMD_LIST_COMMANDS = "deepseek.listCommands"
 CMD_RUN_COMMAND = "deepseek.runCommand"
 CMD_COMPACT = "deepseek.compact"
+CMD_CHECKPOINTS = "deepseek.checkpoints"
+CMD_REWIND = "deepseek.rewind"
+CMD_REDO_REWIND = "deepseek.redoRewind"
 
 ALL_COMMANDS = [v for k, v in dict(globals()).items() if k.startswith("CMD_")]
 

@@ -111,6 +111,18 @@ class CompactArgs(_Args):
     focus: str = Field(default="", max_length=2000)
 
 
+class RewindArgs(_Args):
+    """`deepseek.rewind`: back to before this session's prompt; `confirmed`: the editor asked already."""
+
+    session_id: Id
+    what: Literal["code", "conversation", "both"] = "both"
+    confirmed: bool = False
+
+
+class RedoRewindArgs(_Args):
+    rewind_id: Id | None = None
+
+
 class ReviewArgs(_Args):
     """`deepseek.review`: which change (default: the working tree against HEAD), limited to `paths`."""
 

@@ -30,6 +30,7 @@ FEATURE_MODULES = (
     "deepseek_ls.lsp.hover",
     "deepseek_ls.lsp.commands",
     "deepseek_ls.lsp.mission",
+    "deepseek_ls.lsp.rewind",
     "deepseek_ls.lsp.verification",
     "deepseek_ls.lsp.sessions",
     "deepseek_ls.lsp.transcript",

@@ -53,7 +53,7 @@ H.run({
       end
       for _, name in ipairs({ "DeepSeekPlan", "DeepSeekAsk", "DeepSeekAccept", "DeepSeekReject", "DeepSeekAcceptAll",
         "DeepSeekRejectAll", "DeepSeekApprove", "DeepSeekDeny", "DeepSeekSessions", "DeepSeekResume",
-        "DeepSeekCancel", "DeepSeekUndo", "DeepSeekWhy" }) do
+        "DeepSeekCancel", "DeepSeekUndo", "DeepSeekWhy", "DeepSeekRewind" }) do
         H.ok(cmds[name], ":" .. name .. " (from the issue) is defined")
       end
       H.eq(cmds.DeepSeekPlan.nargs, "+", ":DeepSeekPlan needs a prompt")

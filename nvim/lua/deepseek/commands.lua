@@ -355,6 +355,56 @@ function M.undo()
   end)
 end
 
+--- `:DeepSeekRewind [code|conversation|both]`: pick a prompt, go back to before it (the server
+--- shows what it takes back and asks); `:DeepSeekRewind redo` undoes the latest rewind.
+function M.rewind(opts)
+  local what = opts and opts.args ~= "" and opts.args or "both"
+  if what == "redo" then
+    run("redo rewind", cmd.redo_rewind, {}, function(result)
+      local files = result and result.files or {}
+      ui.notify("rewind redone: " .. (#files > 0 and table.concat(files, ", ") or "no file changed"))
+      vim.cmd("checktime")
+      refresh_lenses()
+    end)
+    return
+  end
+  run("checkpoints", cmd.checkpoints, {}, function(result)
+    local listed = {}
+    for _, c in ipairs(result and result.checkpoints or {}) do
+      if c.rewound == vim.NIL or c.rewound == nil then
+        table.insert(listed, 1, c) -- newest first
+      end
+    end
+    if #listed == 0 then
+      ui.notify("no prompt to rewind to in this workspace")
+      return
+    end
+    vim.ui.select(listed, {
+      prompt = ("DeepSeek: rewind %s to before which prompt?"):format(what),
+      kind = "deepseek_checkpoint",
+      format_item = function(c)
+        local files = c.files and #c.files > 0 and ("  [" .. table.concat(c.files, ", ") .. "]") or ""
+        return ("%s  %s%s"):format(c.created_at or "", c.prompt or "", files)
+      end,
+    }, function(choice)
+      if not choice then
+        return
+      end
+      run("rewind", cmd.rewind, { session_id = choice.session_id, what = what }, function(done)
+        if not (done and done.rewound) then
+          ui.notify("not rewound: nothing was changed")
+          return
+        end
+        local files = done.files or {}
+        ui.notify(("rewound %s: %s (:DeepSeekRewind redo puts it back)"):format(
+          what, #files > 0 and table.concat(files, ", ") or "no file changed"))
+        vim.cmd("checktime")
+        refresh_lenses()
+      end)
+    end)
+  end)
+end
+
 --- Lines explaining a RoutingExplanation (docs/protocol.md).
 ---@param r table
 ---@return string[]
@@ -551,6 +601,9 @@ M.specs = {
   DeepSeekCancel = { M.cancel, { nargs = "?", desc = "DeepSeek: cancel what is running [session_id]" } },
   DeepSeekUndo = { M.undo, { desc = "DeepSeek: undo the last applied change" } },
   DeepSeekCompact = { M.compact, { nargs = "?", desc = "DeepSeek: compact the running conversation [focus]" } },
+  DeepSeekRewind = { M.rewind, { nargs = "?", complete = function()
+    return { "code", "conversation", "both", "redo" }
+  end, desc = "DeepSeek: back to before a prompt [code|conversation|both] ('redo': undo a rewind)" } },
   DeepSeekShowPlan = { M.show_plan, { nargs = "?", desc = "DeepSeek: open the plan document [session_id]" } },
   DeepSeekWhy = { M.why, { nargs = "?", desc = "DeepSeek: explain the routing (why max-think?) [session_id]" } },
   DeepSeekTrust = { M.trust_command, { nargs = "?", complete = function()

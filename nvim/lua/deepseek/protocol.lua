@@ -41,6 +41,9 @@ M.cmd = {
   list_commands = "deepseek.listCommands",
   run_command = "deepseek.runCommand",
   compact = "deepseek.compact",
+  checkpoints = "deepseek.checkpoints",
+  rewind = "deepseek.rewind",
+  redo_rewind = "deepseek.redoRewind",
 }
 
 --- Custom requests (client -> server).
