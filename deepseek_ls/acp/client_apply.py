@@ -166,6 +166,17 @@ def undo_latest(agent: Any, files: ClientFiles | None) -> str:
     return "\n".join(lines)
 
 
+def undo_through_client(patches: Any, files: ClientFiles, checkpoint_ids: list[str]) -> Any:
+    """The agent's restorer under a client that offers its files (a rewind, a mission undo): the
+    checkpoints taken out 3-way against the text the person sees, written through the client, all or
+    nothing. Blocking (run it with `asyncio.to_thread`). Returns the `UndoPlan` with `changed`."""
+    plan = patches.plan_undo(checkpoint_ids, lambda rel: _now(files, rel))
+    _write_undo(files, plan.files)
+    patches.finish_undo(plan, VIA)
+    plan.changed = [f.path for f in plan.files]
+    return plan
+
+
 def _write_undo(files: ClientFiles, changes: list[Any]) -> None:
     """Each file's restored text through the client (a removal on the disk), all or nothing: a
     write the client refuses puts back what was written and refuses the undo."""

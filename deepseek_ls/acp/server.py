@@ -63,6 +63,8 @@ COMMANDS = [
     AvailableCommand(name="run", description="plan, apply and verify (the agent mode)"),
     AvailableCommand(name="undo", description="undo the latest applied change (what you typed since stays)"),
     AvailableCommand(name="compact", description="summarize the older turns of the running conversation [focus]"),
+    AvailableCommand(name="rewind", description="back to before a prompt: [N] [code|conversation|both]; alone: "
+                     "list; 'redo' undoes a rewind"),
     AvailableCommand(name="review", description="review the changes, read-only: [--staged | --base REF] [path...]"),
 ]
 
@@ -263,6 +265,11 @@ class DeepSeekAcpAgent:
             meter = answer.get("context") or {}
             ui.send(update_agent_message_text(f"{answer['message']}" + (f" ({meter['text']})" if meter else "") + "\n"))
             self._usage(session, meter, {})
+            return
+        if mode == "rewind":
+            from deepseek_ls.acp.rewind import rewind_turn
+
+            ui.send(update_agent_message_text(await rewind_turn(agent, ui, session.record, text) + "\n"))
             return
         if mode == "review":
             from deepseek_ls.acp.review import review_turn
@@ -512,10 +519,13 @@ def _prompt_text(blocks: list[Any], deny_paths: list[str]) -> tuple[str, str | N
 
 def _command(text: str, mode: str) -> tuple[str, str]:
     """`/plan …`, `/ask …`, `/run …` choose the mode for this prompt; `/undo` undoes the latest apply;
+    `/rewind [N|ID] [what]` rewinds to before a prompt (acp/rewind.py, its arguments the text);
     `/review [--staged | --base REF] [path...]` reviews the changes (its arguments are the text)."""
     stripped = text.lstrip()
     if stripped == "/review" or stripped.startswith("/review "):
         return "review", stripped[len("/review"):].strip()
+    if stripped == "/rewind" or stripped.startswith("/rewind "):
+        return "rewind", stripped[len("/rewind"):].strip()
     for name, chosen in (("/plan", "plan"), ("/ask", "ask"), ("/run", "agent"), ("/undo", "undo"),
                          ("/compact", "compact")):
         if stripped == name or stripped.startswith(name + " "):

@@ -32,6 +32,7 @@ class AcpSessionRecord:
     created: str = ""
     updated: str = ""
     ours: list[str] = field(default_factory=list)
+    rewound: dict[str, list[str]] = field(default_factory=dict)  # rewind id -> the prompts it took out (/rewind)
 
 
 class AcpSessionStore:

@@ -148,6 +148,16 @@ class AcpUI:
         return ApprovalDecision(request_id=request.request_id, answer=ANSWER.get(picked, "deny"),  # type: ignore[arg-type]
                                 reason=f"{picked} in the editor")
 
+    async def confirm(self, call_id: str, title: str, detail: str, yes: str) -> bool:
+        """Ask the person one yes/no question as a permission (`yes` or "Cancel"); only `yes` is a yes
+        (rejected, cancelled, no usable answer: no). A rewind asks with it (acp/rewind.py)."""
+        call = start_tool_call(call_id, title[:200], kind="other", status="pending",
+                               content=[tool_content(text_block(detail))] if detail else None)
+        await self._send(call)
+        options = [PermissionOption(option_id="yes", name=yes, kind="allow_once"),
+                   PermissionOption(option_id="no", name="Cancel", kind="reject_once")]
+        return await self._permission(call, options) == "yes"
+
     def _tool_call_for(self, request: ApprovalRequest) -> Any:
         if request.kind == "patch.apply" and request.patch_id:
             self.shown_patches.add(request.patch_id)

@@ -55,15 +55,20 @@ def client_files(conn: Any, session_id: str, root: Path, client_capabilities: An
 def session_agent(root: Path, loaded: Any, ui: Any, mcp_servers: list[Any], *, files: ClientFiles | None) -> Any:
     """The session's agent (`agent.assemble.build_agent`); `loaded`: the config of `root`
     (`DeepSeekAcpAgent.config_for`)."""
-    from deepseek_ls.acp.client_apply import apply_through_client
+    from deepseek_ls.acp.client_apply import apply_through_client, undo_through_client
     from deepseek_ls.agent.assemble import build_agent
 
     config = loaded.config.model_copy(deep=True)  # the session's own: its options change it (`options.py`)
     overlay = ClientOverlay(root, files) if files else None
     applier = None if files is None else (
         lambda patches, patch_id, hunk_ids=None: apply_through_client(patches, files, patch_id, hunk_ids))
-    return build_agent(
+    built: list[Any] = []  # the agent, once built: its restorer undoes through the client's files
+    restorer = None if files is None else (
+        lambda ids: asyncio.to_thread(undo_through_client, built[0].patches, files, ids))
+    agent = build_agent(
         root, config, ui=ui, loaded=loaded, extra_mcp_servers=session_mcp_servers(mcp_servers),
-        overlay=overlay, applier=applier,
+        overlay=overlay, applier=applier, restorer=restorer,
         warn=lambda problem: print(f"deepseek-ls acp: {problem}", file=sys.stderr),
     )
+    built.append(agent)
+    return agent
