@@ -106,6 +106,4 @@ def _list(chat: Chat) -> None:
     chat.say(USAGE)
 
 
-register(SlashCommand("rewind", "[N|ID] [code|conversation|both]",
-                      "back to before a prompt: code, conversation or both (alone: list; redo: undo a rewind)",
-                      _rewind))
+register(SlashCommand("rewind", "[N|redo] [what]", "back to before prompt N (code, conversation, both)", _rewind))
