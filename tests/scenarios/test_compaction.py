@@ -143,3 +143,44 @@ async def test_a_bad_summary_is_said_and_loses_nothing(make_agent, fake_deepseek
     [compacted] = _events(agent, view["session_id"], "ContextCompacted@v1")
     assert "Summary of" in json.dumps(executor[7].body["messages"])
     assert compacted["tokens_after"] < compacted["tokens_before"]
+
+
+class CompactingUI(ScriptedUI):
+    """Answers the executor's question, and asks for /compact while the session waits on it (as a person
+    typing /compact in another window would)."""
+
+    def __init__(self, agent_ref: list) -> None:
+        super().__init__(answers=["keep the signature"])
+        self.agent_ref = agent_ref
+        self.compacted: list[dict] = []
+
+    async def ask_user(self, question: str, choices: list[str] | None = None) -> str | None:
+        agent = self.agent_ref[0]
+        sid = agent.sessions()[0].session_id
+        self.compacted.append(agent.compact(sid, "the signature"))
+        return await super().ask_user(question, choices)
+
+
+async def test_compact_when_asked_summarizes_before_the_next_call_and_replays(make_agent, fake_deepseek, workspace,
+                                                                               bigs):
+    fake_deepseek.add({"match": {"role": "planner"}, "content": PLAN})
+    for name in ("big1.py", "big2.py"):
+        fake_deepseek.add({"match": {"role": "executor"}, "tool_calls": [{"name": "fs_read", "arguments": {"path": name}}]})
+    fake_deepseek.add({"match": {"role": "executor"}, "content": "ASK_USER|keep the signature of add?"})
+    fake_deepseek.add({"match": {"role": "executor"}, "content": ADD_FIX})
+    fake_deepseek.add({"match": {"role": "compactor"}, "content": json.dumps(SUMMARY)})
+    holder: list = []
+    ui = CompactingUI(holder)
+    agent = make_agent(ui=ui, config=_config(threshold=0.9))  # far under the threshold: only the request compacts
+    holder.append(agent)
+    view = await agent.run("Fix add")
+    assert view["state"] == "Completed", view.get("state_reason")
+    [asked] = ui.compacted
+    assert asked["pending"] is True and "before its next model call" in asked["message"]
+    [compacted] = _events(agent, view["session_id"], "ContextCompacted@v1")
+    assert compacted["trigger"] == "manual" and compacted["focus"] == "the signature"
+    summarizer = [r for r in fake_deepseek.requests if r.role == "compactor"]
+    assert "keep in particular: the signature" in summarizer[0].body["messages"][1]["content"]
+    last = json.dumps([r for r in fake_deepseek.requests if r.role == "executor"][-1].body["messages"])
+    assert "Summary of" in last and "BIG1_0 = 0" not in last
+    # The make_agent fixture replays the session: the manual compaction is reproduced from the recording.
