@@ -573,6 +573,21 @@ class InlineCompletionConfig(_Section):
     completion_items: bool = False
 
 
+class HooksConfig(_Section):
+    """Lifecycle hooks (docs/hooks.md): configured in hooks.json files and .claude/settings.json."""
+
+    enabled: bool = True
+    timeout_seconds: float = Field(default=60.0, gt=0, le=600)  # a hook that does not set its own
+    max_output_bytes: int = Field(default=65_536, ge=1_024, le=1_048_576)  # stdout and stderr, each
+
+
+class NotificationsConfig(_Section):
+    """Telling the person a session waits for them or finished (docs/hooks.md#notifications)."""
+
+    enabled: bool = True
+    desktop: bool = True  # notify-send, where it is installed
+
+
 class Config(_Section):
     """The whole effective configuration."""
 
@@ -588,6 +603,8 @@ class Config(_Section):
     hetun: HetunConfig = Field(default_factory=HetunConfig)
     review: ReviewConfig = Field(default_factory=ReviewConfig)
     inline_completion: InlineCompletionConfig = Field(default_factory=InlineCompletionConfig)
+    hooks: HooksConfig = Field(default_factory=HooksConfig)
+    notifications: NotificationsConfig = Field(default_factory=NotificationsConfig)
 
     @model_validator(mode="after")
     def _attach_registry(self) -> "Config":

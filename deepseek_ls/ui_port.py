@@ -83,6 +83,8 @@ class AutoApproveUI:
     approvals.
     """
 
+    quiet_waits = True  # nobody waits on it: no "waits for your approval" notification (extensions/notify.py)
+
     def __init__(self, answer: ApprovalAnswer = "allow_once") -> None:
         self.answer: ApprovalAnswer = answer
         self.approvals: list[ApprovalRequest] = []

@@ -106,7 +106,12 @@ class Agent:
         self.models: ModelManager = llm.manager if shared else (models or ModelManager(config))
         self.llm = llm if shared else CapacityLLM(client, self.models) if client is not None else None
         self._owns_capacity = not shared
-        self.ui = ui
+        # Lifecycle hooks (docs/hooks.md) and the notifications that a session waits or finished.
+        from deepseek_ls.extensions.hook_runner import Hooks
+        from deepseek_ls.extensions.notify import NotifyingUI
+
+        self.hooks = Hooks(self.root, config.hooks, policy=config.policy, say=self._say)
+        self.ui = NotifyingUI(ui, config.notifications, self._notification_hook)
         self.overlay = overlay if overlay is not None else DocumentOverlay(self.root)
         self.index = index
         self.state_dir = Path(state_dir) if state_dir else workspace_state_dir(self.root)
@@ -145,7 +150,9 @@ class Agent:
             self.lanes.clean_leftovers()
 
     async def aclose(self) -> None:
-        """Stop what the agent started (MCP servers); the LLM client is its owner's to close."""
+        """Stop what the agent started (MCP servers, notifications still running); the LLM client is
+        its owner's to close."""
+        await self.ui.aclose()
         if self._owns_capacity and isinstance(self.llm, CapacityLLM):
             self.llm.detach()
         if self.mcp is not None:
@@ -225,7 +232,7 @@ class Agent:
         tools = ToolHost(
             self.root, cfg, sink=session, ui=self.ui, overlay=self.overlay, patches=self.patches,
             index=self.index, session_id=session.session_id, read_only=read_only, mcp=self.mcp,
-            limit=session.tool_limit, skills=skills,
+            limit=session.tool_limit, skills=skills, hooks=self.hooks,
         )
         world = World(self.root, cfg, sink=session, overlay=self.overlay, patches=self.patches,
                       index=self.index, tools=tools, applier=self.applier, clock=self.clock)
@@ -259,6 +266,46 @@ class Agent:
         if found.skills:  # recorded once: the session offers these for its life (and its replay)
             session.emit("SkillsOffered@v1", {"names": sorted(found.skills), "catalog": found.catalog()})
         return found
+
+    def _say(self, text: str, session_id: str | None) -> None:
+        log.warning("%s", text)
+        self.ui.stream("status", text + "\n", session_id=session_id)
+
+    async def _notification_hook(self, message: str, title: str, session_id: str | None) -> None:
+        rt = self._runtimes.get(session_id or "")
+        await self.hooks.fire("Notification", {"message": message, "title": title},
+                              emit=rt.session.emit if rt is not None else _unrecorded, session_id=session_id)
+
+    async def _prompt_hooks(self, rt: SessionRuntime | None, prompt: str, context: str | None,
+                            emit: Callable[[str, dict[str, Any]], Any] | None = None) -> str | None:
+        """SessionStart and UserPromptSubmit for a new session's request. Returns `context` with what
+        they added (the request records it, so a replay asks with it and runs no hook); raises
+        `PromptBlocked` when a hook blocked the request or asked to stop."""
+        from deepseek_ls.extensions.hook_runner import PromptBlocked
+
+        emit = emit or rt.session.emit  # type: ignore[union-attr]
+        sid = rt.session_id if rt is not None else None
+        start = await self.hooks.fire("SessionStart", {"source": "startup"}, emit=emit, session_id=sid)
+        submit = await self.hooks.fire("UserPromptSubmit", {"prompt": prompt}, emit=emit, session_id=sid)
+        stop = start.stop or submit.stop
+        if submit.blocked or stop:
+            blocked = PromptBlocked(f"a hook blocked this request, nothing was sent to the model: {submit.reason or stop}")
+            if rt is not None:  # recorded as decided outside any request: a replay repeats it, runs no hook
+                rt.session.machine.to("Failed", str(blocked), error_kind="hook_blocked", external=True)
+            raise blocked
+        added = [t for t in (start.context_text, submit.context_text) if t]
+        if not added:
+            return context
+        return "\n\n".join([*([context] if context else []), "Context added by hooks:", *added])
+
+    async def _finished(self, rt: SessionRuntime, what: str) -> None:
+        """The Stop hooks, then the notification that the request is done (or waits for the person)."""
+        result = await self.hooks.fire("Stop", {"stop_hook_active": False}, emit=rt.session.emit,
+                                       session_id=rt.session_id)
+        if result.blocked:
+            self._say(f"a Stop hook asks the agent to go on ({result.reason}); deepseek-ls does not continue a "
+                      "finished request on a hook's word: send it as your next request if you agree", rt.session_id)
+        self.ui.notify_soon(f"{what} ({rt.session.state})", "deepseek-ls", rt.session_id)
 
     def _teammate(self, rt: SessionRuntime, asked: bool | None) -> bool | None:
         """Teammate mode for this request (`asked`, else the agent's default); recorded only when on."""
@@ -380,9 +427,11 @@ class Agent:
         if on_session is not None:
             on_session(rt.session_id)
         rt.override = profile
+        context = await self._prompt_hooks(rt, prompt, context)
         approvals = Approvals(rt.config.policy, self.ui, sink=rt.session)
         async with self._driving(rt, "turn", prompt=prompt, context=context, flags=flags.to_json(), profile=profile):
             out = await ops.turn(rt, prompt, context, flags, approvals, profile)
+        await self._finished(rt, "finished your request")
         return {"session_id": rt.session_id, **out, "view": self.session_view(rt.session_id)}
 
     async def stage_review_fix(self, session_id: str, fingerprint: str) -> Any:
@@ -419,8 +468,11 @@ class Agent:
         if on_session is not None:
             on_session(rt.session_id)
         rt.override = profile
+        context = await self._prompt_hooks(rt, prompt, context)
         async with self._driving(rt, "plan", prompt=prompt, context=context, profile=profile):
-            return rt.session_id, await ops.plan(rt, prompt, context)
+            plan = await ops.plan(rt, prompt, context)
+        await self._finished(rt, "has a plan for you to review")
+        return rt.session_id, plan
 
     async def run_step(self, session_id: str, step_id: str, *, profile: str | None = None,
                        teammate_mode: bool | None = None) -> StepOutcome:
@@ -468,7 +520,21 @@ class Agent:
         if session_id:
             rt = self._runtime(session_id)
         elif prompt:
-            rt = self._new_session(prompt, mode or self.config.agent_loop.mode)
+            # `run` carries no context of its own: what hooks add joins the request as it is recorded.
+            from deepseek_ls.extensions.hook_runner import PromptBlocked
+
+            ran: list[tuple[str, dict[str, Any]]] = []
+            blocked: PromptBlocked | None = None
+            try:
+                added = await self._prompt_hooks(None, prompt, None, emit=lambda kind, p: ran.append((kind, p)))
+            except PromptBlocked as exc:
+                blocked, added = exc, None
+            rt = self._new_session(f"{prompt}\n\n{added}" if added else prompt, mode or self.config.agent_loop.mode)
+            for kind, payload in ran:
+                rt.session.emit(kind, payload)
+            if blocked is not None:
+                rt.session.machine.to("Failed", str(blocked), error_kind="hook_blocked", external=True)
+                raise blocked
         else:
             raise ValueError("give a request or a session id to resume")
         rt.override = profile
@@ -478,6 +544,7 @@ class Agent:
         teammate = self._teammate(rt, teammate_mode)
         async with self._driving(rt, "run", profile=profile, latency_mode=rt.latency_mode, teammate_mode=teammate):
             await ops.run(rt, approvals)
+        await self._finished(rt, "finished")
         return self.session_view(rt.session_id)
 
     async def decide_mission(self, session_id: str, decision: str, text: str | None = None, *,
@@ -626,3 +693,7 @@ class Agent:
 def routing_explanation(d: dict[str, Any]) -> dict[str, Any]:
     keys = ("decision_id", "score", "threshold", "profile", "model", "escalation", "contributions", "reason_codes")
     return {"text": explain(d), **{k: d.get(k) for k in keys}}
+
+
+def _unrecorded(kind: str, payload: dict[str, Any]) -> None:
+    """Where a hook run outside any session is recorded: nowhere (it is said when it fails)."""

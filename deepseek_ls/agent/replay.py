@@ -570,6 +570,8 @@ async def replay_session(root: Path, state_dir: Path, config: Config, session_id
                 break
             except BaseException as exc:  # noqa: BLE001 - live, the same exception became a state
                 ops.settle_failure(rt, exc)
+        while externals and error is None:  # decided after the last request (a hook blocked the first)
+            session.emit(externals[0].kind, externals.popleft().payload)
     return _compare(sid, recorded, log.read(), error, len(requests))
 
 

@@ -256,6 +256,11 @@ class World:
     # -- patches -------------------------------------------------------------------
 
     async def stage(self, diff: str, *, session_id: str, allowed_files: list[str]) -> PatchSet:
+        blocked = await self._edit_hook("PreToolUse", "patch.stage", {"diff": diff}, _diff_files(diff))
+        if blocked is not None:  # a failed edit the executor tells the model about, recorded as one
+            self._record("patch.stage", False, {"problems": [blocked], "missing_paths": [], "failed_hunks": []},
+                         blocked)
+            raise PatchError(blocked)
         try:
             ps = await asyncio.to_thread(
                 self.patches.stage, diff, session_id=session_id, allowed_files=allowed_files
@@ -274,7 +279,27 @@ class World:
         else:
             result = await asyncio.to_thread(self.patches.apply, patch_id, hunk_ids)
         self._record("patch.apply", result.ok, result.model_dump(mode="json"), None if result.ok else result.message)
+        if result.ok:  # a formatter after every edit: the files are written now
+            await self._edit_hook("PostToolUse", "patch.apply", {"patch_id": patch_id},
+                                  [f.file for f in result.files if f.ok], response=result.model_dump(mode="json"))
         return result
+
+    async def _edit_hook(self, event: str, tool: str, args: dict[str, Any], files: list[str],
+                         response: Any = None) -> str | None:
+        """Run `event`'s hooks for an edit the executor makes (not a tool call of the model's);
+        returns why a PreToolUse hook blocked it, or None. What a PostToolUse hook says is shown."""
+        hooks = getattr(self.tools, "hooks", None)
+        if hooks is None or not hooks.any(event, tool):
+            return None
+        data: dict[str, Any] = {"tool_input": {**args, "files": files,
+                                               "file_path": str(self.root / files[0]) if files else ""}}
+        if response is not None:
+            data["tool_response"] = response
+        result = await hooks.fire(event, data, emit=self.sink.emit, session_id=getattr(self.tools, "session_id", None),
+                                  tool=tool)
+        if event == "PreToolUse" and (result.blocked or result.stop):
+            return f"blocked by a hook, not staged: {result.reason or result.stop}"
+        return None
 
     async def unsaved(self, files: list[str]) -> list[str]:
         """Of `files`, those whose open buffer differs from the disk. Only an adapter that applies into
@@ -361,3 +386,15 @@ class World:
         if by == "policy":
             raise PolicyViolation(command, "not_approved", decision.reason or "the verification command was not approved")
         raise Refused("bash.run", decision.answer, command, decision.reason)  # type: ignore[arg-type]
+
+
+def _diff_files(diff: str) -> list[str]:
+    """The files a unified diff writes (its `+++ b/...` lines; a deletion's `--- a/...`)."""
+    import re
+
+    out: list[str] = []
+    for old, new in re.findall(r"^--- (?:a/)?(\S+).*\n\+\+\+ (?:b/)?(\S+)", diff, re.M):
+        name = old if new == "/dev/null" else new
+        if name not in out:
+            out.append(name)
+    return out

@@ -272,6 +272,19 @@ class SkillsOffered(Payload):
     catalog: str = ""
 
 
+class HookRan(Payload):
+    """A lifecycle hook ran (`extensions/hook_runner.py`): which, where it was configured, how it
+    ended and what it decided (outcome ok/block/error/timeout/not_run). Its output is redacted."""
+
+    event: str
+    command: str
+    source: str = ""
+    outcome: str
+    decision: str | None = None
+    reason: str = ""
+    context: str = ""
+
+
 class HetunResearchStarted(Payload):
     """A Hetun research phase begins: its budgets and the slices it starts from."""
 
@@ -503,6 +516,7 @@ KINDS: dict[str, type[Payload]] = {
         IntentClassified,
         McpToolsListed,
         SkillsOffered,
+        HookRan,
         HetunResearchStarted,
         HetunSubQuery,
         HetunResearchFinished,

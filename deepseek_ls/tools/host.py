@@ -74,6 +74,7 @@ class ToolHost:
         mcp: Any = None,
         limit: dict[str, Any] | None = None,
         skills: Any = None,
+        hooks: Any = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.config = config or Config()
@@ -96,6 +97,9 @@ class ToolHost:
         self.bash_prefixes: list[str] = list((limit or {}).get("bash_prefixes") or [])
         # Agent Skills (extensions/skills.SkillSet): skill.load is offered only when there are some.
         self.skills = skills
+        # Lifecycle hooks (extensions/hook_runner.Hooks): PreToolUse may block a call, PostToolUse
+        # may add to its result; neither widens the policy. None: no hooks (a replay never runs them).
+        self.hooks = hooks
         self.builtin = [*ALL_TOOLS, *([SKILL_LOAD] if skills is not None and skills.skills else [])]
         self._tools = {t.name: t for t in self.builtin}
         self._tools.update({t.wire_name: t for t in self.builtin})
@@ -156,6 +160,13 @@ class ToolHost:
             refusal, parsed = self._admit(name, tool, args)
         if refusal is not None or tool is None:
             return self._finish(call_id, canonical, ToolOutcome(ok=False, error=refusal))
+        blocked = await self._pre_tool_hooks(tool.name, args, call_id)
+        if blocked is not None:
+            return self._finish(call_id, tool.name, ToolOutcome(ok=False, error=blocked))
+        outcome = await self._run(tool, parsed, call_id)
+        return self._finish(call_id, tool.name, await self._post_tool_hooks(tool.name, args, call_id, outcome))
+
+    async def _run(self, tool: Tool, parsed: Any, call_id: str) -> ToolOutcome:
         try:
             outcome = ToolOutcome(ok=True, value=await tool.handler(self._context(call_id), parsed))
         except PolicyViolation as exc:
@@ -172,7 +183,42 @@ class ToolHost:
         except Exception as exc:  # a bug in a tool must not take the agent down
             log.exception("tool %s failed", tool.name)
             outcome = ToolOutcome(ok=False, error=f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}")
-        return self._finish(call_id, tool.name, outcome)
+        return outcome
+
+    async def _pre_tool_hooks(self, tool: str, args: dict[str, Any], call_id: str) -> str | None:
+        """Why a PreToolUse hook blocked the call, or None. A hook's "allow" is recorded and changes
+        nothing: the policy and the person's approvals still decide (docs/hooks.md)."""
+        if self.hooks is None or not self.hooks.any("PreToolUse", tool):
+            return None
+        from deepseek_ls.extensions.hook_runner import tool_input
+
+        result = await self.hooks.fire("PreToolUse", {"tool_input": tool_input(tool, args, self.root),
+                                                      "tool_use_id": call_id},
+                                       emit=self.sink.emit, session_id=self.session_id, tool=tool)
+        if result.blocked:
+            return f"blocked by a hook, not run: {result.reason}"
+        if result.stop:
+            return f"not run: a hook stopped the work: {result.stop}"
+        return None
+
+    async def _post_tool_hooks(self, tool: str, args: dict[str, Any], call_id: str, outcome: ToolOutcome) -> ToolOutcome:
+        """Run the PostToolUse hooks; what they say back (a block's reason, added context) reaches
+        the model with the result (the tool has run: nothing is undone)."""
+        if self.hooks is None or not self.hooks.any("PostToolUse", tool):
+            return outcome
+        from deepseek_ls.extensions.hook_runner import tool_input
+
+        response = outcome.value if outcome.ok else {"error": outcome.error}
+        result = await self.hooks.fire("PostToolUse", {"tool_input": tool_input(tool, args, self.root),
+                                                       "tool_response": response, "tool_use_id": call_id},
+                                       emit=self.sink.emit, session_id=self.session_id, tool=tool)
+        said = "\n\n".join(t for t in (result.reason if result.blocked else "", result.context_text) if t)
+        if not said:
+            return outcome
+        if not outcome.ok:
+            return ToolOutcome(ok=False, error=f"{outcome.error}\n\nhooks: {said}")
+        value = dict(outcome.value) if isinstance(outcome.value, dict) else {"result": outcome.value}
+        return ToolOutcome(ok=True, value={**value, "hooks": said})
 
     def _admit(self, name: str, tool: Tool | None, args: dict[str, Any]) -> tuple[str | None, Any]:
         """(why the call is refused before running, or None; the validated arguments)."""

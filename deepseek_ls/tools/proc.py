@@ -91,6 +91,16 @@ async def drain(stream: asyncio.StreamReader | None, sink: Capped | None) -> Non
             sink.add(chunk)
 
 
+async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
+    """Write `data` to the process's stdin and close it; a process that exits first is no error."""
+    assert proc.stdin is not None
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        proc.stdin.write(data)
+        await proc.stdin.drain()
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError, RuntimeError):
+        proc.stdin.close()
+
+
 def kill_group(proc: asyncio.subprocess.Process) -> None:
     """SIGKILL the process group `proc` leads (it was started with start_new_session); also after
     the leader exited, for what it left running in its group."""
@@ -205,15 +215,20 @@ async def _settle(process: asyncio.subprocess.Process, readers: list[asyncio.Fut
 
 async def run_bounded(
     argv: list[str], *, cwd: Path, env: dict[str, str] | None, timeout: float, max_output_bytes: int,
-    sandboxed: bool = False,
+    sandboxed: bool = False, stdin: bytes | None = None,
 ) -> ProcessOutput:
     """Run `argv` to completion or `timeout`; never waits longer than timeout + 2 x KILL_GRACE_SECONDS
     + PIPE_GRACE_SECONDS. Cancelling the caller kills the process group. Raises `ProgramNotRun` when
-    the program could not run (`sandboxed`: `argv` is a `Sandbox.wrap` command line)."""
+    the program could not run (`sandboxed`: `argv` is a `Sandbox.wrap` command line). `stdin`: bytes
+    written to the program's standard input, then closed (a program that never reads them does not
+    hold the caller: the write is one of the bounded readers)."""
     start = time.perf_counter()
-    proc = await spawn(argv, cwd=cwd, env=env, sandboxed=sandboxed)
+    proc = await spawn(argv, cwd=cwd, env=env, sandboxed=sandboxed,
+                       stdin=asyncio.subprocess.DEVNULL if stdin is None else asyncio.subprocess.PIPE)
     out, err = Capped(max_output_bytes), Capped(max_output_bytes)
     readers = [asyncio.ensure_future(drain(proc.stdout, out)), asyncio.ensure_future(drain(proc.stderr, err))]
+    if stdin is not None:
+        readers.append(asyncio.ensure_future(_feed(proc, stdin)))
     timed_out = False
     try:
         if not await wait_exit(proc, timeout):

@@ -10,6 +10,8 @@ from deepseek_ls.ui_port import ApprovalDecision, ApprovalRequest
 
 
 class LaneUI:
+    quiet_waits = True  # its waits reach the person through the session's own port, which notifies
+
     def __init__(self, ui: Any, label: str, session_id: str) -> None:
         self.ui = ui
         self.label = label
