@@ -507,6 +507,8 @@ class ModelPrices(_Section):
 class BudgetConfig(_Section):
     # Money one session may spend (in the currency of the models' prices); reaching it pauses the session.
     max_cost: float | None = Field(default=None, gt=0)
+    # Tokens (prompt + output, every call) one session may use; reaching it pauses the session like max_cost.
+    max_tokens: int | None = Field(default=None, gt=0)
     # Prices by model id, for models the registry does not price (or to override it).
     prices: dict[str, ModelPrices] = Field(default_factory=dict)
 

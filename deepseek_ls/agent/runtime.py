@@ -168,11 +168,18 @@ class SessionRuntime:
         return completion
 
     def check_cost_budget(self) -> None:
-        """Before each call: a session whose known cost reached `budget.max_cost` spends nothing more."""
+        """Before each call: a session whose known cost reached `budget.max_cost`, or whose tokens reached
+        `budget.max_tokens`, spends nothing more."""
         max_cost = self.config.budget.max_cost
         spend = self.session.costs.total()
         if over_budget(spend, max_cost):
             raise BudgetExceeded(budget_message(spend, max_cost, self.session_id))  # type: ignore[arg-type]
+        max_tokens = self.config.budget.max_tokens
+        if max_tokens is not None and spend.tokens.total >= max_tokens:
+            raise BudgetExceeded(
+                f"token budget reached: this session used {spend.tokens.total} tokens of max_tokens {max_tokens}; "
+                f"raise budget.max_tokens and resume with: deepseek-ls run --session "
+                f"{self.session_id[:13]}")
 
     def check_runaway(self) -> None:
         """The same tool call, failing edit or verification failure `agent_loop.runaway_repeats` times

@@ -102,3 +102,16 @@ async def test_a_model_that_varies_its_calls_does_not_trip(make_agent, fake_deep
     assert view["state"] == "Completed", view.get("state_reason")
     assert _executor_calls(fake_deepseek) == 8
     assert not _events(agent, view["session_id"], "RunawayDetected@v1")
+
+
+async def test_the_token_cap_pauses_the_session_with_the_reason(make_agent, fake_deepseek, workspace):
+    fake_deepseek.add({"match": {"role": "planner"}, "content": PLAN})
+    fake_deepseek.add({"match": {"role": "executor"}, "content": ADD_FIX})
+    config = scenario_config()
+    config.budget.max_tokens = 1  # the planner's call passes it: nothing more is spent
+    agent = make_agent(config=config)
+    view = await agent.run("Fix add")
+    assert view["state"] == "Paused", view.get("last_error")
+    assert "token budget reached" in view["state_reason"] and "budget.max_tokens" in view["state_reason"]
+    assert [r.role for r in fake_deepseek.requests] == ["planner"]
+    assert "a - b" in (workspace / "app.py").read_text()
