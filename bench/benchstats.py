@@ -7,12 +7,27 @@ Every bench takes `--smoke`: tiny sizes, a few seconds, so that CI runs each one
 (tests/bench/test_bench_smoke.py) and a product change that breaks a bench fails
 there. A smoke run's figures measure nothing and its speed targets are not judged;
 what it checks (a session completes as scripted, results are right) still fails it.
+
+A bench is a user of its own: importing this module points the XDG base directories into a
+temporary directory (removed at exit), so no bench reads the person's config or trust list or
+leaves a `state.key` in their home. A bench that needs a particular directory sets it after.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
+import os
+import shutil
 import statistics
+import tempfile
+
+_HOME = tempfile.mkdtemp(prefix="deepseek-ls-bench-")
+atexit.register(shutil.rmtree, _HOME, True)
+for _var, _name in (("XDG_CONFIG_HOME", "config"), ("XDG_CACHE_HOME", "cache"),
+                    ("XDG_STATE_HOME", "state"), ("XDG_DATA_HOME", "data")):
+    os.environ[_var] = os.path.join(_HOME, _name)
+os.environ.pop("DEEPSEEK_LS_USER_CONFIG", None)
 
 
 def pct(samples: list[float], q: float) -> float:
