@@ -175,6 +175,10 @@ async def compact(rt: Any, messages: list[dict[str, Any]], *, profile: str, mode
                          "start and its newest turns)", session_id=rt.session_id)
         return
     older = messages[span.start: span.end]
+    hooks = getattr(getattr(rt.world, "tools", None), "hooks", None)  # None in a replay: no hook runs again
+    if hooks is not None and hooks.any("PreCompact"):
+        await hooks.fire("PreCompact", {"trigger": "manual" if asked else "auto", "custom_instructions": focus or ""},
+                         emit=rt.session.emit, session_id=rt.session_id)
     try:
         answer = await rt.llm.complete(summarizer_messages(older, focus or None), role=ROLE, profile="fast",
                                        stream=False)

@@ -220,3 +220,21 @@ async def test_no_leak_a_secret_a_hook_prints_is_redacted_before_the_model_and_t
     assert "HookRan@v1" in log_text and SECRET not in log_text
     assert any("exited 1" in text for _, text in ui.streamed)  # the failing hook is said ...
     assert not any(SECRET in text for _, text in ui.streamed)  # ... without the token
+
+
+async def test_pre_compact_hook_fires_when_the_conversation_is_compacted(make_agent, fake_deepseek, workspace):
+    """The compaction scenario of test_compaction.py with a PreCompact hook in the person's hooks.json."""
+    from test_compaction import SUMMARY, _big, _config, _script
+
+    for i in (1, 2, 3):
+        _big(workspace, f"big{i}.py", f"big{i}")
+    write(user_config_path().parent / "hooks.json", json.dumps({"hooks": {"PreCompact": [{"hooks": [
+        command("cat > precompact.json")]}]}}))
+    _script(fake_deepseek, [{"repeat": True, "content": json.dumps(SUMMARY)}])
+    agent = make_agent(config=_config())
+    view = await agent.run("Fix add")
+    stdin = json.loads((workspace / "precompact.json").read_text())
+    assert (stdin["hook_event_name"], stdin["trigger"]) == ("PreCompact", "auto")
+    runs = [r for r in ran(agent, view["session_id"]) if r["event"] == "PreCompact"]
+    assert runs and runs[0]["outcome"] == "ok"
+    (workspace / "precompact.json").unlink()  # the fixture's replay must not write it again
