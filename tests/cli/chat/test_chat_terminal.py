@@ -196,6 +196,9 @@ def test_esc_cancels_a_turn_the_session_continues_and_requests_go_without_their_
     # Ctrl-C while planning: the session pauses and /run continues it.
     term.type_line("fix the add function")
     term.wait("planner: asking")
+    # "asking" is printed before the request is sent: Ctrl-C must land while the planner streams
+    # (on a loaded machine it could come first, and the streaming plan would answer the /run below).
+    term.wait_for(lambda: len(fake_deepseek.requests) >= 2, "the planner request never reached the model")
     term.send(CTRL_C)
     term.wait("is paused — /run continues it")
     term.wait_prompt()
