@@ -78,7 +78,7 @@ def ran(agent, session_id: str) -> list[dict]:
 
 async def until(condition, what: str) -> None:
     """Wait (bounded, never a fixed sleep) for `condition()`; fail naming `what`."""
-    for _ in range(500):
+    for _ in range(3000):  # 60 s: a sandboxed hook starts slowly on a loaded machine
         if condition():
             return
         await asyncio.sleep(0.02)
