@@ -35,6 +35,7 @@ from deepseek_ls.agent.hetun.undo import MissionUndo, mission_chain, undo_since
 from deepseek_ls.agent.intent import TurnFlags
 from deepseek_ls.agent.session import Session, deferred_appends
 from deepseek_ls.agent.state import BUSY_STATES, StateChange, StateListener
+from deepseek_ls.agent.steps import release_running_step
 from deepseek_ls.agent.world import Applier, World
 from deepseek_ls.config_models import Config
 from deepseek_ls.llm.budget import price_book_for
@@ -619,12 +620,18 @@ class Agent:
             await ops.run_plan(rt, plan, approvals)
         return self.session_view(rt.session_id)
 
+    def verification_failures(self, session_id: str) -> int | None:
+        """How many verifications failed in `session_id`, a session this agent is driving or drove;
+        None when it has none in hand (a lane's owner asks its lane agent)."""
+        rt = self._runtimes.get(session_id)
+        return None if rt is None else rt.session.verification_failures
+
     async def resume(self, session_id: str) -> dict[str, Any]:
         """Load a session (e.g. after a restart) so the editor can show and continue it."""
         rt = self._runtime(session_id)
         if rt.session.state in BUSY_STATES:
             with bound(rt.session):
-                ops.release_running_step(rt, ops.INTERRUPTED)
+                release_running_step(rt, ops.INTERRUPTED)
                 rt.session.machine.to("Paused", ops.INTERRUPTED)
         view = self.session_view(rt.session_id)
         return {"session_id": rt.session_id, "state": view["state"], "plan": view["plan"]}

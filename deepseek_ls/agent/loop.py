@@ -28,6 +28,7 @@ from deepseek_ls.agent.lanes import run_wave
 from deepseek_ls.agent.plan import Plan, Step
 from deepseek_ls.agent.planner import Planner
 from deepseek_ls.agent.runtime import AgentFailure, SessionRuntime
+from deepseek_ls.agent.steps import current_plan, mark
 from deepseek_ls.policy.approvals import Refused
 from deepseek_ls.ui_port import ApprovalRequest
 
@@ -99,22 +100,22 @@ class AgentLoop:
         """Stage the step's patches (nothing applied). Recovers from mismatches and scope growth."""
         session = rt.session
         while True:
-            plan = self._plan(rt)
+            plan = current_plan(rt)
             step = plan.step(step_id)
             if step.status in ("done", "skipped"):
-                return self._outcome(rt, step, message=f"step is already {step.status}")
+                return step_outcome(rt, step, message=f"step is already {step.status}")
             rt.check_failure_budget()
             _to(rt, "ExecutingStep", f"step: {step.title}")
-            self._mark(rt, plan, step, "running")
+            mark(rt, plan, step, "running")
             if feedback is None and step.intent == "fix":
                 feedback = session.last_verify_output
             result = await self.executor.execute(rt, plan, step, feedback=feedback)
             if result.kind == "patches":
                 _to(rt, "AwaitingApproval", f"{len(result.patch_ids)} patch(es) staged for review")
-                return self._outcome(rt, step, patch_ids=result.patch_ids, status="staged")
+                return step_outcome(rt, step, patch_ids=result.patch_ids, status="staged")
             if result.kind == "no_change":
-                self._mark(rt, plan, step, "done", result.reason)
-                return self._outcome(rt, step, message=result.reason)
+                mark(rt, plan, step, "done", result.reason)
+                return step_outcome(rt, step, message=result.reason)
             if result.kind == "need_file":
                 files = ", ".join(f for f, _ in result.need_files)
                 failure = rt.classifier.patch_mismatch(f"out of scope: step '{step.title}' needs {files}")
@@ -141,37 +142,37 @@ class AgentLoop:
 
     async def settle_step(self, rt: SessionRuntime, step_id: str) -> StepOutcome:
         """After the step's hunks were accepted/rejected: mark it, verify when the plan is finished, recover."""
-        plan = self._plan(rt)
+        plan = current_plan(rt)
         step = plan.step(step_id)
         records = rt.session.step_patches(step_id)
         pending = [r for r in records if not r.settled]
         if pending:
-            return self._outcome(rt, step, patch_ids=[r.patch_id for r in pending], status="staged",
+            return step_outcome(rt, step, patch_ids=[r.patch_id for r in pending], status="staged",
                                  message="some hunks are still waiting for accept/reject")
         if records and not any(r.applied for r in records):
-            self._mark(rt, plan, step, "failed", "every hunk was rejected")
+            mark(rt, plan, step, "failed", "every hunk was rejected")
             _to(rt, "Paused", "the change was rejected; revise the plan or skip the step")
-            return self._outcome(rt, step, message="every hunk was rejected")
-        self._mark(rt, plan, step, "done")
+            return step_outcome(rt, step, message="every hunk was rejected")
+        mark(rt, plan, step, "done")
         return await self.after_step(rt, step)
 
     async def after_step(self, rt: SessionRuntime, step: Step) -> StepOutcome:
-        plan = self._plan(rt)
+        plan = current_plan(rt)
         nxt = plan.next_pending()
         if nxt is not None:
             _to(rt, "Paused", "step done; next step ready")
-            return self._outcome(rt, step, next_step_id=nxt.step_id)
+            return step_outcome(rt, step, next_step_id=nxt.step_id)
         return await self.verify(rt, step)
 
     async def verify(self, rt: SessionRuntime, step: Step) -> StepOutcome:
-        plan = self._plan(rt)
+        plan = current_plan(rt)
         # Changes applied into editor buffers reach the disk, where the commands run, only when saved.
         applied = sorted({f for r in rt.session.patches.values() if r.applied for f in r.files})
         waiting = await rt.world.unsaved(applied)
         if waiting:
             message = f"save {', '.join(waiting)} {UNSAVED_REASON}"
             _to(rt, "Paused", message)
-            return self._outcome(rt, step, message=message, unsaved=waiting)
+            return step_outcome(rt, step, message=message, unsaved=waiting)
         _to(rt, "Verifying", "verifying the change")
         token = f"deepseek-{rt.session_id}-verify"
         rt.ui.progress(token, "verifying: " + (", ".join(plan.verification) or "derived commands"))
@@ -192,34 +193,34 @@ class AgentLoop:
         if result.ok:
             rt.classifier.verify_passed()
             _to(rt, "Completed", "verification passed" if result.commands else "done (no verification command)")
-            return self._outcome(rt, step)
+            return step_outcome(rt, step)
         if rt.verify_advisory and result.refused is None and result.not_run is None:
             # A teammate lane verifies only part of the plan: its result is verified again once merged.
             _to(rt, "Completed", f"{outcome} (in the lane; the merged result is verified again)")
-            return self._outcome(rt, step, message=outcome)
+            return step_outcome(rt, step, message=outcome)
         if result.refusal is not None:  # the person did not approve it: their "no" decides (refusals.py)
-            return self._outcome(rt, step, status="failed", message=refusals.stop(rt, result.refusal))
+            return step_outcome(rt, step, status="failed", message=refusals.stop(rt, result.refusal))
         if result.refused is not None:
             # Not the code's fault: the model cannot fix it, a person decides (approve, edit the plan, run it).
             message = (f"verification command {result.command!r} was not run ({result.refused}); approve it, "
                        "change the plan's verification, or run it yourself")
             _to(rt, "Paused", message)
-            return self._outcome(rt, step, status="failed", message=message)
+            return step_outcome(rt, step, status="failed", message=message)
         if result.not_run is not None:
             # Nor is a program that cannot run here: the person installs it (or changes the plan).
             message = (f"verification command {result.command!r} was not run: {result.not_run}; then resume, "
                        "or change the plan's verification")
             _to(rt, "Paused", message)
-            return self._outcome(rt, step, status="failed", message=message)
+            return step_outcome(rt, step, status="failed", message=message)
         failure = rt.classifier.verify_failed(result.command or "", result.output)
         rt.check_failure_budget()
         nxt = await self.recover(rt, failure)
         _to(rt, "Paused", f"verification failed ({failure.failure_class}); next: {nxt.title}")
-        return self._outcome(rt, step, status="failed", message=failure.detail, next_step_id=nxt.step_id)
+        return step_outcome(rt, step, status="failed", message=failure.detail, next_step_id=nxt.step_id)
 
     async def recover(self, rt: SessionRuntime, failure: Failure) -> Step:
         """The step that handles `failure`: a local fix step (mechanical) or a planner revision."""
-        plan = self._plan(rt)
+        plan = current_plan(rt)
         if failure.goes_to_planner:
             rt.classifier.note_replan()
             plan = await self.revise(
@@ -278,9 +279,9 @@ class AgentLoop:
                     continue  # a wave of teammate lanes ran: its steps are staged, done, or left to run here
                 outcome = await self.execute_step(rt, step.step_id, feedback=rt.lane_feedback.pop(step.step_id, None))
                 # A revision (wrong path, undeclared file) may have replaced the step: go on with the new one.
-                step = self._plan(rt).step(outcome.step_id)
+                step = current_plan(rt).step(outcome.step_id)
                 if outcome.status != "staged":
-                    if outcome.status == "done" and not self._plan(rt).next_pending():
+                    if outcome.status == "done" and not current_plan(rt).next_pending():
                         if _waits(session, await self.verify(rt, step)):
                             return session.state
                     continue
@@ -328,7 +329,7 @@ class AgentLoop:
             result = await rt.world.apply(ps.patch_id)
             if result.refused:  # the editor said no to its write: a refused change, not a mismatch to redo
                 await rt.world.reject(ps.patch_id, None, result.message)
-                self._mark(rt, self._plan(rt), step, "failed", result.message)
+                mark(rt, current_plan(rt), step, "failed", result.message)
                 _to(rt, "Paused", result.message)
                 return False
             if not result.ok:
@@ -344,17 +345,6 @@ class AgentLoop:
 
     # -- helpers -------------------------------------------------------------------
 
-    def _plan(self, rt: SessionRuntime) -> Plan:
-        if rt.session.plan is None:
-            raise AgentFailure("the session has no plan yet")
-        return rt.session.plan
-
-    def _mark(self, rt: SessionRuntime, plan: Plan, step: Step, status: str, reason: str = "") -> None:
-        rt.session.emit(
-            "StepMarked@v1", {"plan_id": plan.plan_id, "step_id": step.step_id, "status": status, "reason": reason}
-        )
-
-
     @staticmethod
     def _same_step(plan: Plan, old: Step) -> Step:
         for s in plan.steps:
@@ -366,22 +356,29 @@ class AgentLoop:
             raise AgentFailure("the revised plan has no step left to run")
         return nxt
 
-    def _outcome(self, rt: SessionRuntime, step: Step, *, patch_ids=None, status: str | None = None,
+
+def step_outcome(rt: SessionRuntime, step: Step, *, patch_ids=None, status: str | None = None,
                  message: str = "", next_step_id: str | None = None, unsaved: list[str] | None = None) -> StepOutcome:
-        current = step.status
-        if rt.session.plan is not None:
-            # A revision may have replaced the step (recovery by the planner).
-            current = next((s.status for s in rt.session.plan.steps if s.step_id == step.step_id), "replaced")
-        return StepOutcome(
-            session_id=rt.session_id,
-            step_id=step.step_id,
-            status=status or current,
-            patch_ids=list(patch_ids or []),
-            state=rt.session.state,
-            message=message,
-            next_step_id=next_step_id,
-            unsaved=list(unsaved or []),
-        )
+    """What a step request came to, for its driver: the step's status now (or `status`), the
+    session's state, the patches staged and the step to run next."""
+    current = step.status
+    if rt.session.plan is not None:
+        # A revision may have replaced the step (recovery by the planner).
+        current = next((s.status for s in rt.session.plan.steps if s.step_id == step.step_id), "replaced")
+    return StepOutcome(
+        session_id=rt.session_id,
+        step_id=step.step_id,
+        status=status or current,
+        patch_ids=list(patch_ids or []),
+        state=rt.session.state,
+        message=message,
+        next_step_id=next_step_id,
+        unsaved=list(unsaved or []),
+    )
+
+
+# The one loop the operations and the Hetun driver run (it keeps no state of its own).
+LOOP = AgentLoop()
 
 
 def _waits(session: Any, outcome: StepOutcome) -> bool:

@@ -12,22 +12,21 @@ from typing import Any
 
 from deepseek_ls.agent import intent, refusals
 from deepseek_ls.agent.ask_context import ASK_SYSTEM, ask_messages, file_blocks, mentioned_paths
+from deepseek_ls.agent.hetun import driver
 from deepseek_ls.agent.intent import IntentDecision, TurnFlags
 from deepseek_ls.agent.lanes import run_wave
-from deepseek_ls.agent.loop import AgentLoop, StepOutcome
+from deepseek_ls.agent.loop import LOOP, StepOutcome, step_outcome
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.runaway import RunawayPaused
 from deepseek_ls.agent.runtime import AgentFailure, BudgetExceeded, SessionRuntime
 from deepseek_ls.agent.state import BUSY_STATES
+from deepseek_ls.agent.steps import current_plan, mark, release_running_step, reopen
 from deepseek_ls.policy.approvals import Refused
 from deepseek_ls.router import RouterSignals, explain
 
 INTERRUPTED = "resumed after an interruption"
 # Sessions whose tools are the read-only set: a plan session, and a review (which is offered none at all).
 READ_ONLY_MODES = frozenset({"plan", "review"})
-
-loop = AgentLoop()
-
 
 # Requests whose model calls are offered tools: MCP servers are started (and their tools listed,
 # `McpToolsListed@v1`) before these run, live and in replay alike.
@@ -76,29 +75,6 @@ def settle_failure(rt: SessionRuntime, exc: BaseException) -> None:
         if resumable:
             release_running_step(rt, reason)  # before the transition, which is pushed to the editor
         machine.to("Failed", reason, error_kind=kind, resumable=resumable)
-
-
-def reopen(rt: SessionRuntime) -> None:
-    """A session that failed on something that may pass (an LLM error) continues from Paused."""
-    session = rt.session
-    if session.state == "Failed" and session.resumable:
-        session.machine.to("Paused", f"resumed after: {session.last_error}")
-
-
-def release_running_step(rt: SessionRuntime, reason: str) -> None:
-    """A step stopped while running (cancelled, an LLM error, a kill) goes back to
-    `pending`, so it can be run again. A step whose patches are staged stays
-    `running`: its hunks still wait for accept/reject."""
-    session = rt.session
-    plan, step_id = session.plan, session.current_step_id
-    if plan is None or step_id is None:
-        return
-    step = next((s for s in plan.steps if s.step_id == step_id), None)
-    if step is None or step.status != "running":
-        return
-    if any(not rec.settled for rec in session.step_patches(step_id)):
-        return
-    loop._mark(rt, plan, step, "pending", f"stopped: {reason}")
 
 
 async def ask(rt: SessionRuntime, prompt: str, context: str | None = None, profile: str | None = None,
@@ -223,10 +199,8 @@ def dismiss_finding(rt: SessionRuntime, fingerprint: str) -> None:
 
 async def plan(rt: SessionRuntime, prompt: str, context: str | None = None) -> Plan:
     if rt.session.mode == "hetun":
-        from deepseek_ls.agent.hetun import driver
-
         return await driver.propose(rt, prompt, context)  # research, plan, mission card; Paused
-    result = await loop.plan(rt, prompt, context)
+    result = await LOOP.plan(rt, prompt, context)
     rt.session.machine.to("Paused", "plan ready")
     return result
 
@@ -242,26 +216,26 @@ async def _run_step(rt: SessionRuntime, step_id: str) -> StepOutcome:
     reopen(rt)
     staged = await run_wave(rt, want=step_id)
     if staged is not None and rt.session.refusal:  # a lane stopped on the person's "no": paused, not run here
-        return loop._outcome(rt, loop._plan(rt).step(step_id), patch_ids=staged, status="paused",
-                             message=rt.session.state_reason)
+        return step_outcome(rt, current_plan(rt).step(step_id), patch_ids=staged, status="paused",
+                            message=rt.session.state_reason)
     if staged is not None:
         # Teammate lanes ran the wave this step is in: every merged step is staged for review now.
-        step = loop._plan(rt).step(step_id)
+        step = current_plan(rt).step(step_id)
         if step.status == "running" and rt.session.step_patches(step_id):
-            return loop._outcome(rt, step, patch_ids=staged, status="staged")
+            return step_outcome(rt, step, patch_ids=staged, status="staged")
         if step.status == "done":
-            return await loop.after_step(rt, step)
-    outcome = await loop.execute_step(rt, step_id, feedback=rt.lane_feedback.pop(step_id, None))
+            return await LOOP.after_step(rt, step)
+    outcome = await LOOP.execute_step(rt, step_id, feedback=rt.lane_feedback.pop(step_id, None))
     if outcome.status == "done" and rt.session.state == "ExecutingStep":
         # Nothing to review (NO_CHANGE): move on as if the editor had settled it.
-        return await loop.after_step(rt, loop._plan(rt).step(outcome.step_id))
+        return await LOOP.after_step(rt, current_plan(rt).step(outcome.step_id))
     return outcome
 
 
 async def complete_step(rt: SessionRuntime, step_id: str) -> StepOutcome:
     reopen(rt)
     try:
-        return await loop.settle_step(rt, step_id)
+        return await LOOP.settle_step(rt, step_id)
     except Refused as exc:  # a question or an approval of the recovery that followed was not answered
         return _stopped(rt, step_id, exc)
 
@@ -269,26 +243,26 @@ async def complete_step(rt: SessionRuntime, step_id: str) -> StepOutcome:
 def _stopped(rt: SessionRuntime, step_id: str, exc: Refused) -> StepOutcome:
     """The outcome of a step request a refusal stopped: the session paused (`refusals.stop`)."""
     settle_failure(rt, exc)
-    plan = loop._plan(rt)
+    plan = current_plan(rt)
     step = next((s for s in plan.steps if s.step_id == step_id), None) or plan.steps[-1]
-    return loop._outcome(rt, step, status="paused", message=rt.session.state_reason)
+    return step_outcome(rt, step, status="paused", message=rt.session.state_reason)
 
 
 async def skip_step(rt: SessionRuntime, step_id: str) -> StepOutcome:
-    current = loop._plan(rt)
+    current = current_plan(rt)
     step = current.step(step_id)
     for rec in rt.session.step_patches(step_id):
         if not rec.settled:
             await rt.world.reject(rec.patch_id, None, "step skipped")
-    loop._mark(rt, current, step, "skipped", "skipped by the user")
+    mark(rt, current, step, "skipped", "skipped by the user")
     if rt.session.state != "Paused":
         rt.session.machine.to("Paused", "step skipped")
-    return await loop.after_step(rt, step)
+    return await LOOP.after_step(rt, step)
 
 
 async def revise_plan(rt: SessionRuntime, feedback: str, step_id: str | None = None) -> Plan:
     reopen(rt)
-    result = await loop.revise(rt, feedback, step_id)
+    result = await LOOP.revise(rt, feedback, step_id)
     rt.session.machine.to("Paused", "plan revised")
     return result
 
@@ -310,10 +284,8 @@ async def run(rt: SessionRuntime, approvals: Any) -> str:
     resume_state(rt)
     try:
         if rt.session.mode == "hetun":
-            from deepseek_ls.agent.hetun import driver
-
-            return await driver.run(rt, approvals)
-        return await loop.run_to_end(rt, approvals)
+                return await driver.run(rt, approvals)
+        return await LOOP.run_to_end(rt, approvals)
     except (Refused, BudgetExceeded, RunawayPaused) as exc:
         settle_failure(rt, exc)  # Paused: the refusal, the budget's or the runaway guard's message as its reason
         return rt.session.state
@@ -321,8 +293,6 @@ async def run(rt: SessionRuntime, approvals: Any) -> str:
 
 async def decide_mission(rt: SessionRuntime, decision: str, text: str | None, approvals: Any) -> str:
     """The person's decision on a Hetun mission (approve: the run goes straight through)."""
-    from deepseek_ls.agent.hetun import driver
-
     reopen(rt)
     try:
         return await driver.decide(rt, decision, text, approvals)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from deepseek_ls.agent.steps import release_running_step
 from deepseek_ls.policy.approvals import Refused, said
 
 if TYPE_CHECKING:
@@ -47,9 +48,6 @@ def stop(rt: SessionRuntime, refused: Refused) -> str:
     """Pause the session for `refused` (see the table above); returns the reason it was given."""
     session = rt.session
     if refused.kind in ("mcp.call", "ask_user"):
-        # Imported here: operations imports the loop, which imports this module.
-        from deepseek_ls.agent.operations import release_running_step
-
         release_running_step(rt, f"stopped: {refused.subject}: {said(refused.answer, refused.reason)}")
     reason = _reason(refused)
     session.machine.to("Paused", reason, refusal={"kind": refused.kind, "answer": refused.answer,

@@ -15,8 +15,10 @@ from typing import Any
 from deepseek_ls.agent import refusals
 from deepseek_ls.agent.hetun import mission as missions
 from deepseek_ls.agent.hetun.research import Researcher
+from deepseek_ls.agent.loop import LOOP
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.runtime import AgentFailure, SessionRuntime
+from deepseek_ls.agent.steps import reopen
 from deepseek_ls.policy.approvals import Refused, ask_question
 from deepseek_ls.ui_port import ApprovalDecision, ApprovalRequest
 
@@ -45,14 +47,12 @@ def require_approved(session: Any) -> None:
 
 async def propose(rt: SessionRuntime, prompt: str, context: str | None = None) -> Plan:
     """Research, plan, and put the mission card up; the session then waits (Paused) for the decision."""
-    from deepseek_ls.agent.operations import loop
-
     machine = rt.session.machine
     if machine.state != "Planning":
         machine.to("Planning", "hetun: researching the request")
     research = await Researcher(rt, rt.config.hetun).run(prompt)
     notes = f"Hetun research (findings of sub-agents; check them before relying on them):\n{research.synthesis}"
-    plan = await loop.plan(rt, prompt, context=f"{notes}\n\n{context}" if context else notes)
+    plan = await LOOP.plan(rt, prompt, context=f"{notes}\n\n{context}" if context else notes)
     card = missions.build(plan, rt.session.hetun.get("research") or {}, rt.config)
     rt.session.emit("MissionProposed@v1", {"mission": card})
     machine.to("Paused", "mission ready: approve, reject or modify it")
@@ -61,8 +61,6 @@ async def propose(rt: SessionRuntime, prompt: str, context: str | None = None) -
 
 async def decide(rt: SessionRuntime, decision: str, text: str | None, approvals: Any) -> str:
     """Apply the person's decision on the pending mission; returns the session state."""
-    from deepseek_ls.agent.operations import loop, reopen
-
     if decision not in DECISIONS:
         raise AgentFailure(f"unknown mission decision {decision!r}; one of {', '.join(DECISIONS)}")
     session = rt.session
@@ -83,7 +81,7 @@ async def decide(rt: SessionRuntime, decision: str, text: str | None, approvals:
                                      "text, or start a new request")
         return session.state
     if decision == "modify":
-        await loop.revise(rt, "The person modified the mission. Plan exactly this mission, nothing beyond it:\n"
+        await LOOP.revise(rt, "The person modified the mission. Plan exactly this mission, nothing beyond it:\n"
                           + str(text), unit="planner:mission")
         new = missions.build(session.plan, session.hetun.get("research") or {}, rt.config,  # type: ignore[arg-type]
                              version=int(card["version"]) + 1, text=text)
@@ -95,9 +93,7 @@ async def decide(rt: SessionRuntime, decision: str, text: str | None, approvals:
 
 async def execute(rt: SessionRuntime, approvals: Any) -> str:
     """Run the approved mission straight through (the loop's own steps, verification and recovery)."""
-    from deepseek_ls.agent.operations import loop
-
-    return await loop.run_to_end(rt, MissionApprovals(rt, approvals))
+    return await LOOP.run_to_end(rt, MissionApprovals(rt, approvals))
 
 
 async def run(rt: SessionRuntime, approvals: Any) -> str:

@@ -1,8 +1,9 @@
 """Running lanes: one worktree and one lane session per step, at most `max_lanes` at once.
 
 Each lane is a session of its own (`SessionCreated.driver = "lane"`, in the
-workspace's session store, replayable like any other) run by an `Agent` rooted
-in the lane's worktree: its plan is the orchestrator's step, and the ordinary
+workspace's session store, replayable like any other) run by an agent rooted
+in the lane's worktree, built by the factory the runner is handed (`assemble.lane_agent`: this
+package never imports `Agent`, which imports it): its plan is the orchestrator's step, and the ordinary
 loop carries it out there — Editor, Apply (to the worktree only: the lane
 approves its own edits, nobody else sees that checkout), Verify, recovery.
 What comes back is the lane's diff against its base; the orchestrator
@@ -29,11 +30,33 @@ from deepseek_ls.config_models import Config
 from deepseek_ls.store.ids import new_id
 
 if TYPE_CHECKING:
-    from deepseek_ls.agent.agent import Agent
     from deepseek_ls.agent.runtime import SessionRuntime
+    from deepseek_ls.tools.overlay import DocumentOverlay
     from deepseek_ls.ui_port import UIPort
 
 log = logging.getLogger("deepseek_ls.agent.lanes")
+
+
+class LaneAgent(Protocol):
+    """What the runner asks of a lane's agent (an `Agent`)."""
+
+    async def run_plan(self, plan: Plan, *, prompt: str, on_session: Any = None) -> dict[str, Any]: ...
+
+    async def aclose(self) -> None: ...
+
+    def verification_failures(self, session_id: str) -> int | None: ...
+
+
+class LaneOwner(Protocol):
+    """What the runner uses of the workspace's agent that owns the lanes (an `Agent`)."""
+
+    root: Path
+    state_dir: Path
+    models: Any
+    llm: Any
+    overlay: "DocumentOverlay"
+
+    def tell_lanes(self, session_id: str, reason: str) -> None: ...
 
 
 class LaneAgentFactory(Protocol):
@@ -41,7 +64,7 @@ class LaneAgentFactory(Protocol):
     owner's model client (`llm`) and session store (`state_dir`), its patches in `patch_dir`."""
 
     def __call__(self, root: Path, config: Config, *, ui: "UIPort", llm: Any, state_dir: Path, patch_dir: Path,
-                 session_extra: dict[str, Any]) -> "Agent": ...
+                 session_extra: dict[str, Any]) -> LaneAgent: ...
 
 
 @dataclass
@@ -79,9 +102,9 @@ def lane_config(config: Config) -> Config:
 
 
 class LaneRunner:
-    """Runs lanes for one workspace `Agent` (live). Replay has its own (`replay.ReplayLanes`)."""
+    """Runs lanes for one workspace agent (live). Replay has its own (`replay.ReplayLanes`)."""
 
-    def __init__(self, owner: "Agent", make_agent: LaneAgentFactory) -> None:
+    def __init__(self, owner: LaneOwner, make_agent: LaneAgentFactory) -> None:
         self.owner = owner
         self.make_agent = make_agent
         # The owner's model manager and client: the lanes' calls and the owner's sessions' calls
@@ -152,8 +175,7 @@ class LaneRunner:
                         finally:
                             lane_sid = started.result() if started.done() else None
                             await agent.aclose()
-                        lane_rt = agent._runtimes.get(lane_sid or "")
-                        verified = lane_rt is not None and lane_rt.session.verification_failures == 0
+                        verified = agent.verification_failures(lane_sid or "") == 0
                         files = sorted({f for p in view["patches"] if p["applied"] for f in p["files"]})
                         result = await asyncio.to_thread(wt_ops.result_diff, tree, files)
                 except TimeoutError:
@@ -202,7 +224,7 @@ class LaneRunner:
         self.owner.tell_lanes(rt.session_id, "lane failed")
         return LaneResult(lane_id, step.step_id, False, reason=reason, lane_session_id=lane_sid, refusal=refusal)
 
-    def _lane_agent(self, rt: "SessionRuntime", tree: wt_ops.Worktree, label: str) -> "Agent":
+    def _lane_agent(self, rt: "SessionRuntime", tree: wt_ops.Worktree, label: str) -> LaneAgent:
         extra = {"driver": "lane", "parent_session_id": rt.session_id, "lane_id": tree.lane_id}
         return self.make_agent(tree.root, lane_config(rt.config), ui=LaneUI(rt.ui, label, rt.session_id),
                                llm=self.llm, state_dir=self.owner.state_dir,
