@@ -16,10 +16,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
-from deepseek_ls.store.ids import new_id
 from deepseek_ls.config_models import ModelProfile, RouterConfig
+from deepseek_ls.sink import EventSink, NullSink
 from deepseek_ls.store import events
-from deepseek_ls.store.sink import EventSink, NullSink
+from deepseek_ls.store.ids import new_id
 
 Profile = Literal["fast", "max_think"]
 

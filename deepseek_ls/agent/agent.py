@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable
 
 from deepseek_ls.agent import operations as ops
+from deepseek_ls.agent.hetun.driver import MissionNotApproved, require_approved
+from deepseek_ls.agent.hetun.undo import MissionUndo, mission_chain, undo_since
+from deepseek_ls.agent.intent import TurnFlags
 from deepseek_ls.agent.loop import StepOutcome
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.routing_sink import RoutingSink, bound
@@ -29,10 +32,7 @@ from deepseek_ls.agent.runtime import (
     build_runtime,
     mode_config,
 )
-from deepseek_ls.agent.hetun.driver import MissionNotApproved, require_approved
 from deepseek_ls.agent.rewind import Rewinder
-from deepseek_ls.agent.hetun.undo import MissionUndo, mission_chain, undo_since
-from deepseek_ls.agent.intent import TurnFlags
 from deepseek_ls.agent.session import Session, deferred_appends
 from deepseek_ls.agent.state import BUSY_STATES, StateChange, StateListener
 from deepseek_ls.agent.steps import release_running_step
@@ -44,8 +44,8 @@ from deepseek_ls.patch import PatchStore, SafetyGate
 from deepseek_ls.policy import PathPolicy
 from deepseek_ls.policy.approvals import Approvals, Refused
 from deepseek_ls.router import explain
+from deepseek_ls.sink import NullSink
 from deepseek_ls.store.sessions import SessionStore
-from deepseek_ls.store.sink import NullSink
 from deepseek_ls.tools.host import ToolHost
 from deepseek_ls.tools.overlay import DocumentOverlay
 from deepseek_ls.ui_port import UIPort

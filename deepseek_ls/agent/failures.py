@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
 from deepseek_ls.config_models import FailureClassifierConfig
-from deepseek_ls.store.sink import EventSink
+from deepseek_ls.sink import EventSink
 
 FailureClass = Literal["PatchMismatch", "MechanicalVerifyFailure", "RepeatedVerifyFailure", "DesignMismatch"]
 

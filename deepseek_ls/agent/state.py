@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, get_args
 
+from deepseek_ls.sink import EventSink
 from deepseek_ls.store.events import SessionState
-from deepseek_ls.store.sink import EventSink
 
 STATES: tuple[str, ...] = get_args(SessionState)
 

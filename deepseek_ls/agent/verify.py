@@ -22,7 +22,7 @@ from deepseek_ls.agent.failures import fingerprint
 from deepseek_ls.policy import PolicyViolation
 from deepseek_ls.policy.approvals import Refused, said
 from deepseek_ls.policy.launch import ProgramNotRun
-from deepseek_ls.store.sink import EventSink
+from deepseek_ls.sink import EventSink
 
 # How a verification whose program could not run is recorded (replay raises it again from this).
 NOT_RUN_PREFIX = "[not run] "

@@ -12,28 +12,33 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-import posixpath
 import logging
+import posixpath
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from deepseek_ls.config_models import Config
-from deepseek_ls.store.ids import new_id
 from deepseek_ls.patch import ApplyResult, PatchError, PatchSet, PatchStore
 from deepseek_ls.patch.command_changes import watched
 from deepseek_ls.policy import PathPolicy, PolicyViolation
-from deepseek_ls.policy.command_secrets import guard_command
-from deepseek_ls.policy.redact import redact_text
 from deepseek_ls.policy.approvals import Refused, command_review
-from deepseek_ls.policy.secret_files import file_is_secret
+from deepseek_ls.policy.command_secrets import guard_command
 from deepseek_ls.policy.commands import CommandPolicy
+from deepseek_ls.policy.redact import redact_text
 from deepseek_ls.policy.sandbox import Sandbox
-from deepseek_ls.store.sink import EventSink
+from deepseek_ls.policy.secret_files import file_is_secret
+from deepseek_ls.sink import EventSink
+from deepseek_ls.store.ids import new_id
 from deepseek_ls.tools import shell
 from deepseek_ls.tools.fs import workspace_files
-from deepseek_ls.tools.overlay import DocumentOverlay, read_disk_text, withheld_note, withheld_reads
+from deepseek_ls.tools.overlay import (
+    DocumentOverlay,
+    read_disk_text,
+    withheld_note,
+    withheld_reads,
+)
 from deepseek_ls.ui_port import ApprovalRequest
 
 log = logging.getLogger("deepseek_ls.agent")
@@ -165,7 +170,9 @@ class World:
         try:
             result = self.index.query(query, top_k=top_k)
         except Exception as exc:  # noqa: BLE001 - reported to the model, the session and the person
-            from deepseek_ls.index.code_index import IndexUnavailable  # loaded already: the index raised
+            from deepseek_ls.index.code_index import (
+                IndexUnavailable,  # loaded already: the index raised
+            )
 
             if isinstance(exc, IndexUnavailable) and exc.status.state == "missing":
                 return _INDEX_NOT_BUILT, 0, None

@@ -23,7 +23,7 @@ import tantivy
 from filelock import FileLock
 
 from ..config_models import Config, IndexConfig, PolicyConfig
-from ..store.sink import EventSink, NullSink
+from ..sink import EventSink, NullSink
 from . import query as q
 from . import schema as f
 from .build import BuildReport, ProgressCallback, full_build, incremental_update
@@ -37,7 +37,11 @@ from .schema import SCHEMA_VERSION
 from .sources import deny_exclude_patterns, take_snapshot
 from .storage import StorageCorrupt, open_index, remove_generations, verify
 from .symbols import Symbol
-from .writer_session import WRITER_LINGER_SECONDS, WRITER_MAX_HOLD_SECONDS, WriterSession
+from .writer_session import (
+    WRITER_LINGER_SECONDS,
+    WRITER_MAX_HOLD_SECONDS,
+    WriterSession,
+)
 from .writing import LOCK_TIMEOUT_SECONDS, IndexWriting
 
 log = logging.getLogger(__name__)

@@ -35,12 +35,17 @@ from deepseek_ls.llm.http_errors import error_from_status, error_from_transport,
 from deepseek_ls.llm.models import DROPPABLE_PARAMS, sends_reasoning_back
 from deepseek_ls.llm.profiles import ResolvedProfile, resolve_profile
 from deepseek_ls.llm.retry import retrying
-from deepseek_ls.llm.stream import ERROR_BODY_BYTES, DeltaCallback, StreamReader, read_capped
+from deepseek_ls.llm.stream import (
+    ERROR_BODY_BYTES,
+    DeltaCallback,
+    StreamReader,
+    read_capped,
+)
 from deepseek_ls.llm.tokens import PromptCounter, message_text
 from deepseek_ls.llm.trace import CallTrace, request_hash
 from deepseek_ls.llm.types import Completion, Usage
 from deepseek_ls.policy import redact as redaction
-from deepseek_ls.store.sink import EventSink, NullSink
+from deepseek_ls.sink import EventSink, NullSink
 
 __all__ = ["ROLE_HEADER", "LLMClient", "request_hash"]  # request_hash: re-exported for replay
 

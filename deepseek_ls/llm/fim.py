@@ -32,10 +32,14 @@ import httpx
 
 from deepseek_ls.config_models import LLMConfig
 from deepseek_ls.llm.errors import LLMError
-from deepseek_ls.llm.http_errors import error_from_status, error_from_transport, without_secret
+from deepseek_ls.llm.http_errors import (
+    error_from_status,
+    error_from_transport,
+    without_secret,
+)
 from deepseek_ls.llm.profiles import ResolvedProfile, resolve_profile
 from deepseek_ls.policy import redact as redaction
-from deepseek_ls.store.sink import EventSink, NullSink
+from deepseek_ls.sink import EventSink, NullSink
 
 ROLE = "inline"
 ROLE_HEADER = "X-DeepSeek-LS-Role"

@@ -29,7 +29,12 @@ from typing import Any, Callable
 from filelock import FileLock
 
 from deepseek_ls.patch import seal
-from deepseek_ls.patch.checkpoint import CheckpointStore, UndoPlan, UndoRefused, remove_empty_parents
+from deepseek_ls.patch.checkpoint import (
+    CheckpointStore,
+    UndoPlan,
+    UndoRefused,
+    remove_empty_parents,
+)
 from deepseek_ls.patch.gate import SafetyGate
 from deepseek_ls.patch.hunks import apply_hunks, find_block, split_lines
 from deepseek_ls.patch.merge import merge_three_way
@@ -45,10 +50,10 @@ from deepseek_ls.patch.model import (
 from deepseek_ls.patch.parse import parse_diff
 from deepseek_ls.patch.staging import locate_file_change
 from deepseek_ls.patch.validate import validate_files
-from deepseek_ls.policy.paths import PathPolicy
-from deepseek_ls.store.sink import EventSink, NullSink
 from deepseek_ls.policy import safe_files
+from deepseek_ls.policy.paths import PathPolicy
 from deepseek_ls.policy.secret_files import check_not_secret
+from deepseek_ls.sink import EventSink, NullSink
 from deepseek_ls.tools.overlay import DocumentOverlay
 
 log = logging.getLogger(__name__)

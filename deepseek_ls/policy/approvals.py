@@ -26,7 +26,7 @@ import asyncio
 from typing import TYPE_CHECKING, Literal
 
 from deepseek_ls.config_models import ApprovalMode, PolicyConfig
-from deepseek_ls.store.sink import EventSink, NullSink
+from deepseek_ls.sink import EventSink, NullSink
 from deepseek_ls.ui_port import ApprovalDecision, ApprovalRequest, Refusal, UIPort
 
 if TYPE_CHECKING:

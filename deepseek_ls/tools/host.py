@@ -25,7 +25,7 @@ from deepseek_ls.policy.errors import PolicyViolation
 from deepseek_ls.policy.paths import PathPolicy
 from deepseek_ls.policy.redact import redact_obj
 from deepseek_ls.policy.sandbox import Sandbox
-from deepseek_ls.store.sink import EventSink, NullSink
+from deepseek_ls.sink import EventSink, NullSink
 from deepseek_ls.tools import fs, index_tools, patch_tools, search, shell
 from deepseek_ls.tools import git as git_tools
 from deepseek_ls.tools.overlay import DocumentOverlay

@@ -19,7 +19,7 @@ from deepseek_ls.config_models import Config
 from deepseek_ls.policy.approvals import Approvals, Refused, said
 from deepseek_ls.policy.commands import CommandPolicy
 from deepseek_ls.policy.paths import PathPolicy
-from deepseek_ls.store.sink import EventSink
+from deepseek_ls.sink import EventSink
 from deepseek_ls.tools.overlay import DocumentOverlay
 from deepseek_ls.ui_port import ApprovalRequest
 

@@ -10,12 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
+from llama_harness import N_CTX, local_config
 
 from deepseek_ls.config_models import Config
 from deepseek_ls.llm import ContextLengthError, LLMClient
-from deepseek_ls.store.sink import ListSink
-
-from llama_harness import N_CTX, local_config
+from deepseek_ls.sink import ListSink
 
 pytestmark = pytest.mark.llama
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scenario_kit import ScriptedUI, plan_json, scenario_config
 
 from deepseek_ls.agent import Agent
 from deepseek_ls.agent.world import World
@@ -28,8 +29,6 @@ from deepseek_ls.config_models import Config
 from deepseek_ls.llm.client import LLMClient
 from deepseek_ls.tools.overlay import DocumentOverlay
 from deepseek_ls.workspace import state_dir
-
-from scenario_kit import ScriptedUI, plan_json, scenario_config
 
 Setup = Callable[[Path, Path, str], None]  # (workspace, outside dir, canary)
 
@@ -293,7 +292,7 @@ async def _run_planner_with_tool(root: Path, fake, case: Case, canary: str) -> N
 async def _run_command(root: Path, fake, case: Case) -> str:
     cfg: Config = scenario_config()
     cfg.policy.allowlist = [*cfg.policy.allowlist, *case.allow]
-    from deepseek_ls.store.sink import NullSink
+    from deepseek_ls.sink import NullSink
 
     world = World(root, cfg, sink=NullSink(), overlay=DocumentOverlay(root), patches=None)
     try:

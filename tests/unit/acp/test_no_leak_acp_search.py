@@ -20,7 +20,7 @@ from deepseek_ls.config_models import Config, IndexConfig
 from deepseek_ls.index.code_index import CodeIndex
 from deepseek_ls.patch import PatchStore
 from deepseek_ls.policy import PathPolicy
-from deepseek_ls.store.sink import NullSink
+from deepseek_ls.sink import NullSink
 from deepseek_ls.tools.host import ToolHost
 
 PLAN = "launch_codename = 'BLUEHERON'  # the person's private notes\n"

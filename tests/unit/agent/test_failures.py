@@ -1,6 +1,11 @@
-from deepseek_ls.agent.failures import FailureClassifier, error_lines, fingerprint, materially_reduced
+from deepseek_ls.agent.failures import (
+    FailureClassifier,
+    error_lines,
+    fingerprint,
+    materially_reduced,
+)
 from deepseek_ls.config_models import FailureClassifierConfig
-from deepseek_ls.store.sink import ListSink
+from deepseek_ls.sink import ListSink
 
 OUT_A = "tests/test_x.py::test_a FAILED\nE   AssertionError: assert 1 == 2\n1 failed in 0.12s\n"
 OUT_A_LATER = "\x1b[31mtests/test_x.py::test_a FAILED\x1b[0m\nE   AssertionError: assert 1 == 2\n1 failed in 3.40s\n"

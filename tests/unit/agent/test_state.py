@@ -10,7 +10,7 @@ from deepseek_ls.agent.state import (
     SessionStateMachine,
     describe_state,
 )
-from deepseek_ls.store.sink import ListSink
+from deepseek_ls.sink import ListSink
 
 
 def test_happy_path_emits_one_event_per_transition():

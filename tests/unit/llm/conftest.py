@@ -6,7 +6,8 @@ import pytest
 
 from deepseek_ls.config_models import LLMConfig
 from deepseek_ls.llm import LLMClient
-from deepseek_ls.store.sink import ListSink
+from deepseek_ls.sink import ListSink
+
 
 def fast_config(**overrides) -> LLMConfig:
     """Real retry and timeout logic, with waits short enough for unit tests."""

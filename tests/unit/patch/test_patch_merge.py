@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from deepseek_ls.patch import PatchStore
-from deepseek_ls.store.sink import ListSink
+from deepseek_ls.sink import ListSink
 
 BASE = "".join(f"line {i}\n" for i in range(1, 31))
 DIFF = (

@@ -6,7 +6,7 @@ import pytest
 
 from deepseek_ls.config_models import PolicyConfig
 from deepseek_ls.policy.approvals import Approvals
-from deepseek_ls.store.sink import ListSink
+from deepseek_ls.sink import ListSink
 from deepseek_ls.ui_port import ApprovalDecision, ApprovalRequest
 
 

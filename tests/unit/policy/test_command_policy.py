@@ -9,7 +9,7 @@ import pytest
 from deepseek_ls.config_models import Config, PolicyConfig
 from deepseek_ls.policy import PolicyViolation
 from deepseek_ls.policy.commands import CommandPolicy
-from deepseek_ls.store.sink import ListSink
+from deepseek_ls.sink import ListSink
 from deepseek_ls.tools.host import ToolHost
 from deepseek_ls.ui_port import AutoApproveUI
 

@@ -17,7 +17,7 @@ from deepseek_ls.config_models import PolicyConfig
 from deepseek_ls.policy.approvals import Approvals
 from deepseek_ls.policy.commands import CommandPolicy
 from deepseek_ls.policy.write_commands import check_form
-from deepseek_ls.store.sink import ListSink
+from deepseek_ls.sink import ListSink
 from deepseek_ls.ui_port import ApprovalRequest, AutoApproveUI
 
 # package.json scripts for the `npm run` cases.

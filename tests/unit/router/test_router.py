@@ -2,8 +2,8 @@ import pytest
 
 from deepseek_ls.config_models import Config, RouterConfig
 from deepseek_ls.router import MaxThinkBudget, Router, RouterSignals, explain
+from deepseek_ls.sink import ListSink
 from deepseek_ls.store.events import RouterDecision as RouterDecisionPayload
-from deepseek_ls.store.sink import ListSink
 
 COMPLEX = (
     "Design the architecture for deterministic replay: it must guarantee the same plans across "

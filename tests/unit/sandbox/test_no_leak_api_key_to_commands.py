@@ -23,7 +23,7 @@ from deepseek_ls.config_models import Config, PolicyConfig
 from deepseek_ls.llm.profiles import resolve_profile
 from deepseek_ls.policy.env import scrubbed_env
 from deepseek_ls.policy.redact import redact_obj, redact_text
-from deepseek_ls.store.sink import ListSink
+from deepseek_ls.sink import ListSink
 from deepseek_ls.tools.host import ToolHost
 from deepseek_ls.tools.overlay import DocumentOverlay
 

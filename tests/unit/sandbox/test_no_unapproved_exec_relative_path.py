@@ -24,7 +24,7 @@ from deepseek_ls.config_models import Config, PolicyConfig
 from deepseek_ls.policy.env import safe_exec_path, scrubbed_env
 from deepseek_ls.policy.git_safety import base_env
 from deepseek_ls.policy.sandbox import Sandbox
-from deepseek_ls.store.sink import ListSink
+from deepseek_ls.sink import ListSink
 from deepseek_ls.tools.host import ToolHost
 from deepseek_ls.tools.overlay import DocumentOverlay
 

@@ -31,7 +31,7 @@ from deepseek_ls.patch.merge import git_binary
 from deepseek_ls.policy.env import host_exec_path, resolve_program
 from deepseek_ls.policy.git_safety import base_env
 from deepseek_ls.policy.sandbox import Sandbox
-from deepseek_ls.store.sink import ListSink
+from deepseek_ls.sink import ListSink
 from deepseek_ls.tools.host import ToolHost
 from deepseek_ls.tools.overlay import DocumentOverlay
 

@@ -25,9 +25,16 @@ from tools_helpers import build_host
 from deepseek_ls.agent.hetun import runner
 from deepseek_ls.agent.verify import Verifier
 from deepseek_ls.agent.world import World
-from deepseek_ls.config_models import Config, HetunHelperConfig, McpConfig, McpServerConfig, PolicyConfig, SandboxConfig
+from deepseek_ls.config_models import (
+    Config,
+    HetunHelperConfig,
+    McpConfig,
+    McpServerConfig,
+    PolicyConfig,
+    SandboxConfig,
+)
 from deepseek_ls.policy.sandbox import Sandbox
-from deepseek_ls.store.sink import ListSink
+from deepseek_ls.sink import ListSink
 from deepseek_ls.tools import search
 from deepseek_ls.tools.mcp import McpManager
 from deepseek_ls.tools.mcp.servers import McpServerSet, McpServerSpec

@@ -8,7 +8,7 @@ from tools_helpers import build_host
 
 from deepseek_ls.config_models import PolicyConfig
 from deepseek_ls.patch import SafetyGate
-from deepseek_ls.store.sink import ListSink
+from deepseek_ls.sink import ListSink
 from deepseek_ls.tools.host import ToolHost
 from deepseek_ls.ui_port import AutoApproveUI
 

@@ -8,7 +8,7 @@ import pytest
 from tools_helpers import build_host
 
 from deepseek_ls.config_models import PolicyConfig
-from deepseek_ls.store.sink import ListSink
+from deepseek_ls.sink import ListSink
 from deepseek_ls.tools.shell import scrubbed_env
 from deepseek_ls.ui_port import AutoApproveUI
 
