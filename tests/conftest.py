@@ -16,7 +16,7 @@ pytest_plugins = ["deepseek_ls.testkit.pytest_plugin", "deepseek_ls.testkit.home
 def user_config_home(isolated_user_dirs: Path) -> Path:
     """The user config directory (`XDG_CONFIG_HOME`) of the servers and CLIs this test starts, and of
     the test process too: patches it stages and checkpoints it takes in-process are sealed with the
-    same user's key (`patch/seal.py`), so the server offers them, and what the server saves reads
+    same user's key (`store/seal.py`), so the server offers them, and what the server saves reads
     back here. Another user's would be ignored. (Every test has it, `isolated_user_dirs`; a test
     names it to say it relies on being that user.)"""
     return isolated_user_dirs

@@ -2,7 +2,7 @@
 
 An ACP session is a conversation; each of its prompts ran as one of our sessions with
 its own event log. This record is what `session/load` and `session/list` read. Each
-record is sealed with the per-user key (`patch/seal.py`): one a repository ships (or
+record is sealed with the per-user key (`store/seal.py`): one a repository ships (or
 another user wrote) is neither listed nor loaded, like the session logs it would name; nor
 is one sealed in another workspace (a record names its workspace root; one sealed before
 records did counts where its `cwd` is).
@@ -16,7 +16,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from deepseek_ls.patch import seal
+from deepseek_ls.store import seal
 from deepseek_ls.store.ids import is_id, new_id
 from deepseek_ls.workspace import state_dir
 

@@ -4,7 +4,7 @@ A finding's fingerprint (`review.fingerprint`) is its file, the text of its line
 (whitespace-normalised) and its message: while that code is unchanged — wherever it
 moves in the file — the same finding is not shown again, by the editor or the CLI;
 once the lines change it may be. Kept in `.deepseek/review/dismissed.json`, sealed with
-the user's key (`patch/seal.py`): a list a repository ships (to hide a finding from
+the user's key (`store/seal.py`): a list a repository ships (to hide a finding from
 everyone who reviews it) is not the person's and is ignored, with a warning in the log.
 """
 
@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from deepseek_ls.patch import seal
+from deepseek_ls.store import seal
 
 log = logging.getLogger("deepseek_ls.agent")
 

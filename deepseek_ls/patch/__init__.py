@@ -1,6 +1,6 @@
 """Patch staging: unified diffs -> validated, located PatchSets; merge, apply, undo.
 
-The names below are imported on first use (PEP 562): `from deepseek_ls.patch import seal`, which
+The names below are imported on first use (PEP 562): `from deepseek_ls.store import seal`, which
 the event store needs to list sessions, must not load the gate's config models (pydantic) with
 them (`deepseek-ls sessions` start-up, bench/bench_cli_startup.py)."""
 

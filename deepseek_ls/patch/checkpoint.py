@@ -39,8 +39,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from deepseek_ls.patch import seal
 from deepseek_ls.patch.merge import merge_three_way
+from deepseek_ls.store import seal
 
 
 class CheckpointStore:

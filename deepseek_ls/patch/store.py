@@ -28,7 +28,6 @@ from typing import Any, Callable
 
 from filelock import FileLock
 
-from deepseek_ls.patch import seal
 from deepseek_ls.patch.checkpoint import (
     CheckpointStore,
     UndoPlan,
@@ -54,6 +53,7 @@ from deepseek_ls.policy import safe_files
 from deepseek_ls.policy.paths import PathPolicy
 from deepseek_ls.policy.secret_files import check_not_secret
 from deepseek_ls.sink import EventSink, NullSink
+from deepseek_ls.store import seal
 from deepseek_ls.tools.overlay import DocumentOverlay
 
 log = logging.getLogger(__name__)

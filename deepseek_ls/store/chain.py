@@ -1,7 +1,7 @@
 """The keyed hash chain that binds every line of a session log to its seal.
 
 Each line the writer appends ends with ``,"mac":"<hex>"}``: an HMAC, under this user's key
-(`patch/seal.py`), of the previous line's mac and this line without its mac. The session's
+(`store/seal.py`), of the previous line's mac and this line without its mac. The session's
 sealed marker (`store/provenance.py`) binds the log's beginning (its first line, or all of it
 when a session was adopted or migrated); the chain carries that binding to every later line,
 so a line inserted, changed or removed in the middle breaks it. The writer only needs the
@@ -17,7 +17,7 @@ import hashlib
 import hmac
 from typing import Callable
 
-from deepseek_ls.patch import seal
+from deepseek_ls.store import seal
 
 _OPEN = b',"mac":"'
 _CLOSE = b'"}\n'

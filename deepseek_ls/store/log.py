@@ -34,8 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 from pydantic import ValidationError
 from pydantic_core import from_json
 
-from deepseek_ls.patch import seal
-from deepseek_ls.store import chain
+from deepseek_ls.store import chain, seal
 from deepseek_ls.store.writer import writer
 
 if TYPE_CHECKING:

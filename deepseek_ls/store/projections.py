@@ -21,10 +21,14 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from deepseek_ls.patch import seal
-from deepseek_ls.store import provenance
+from deepseek_ls.store import provenance, seal
 from deepseek_ls.store.log import CorruptLog, SessionNotFound, parse_line
-from deepseek_ls.store.projector import SCHEMA, SCHEMA_VERSION, SESSION_TABLES, apply_event
+from deepseek_ls.store.projector import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    SESSION_TABLES,
+    apply_event,
+)
 
 log = logging.getLogger(__name__)
 

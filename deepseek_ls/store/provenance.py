@@ -4,7 +4,7 @@ A repository can commit `.deepseek/sessions/<id>/events.jsonl` (and `.deepseek/s
 and in a fresh clone those logs would be listed, replayed and resumed as the person's own
 history. So when a session is created, once its first event (`SessionCreated@v1`) is
 durable, a marker `session.seal` is written beside the log, sealed with the per-user key of
-`patch/seal.py`: the session id, the log's path relative to the state dir, the workspace
+`store/seal.py`: the session id, the log's path relative to the state dir, the workspace
 (`seal.workspace_id`) and the length and sha256 of the log's beginning it covers (the first
 line). Every later line carries a mac chained from there (`store/chain.py`), so the seal
 covers the whole log. A session is ours when its marker verifies here and its log's chain
@@ -33,8 +33,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from deepseek_ls.patch import seal
-from deepseek_ls.store import chain
+from deepseek_ls.store import chain, seal
 from deepseek_ls.store.log import CorruptLog, SessionNotFound, parse_line
 
 MARKER_NAME = "session.seal"

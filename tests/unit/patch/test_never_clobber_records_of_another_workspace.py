@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from deepseek_ls.patch import PatchStore
-from deepseek_ls.patch import seal
 from deepseek_ls.patch.checkpoint import CheckpointStore
 from deepseek_ls.policy import PathPolicy
+from deepseek_ls.store import seal
 
 A_TEXT = 'print("project a")\n'
 B_TEXT = 'print("project b: the person\'s work")\n'

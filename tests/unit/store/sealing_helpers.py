@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from deepseek_ls.patch import seal
+from deepseek_ls.store import seal
 from deepseek_ls.store.ids import new_id
 from deepseek_ls.store.sessions import SessionStore
 

@@ -9,11 +9,11 @@ import os
 import shutil
 
 import pytest
+from sealing_helpers import PROMPT, legacy_log, listed, log_of, reason, sealed_session
 
-from deepseek_ls.patch import seal
+from deepseek_ls.store import seal
 from deepseek_ls.store.provenance import CannotAdopt
 from deepseek_ls.store.sessions import SessionStore
-from sealing_helpers import PROMPT, legacy_log, listed, log_of, reason, sealed_session
 
 
 def _store(root):

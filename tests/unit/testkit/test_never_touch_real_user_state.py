@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from deepseek_ls.patch import seal
+from deepseek_ls.store import seal
 from deepseek_ls.testkit.home_guard import XDG_DIRS
 
 INNER_CONFTEST = 'pytest_plugins = ["deepseek_ls.testkit.home_guard"]\n'
@@ -25,7 +25,7 @@ def test_every_test_has_its_own_user_dirs(tmp_path: Path) -> None:
 
 def test_a_subprocess_seals_with_the_tests_key(tmp_path: Path) -> None:
     # A test that never asked for `user_config_home` and starts a process with the inherited env.
-    code = "from deepseek_ls.patch import seal; seal._key(); print(seal.key_path())"
+    code = "from deepseek_ls.store import seal; seal._key(); print(seal.key_path())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert Path(out.strip()) == tmp_path / "xdg-config" / "deepseek-ls" / "state.key"
     assert (tmp_path / "xdg-config" / "deepseek-ls" / "state.key").stat().st_size >= 32
@@ -33,7 +33,7 @@ def test_a_subprocess_seals_with_the_tests_key(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("leak", [
     pytest.param("os.environ.pop('XDG_CONFIG_HOME'); seal._key()", id="key-in-default-config"),
-    pytest.param("subprocess.run([sys.executable, '-c', 'from deepseek_ls.patch import seal; seal._key()'],"
+    pytest.param("subprocess.run([sys.executable, '-c', 'from deepseek_ls.store import seal; seal._key()'],"
                  " env={'HOME': os.environ['HOME'], 'PATH': os.environ['PATH']}, check=True)",
                  id="subprocess-with-a-fresh-env"),
     pytest.param("d = Path(os.environ['HOME'], '.cache', 'deepseek-ls'); d.mkdir(parents=True); "
@@ -47,7 +47,7 @@ def test_never_touch_real_user_state_fails_the_test(pytester: pytest.Pytester, t
     pytester.makepyfile(test_leak=f"""
 import os, subprocess, sys
 from pathlib import Path
-from deepseek_ls.patch import seal
+from deepseek_ls.store import seal
 
 def test_clean():
     seal._key()
