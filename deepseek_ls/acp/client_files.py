@@ -16,7 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any, Callable
 
-from deepseek_ls.tools.overlay import DocumentOverlay
+from deepseek_ls.patch.overlay import DocumentOverlay
 
 log = logging.getLogger(__name__)
 CLIENT_FILE_TIMEOUT = 30.0

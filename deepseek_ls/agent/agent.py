@@ -41,13 +41,13 @@ from deepseek_ls.config_models import Config
 from deepseek_ls.llm.budget import price_book_for
 from deepseek_ls.llm.capacity import CapacityLLM, ModelManager
 from deepseek_ls.patch import PatchStore, SafetyGate
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.policy import PathPolicy
 from deepseek_ls.policy.approvals import Approvals, Refused
 from deepseek_ls.router import explain
 from deepseek_ls.sink import NullSink
 from deepseek_ls.store.sessions import SessionStore
 from deepseek_ls.tools.host import ToolHost
-from deepseek_ls.tools.overlay import DocumentOverlay
 from deepseek_ls.ui_port import UIPort
 from deepseek_ls.workspace import state_dir as workspace_state_dir
 

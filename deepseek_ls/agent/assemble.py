@@ -22,7 +22,7 @@ from deepseek_ls.agent.agent import Agent, Restorer
 from deepseek_ls.agent.state import StateListener
 from deepseek_ls.agent.world import Applier
 from deepseek_ls.config_models import Config
-from deepseek_ls.tools.overlay import DocumentOverlay
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.ui_port import UIPort
 from deepseek_ls.workspace import state_dir as workspace_state_dir
 

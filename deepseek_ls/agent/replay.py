@@ -25,20 +25,21 @@ from pathlib import Path
 from typing import Any
 
 from deepseek_ls.agent import operations as ops
-from deepseek_ls.agent.routing_sink import bound
-from deepseek_ls.agent.runtime import build_runtime, mode_config
-from deepseek_ls.extensions.skills import OfferedSkills
-from deepseek_ls.agent.session import Session
 from deepseek_ls.agent.intent import TurnFlags
 from deepseek_ls.agent.lanes.runner import LaneResult, lane_config
 from deepseek_ls.agent.plan import Plan
+from deepseek_ls.agent.routing_sink import bound
+from deepseek_ls.agent.runtime import build_runtime, mode_config
+from deepseek_ls.agent.session import Session
 from deepseek_ls.agent.verify import NOT_RUN_PREFIX
 from deepseek_ls.agent.world import CommandResult, World
 from deepseek_ls.config_models import Config
+from deepseek_ls.extensions.skills import OfferedSkills
 from deepseek_ls.llm.client import LLMClient, request_hash
 from deepseek_ls.llm.errors import error_from_record
 from deepseek_ls.llm.types import Completion
 from deepseek_ls.patch import ApplyResult, Hunk, PatchError, PatchSet
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.policy import PolicyViolation
 from deepseek_ls.policy.approvals import Approvals, Refused
 from deepseek_ls.policy.launch import ProgramNotRun
@@ -46,7 +47,6 @@ from deepseek_ls.store.events import Event, validate_payload
 from deepseek_ls.store.sessions import SessionStore
 from deepseek_ls.tools.host import ALL_TOOLS, SKILL_LOAD, ToolHost
 from deepseek_ls.tools.registry import Tool
-from deepseek_ls.tools.overlay import DocumentOverlay
 from deepseek_ls.ui_port import ApprovalDecision, ApprovalRequest
 
 COMPARED = {

@@ -22,6 +22,12 @@ from typing import Any, Awaitable, Callable
 from deepseek_ls.config_models import Config
 from deepseek_ls.patch import ApplyResult, PatchError, PatchSet, PatchStore
 from deepseek_ls.patch.command_changes import watched
+from deepseek_ls.patch.overlay import (
+    DocumentOverlay,
+    read_disk_text,
+    withheld_note,
+    withheld_reads,
+)
 from deepseek_ls.policy import PathPolicy, PolicyViolation
 from deepseek_ls.policy.approvals import Refused, command_review
 from deepseek_ls.policy.command_secrets import guard_command
@@ -33,12 +39,6 @@ from deepseek_ls.sink import EventSink
 from deepseek_ls.store.ids import new_id
 from deepseek_ls.tools import shell
 from deepseek_ls.tools.fs import workspace_files
-from deepseek_ls.tools.overlay import (
-    DocumentOverlay,
-    read_disk_text,
-    withheld_note,
-    withheld_reads,
-)
 from deepseek_ls.ui_port import ApprovalRequest
 
 log = logging.getLogger("deepseek_ls.agent")

@@ -21,8 +21,16 @@ from lsprotocol import types
 
 from deepseek_ls.lsp.buffer_sync import BufferSync
 from deepseek_ls.lsp.documents import DocumentEvents
-from deepseek_ls.lsp.edits import (FileEdit, buffer_problem, changed, contradiction, file_edit, patch_store, pinned_version,
-                                   settled_elsewhere)
+from deepseek_ls.lsp.edits import (
+    FileEdit,
+    buffer_problem,
+    changed,
+    contradiction,
+    file_edit,
+    patch_store,
+    pinned_version,
+    settled_elsewhere,
+)
 from deepseek_ls.lsp.server import DeepSeekServer
 from deepseek_ls.lsp.transport.client_requests import ClientRequestFailed
 from deepseek_ls.lsp.uris import open_document
@@ -137,7 +145,7 @@ def _shows(ls: DeepSeekServer, p: FileEdit) -> bool:
     doc = open_document(ls, p.uri)
     if doc is not None:
         return p.new_text is None or doc.source == p.new_text
-    from deepseek_ls.tools.overlay import read_disk_text
+    from deepseek_ls.patch.overlay import read_disk_text
 
     try:
         return read_disk_text(ls.root / p.file) == p.new_text

@@ -116,7 +116,7 @@ class Services:
         return index if index is not None and index.is_built() else None
 
     def _make_overlay(self) -> Any:
-        from deepseek_ls.tools.overlay import DocumentOverlay
+        from deepseek_ls.patch.overlay import DocumentOverlay
 
         return DocumentOverlay(self.root)
 

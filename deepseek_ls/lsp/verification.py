@@ -52,7 +52,9 @@ async def on_patch_settled(ls: DeepSeekServer, patch_id: str) -> None:
 
 def unsaved(ls: DeepSeekServer, files: list[str]) -> list[str]:
     """Files whose open buffer differs from the file on disk."""
-    from deepseek_ls.tools.overlay import read_disk_text  # the core loads after `initialize`
+    from deepseek_ls.patch.overlay import (
+        read_disk_text,  # the core loads after `initialize`
+    )
 
     out = []
     for rel in files:

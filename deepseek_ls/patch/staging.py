@@ -13,10 +13,17 @@ from pathlib import Path
 
 from deepseek_ls.patch.hunks import apply_hunks, split_lines
 from deepseek_ls.patch.locate import locate_hunk
-from deepseek_ls.patch.model import FileChange, Hunk, MissingPathError, PatchError, hunk_id_for, sha256_text
+from deepseek_ls.patch.model import (
+    FileChange,
+    Hunk,
+    MissingPathError,
+    PatchError,
+    hunk_id_for,
+    sha256_text,
+)
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.patch.parse import ParsedFile
 from deepseek_ls.policy.paths import PathPolicy
-from deepseek_ls.tools.overlay import DocumentOverlay
 
 
 def locate_file_change(

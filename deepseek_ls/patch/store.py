@@ -46,6 +46,7 @@ from deepseek_ls.patch.model import (
     PatchError,
     PatchSet,
 )
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.patch.parse import parse_diff
 from deepseek_ls.patch.staging import locate_file_change
 from deepseek_ls.patch.validate import validate_files
@@ -54,7 +55,6 @@ from deepseek_ls.policy.paths import PathPolicy
 from deepseek_ls.policy.secret_files import check_not_secret
 from deepseek_ls.sink import EventSink, NullSink
 from deepseek_ls.store import seal
-from deepseek_ls.tools.overlay import DocumentOverlay
 
 log = logging.getLogger(__name__)
 

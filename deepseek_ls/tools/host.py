@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from deepseek_ls.config_models import Config
 from deepseek_ls.patch.model import PatchError
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.policy.approvals import Approvals, Refused
 from deepseek_ls.policy.commands import CommandPolicy
 from deepseek_ls.policy.errors import PolicyViolation
@@ -28,7 +29,6 @@ from deepseek_ls.policy.sandbox import Sandbox
 from deepseek_ls.sink import EventSink, NullSink
 from deepseek_ls.tools import fs, index_tools, patch_tools, search, shell
 from deepseek_ls.tools import git as git_tools
-from deepseek_ls.tools.overlay import DocumentOverlay
 from deepseek_ls.tools.registry import Tool, ToolContext, ToolDenied
 from deepseek_ls.tools.skill_tools import SKILL_LOAD
 from deepseek_ls.ui_port import AutoApproveUI, UIPort

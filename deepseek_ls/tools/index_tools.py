@@ -9,8 +9,8 @@ import asyncio
 
 from pydantic import BaseModel, Field
 
+from deepseek_ls.patch.overlay import withheld_note, withheld_reads
 from deepseek_ls.policy.secret_files import file_is_secret
-from deepseek_ls.tools.overlay import withheld_note, withheld_reads
 from deepseek_ls.tools.registry import Tool, ToolContext
 
 

@@ -16,11 +16,11 @@ from typing import Any, Awaitable, Callable, Literal
 from pydantic import BaseModel
 
 from deepseek_ls.config_models import Config
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.policy.approvals import Approvals, Refused, said
 from deepseek_ls.policy.commands import CommandPolicy
 from deepseek_ls.policy.paths import PathPolicy
 from deepseek_ls.sink import EventSink
-from deepseek_ls.tools.overlay import DocumentOverlay
 from deepseek_ls.ui_port import ApprovalRequest
 
 Effect = Literal["read", "write", "exec"]

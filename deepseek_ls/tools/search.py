@@ -32,6 +32,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from deepseek_ls.globs import gitignore_spec
+from deepseek_ls.patch.overlay import withheld_note, withheld_reads
 from deepseek_ls.policy.command_secrets import rg_exclude_args
 from deepseek_ls.policy.env import host_exec_path, scrubbed_env
 from deepseek_ls.policy.launch import ProgramNotRun, killed_by
@@ -39,7 +40,6 @@ from deepseek_ls.policy.redact import cut_chars
 from deepseek_ls.policy.sandbox_install import bundled_rg
 from deepseek_ls.policy.secret_files import file_is_secret, secret_kind
 from deepseek_ls.tools import proc
-from deepseek_ls.tools.overlay import withheld_note, withheld_reads
 from deepseek_ls.tools.registry import Tool, ToolContext
 
 MAX_LINE = 400

@@ -99,7 +99,7 @@ async def test_no_leak_random_keys_in_git_and_command_output(family: str, tmp_pa
     tools show them and as an allowlisted command prints them (`git log -p`, `git diff`, run the way
     verification runs commands), sent to the model; the tools' results are in `events.jsonl`."""
     from deepseek_ls.agent.world import World
-    from deepseek_ls.tools.overlay import DocumentOverlay
+    from deepseek_ls.patch.overlay import DocumentOverlay
 
     rng = random.Random(f"{family}-output")
     old, new = ([draw(family, rng) for _ in range(100)] for _ in range(2))

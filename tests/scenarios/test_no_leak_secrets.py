@@ -27,7 +27,7 @@ from deepseek_ls.agent import Agent
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config
 from deepseek_ls.llm.client import LLMClient
-from deepseek_ls.tools.overlay import DocumentOverlay
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.workspace import state_dir
 
 Setup = Callable[[Path, Path, str], None]  # (workspace, outside dir, canary)

@@ -50,8 +50,8 @@ async def test_always_answers_a_corrupt_index_is_told_to_the_model_the_session_a
 
 async def test_always_answers_a_query_that_raises_is_reported_redacted_and_told_once(workspace):
     from deepseek_ls.agent.world import World
+    from deepseek_ls.patch.overlay import DocumentOverlay
     from deepseek_ls.sink import NullSink
-    from deepseek_ls.tools.overlay import DocumentOverlay
 
     secret = "sk-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6"
 

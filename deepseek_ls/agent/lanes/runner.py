@@ -31,7 +31,7 @@ from deepseek_ls.store.ids import new_id
 
 if TYPE_CHECKING:
     from deepseek_ls.agent.runtime import SessionRuntime
-    from deepseek_ls.tools.overlay import DocumentOverlay
+    from deepseek_ls.patch.overlay import DocumentOverlay
     from deepseek_ls.ui_port import UIPort
 
 log = logging.getLogger("deepseek_ls.agent.lanes")

@@ -8,8 +8,8 @@ import pytest
 from patch_helpers import git, make_store
 
 from deepseek_ls.patch import PatchStore
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.sink import ListSink
-from deepseek_ls.tools.overlay import DocumentOverlay
 
 
 @pytest.fixture

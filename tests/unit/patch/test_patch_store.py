@@ -9,8 +9,8 @@ from patch_helpers import make_store
 
 from deepseek_ls.patch import PatchError, PatchStore, SafetyGate
 from deepseek_ls.patch.model import sha256_text
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.sink import ListSink
-from deepseek_ls.tools.overlay import DocumentOverlay
 
 TWO_HUNKS = (
     "--- a/m.py\n+++ b/m.py\n"

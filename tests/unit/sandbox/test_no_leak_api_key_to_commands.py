@@ -21,11 +21,11 @@ from sandbox_kit import SANDBOX, RecordingUI, make_workspace
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config, PolicyConfig
 from deepseek_ls.llm.profiles import resolve_profile
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.policy.env import scrubbed_env
 from deepseek_ls.policy.redact import redact_obj, redact_text
 from deepseek_ls.sink import ListSink
 from deepseek_ls.tools.host import ToolHost
-from deepseek_ls.tools.overlay import DocumentOverlay
 
 CONFTEST = "import os\nprint('ENV', sorted(os.environ.items()))\n"
 NAMES = ["MODEL_ACCESS", "LOCAL_LLM", "OLLAMA_HOST_CRED"]

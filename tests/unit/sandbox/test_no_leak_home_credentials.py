@@ -24,10 +24,10 @@ from sandbox_kit import SANDBOX, RecordingUI, make_workspace
 
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config, PolicyConfig
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.policy.paths import PathPolicy
 from deepseek_ls.sink import ListSink
 from deepseek_ls.tools.host import ToolHost
-from deepseek_ls.tools.overlay import DocumentOverlay
 
 HOME_FILES = [
     ".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".history", ".python_history",

@@ -25,11 +25,11 @@ from sandbox_kit import SANDBOX, RecordingUI, make_workspace
 
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config, PolicyConfig, SandboxConfig
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.policy.sandbox import Sandbox
 from deepseek_ls.sink import ListSink
 from deepseek_ls.testkit.canary import plant_secret
 from deepseek_ls.tools.host import ToolHost
-from deepseek_ls.tools.overlay import DocumentOverlay
 
 requires_bwrap = pytest.mark.skipif(not SANDBOX.available, reason=f"no working bubblewrap here: {SANDBOX.reason}")
 

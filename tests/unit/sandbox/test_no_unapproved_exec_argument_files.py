@@ -21,11 +21,11 @@ from sandbox_kit import RecordingUI, make_workspace
 
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config, PolicyConfig
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.policy.commands import CommandPolicy
 from deepseek_ls.policy.errors import PolicyViolation
 from deepseek_ls.sink import ListSink
 from deepseek_ls.tools.host import ToolHost
-from deepseek_ls.tools.overlay import DocumentOverlay
 
 # What the argument file says: options each refused on the command line.
 ARGS_FILE = "--junitxml=src/app.py\n-p\nno:cacheprovider\n"

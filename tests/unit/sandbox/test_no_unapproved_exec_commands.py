@@ -19,11 +19,11 @@ from sandbox_kit import RecordingUI, make_workspace
 
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config, PolicyConfig
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.policy.approvals import Refused
 from deepseek_ls.policy.errors import PolicyViolation
 from deepseek_ls.sink import ListSink
 from deepseek_ls.tools.host import ToolHost
-from deepseek_ls.tools.overlay import DocumentOverlay
 from deepseek_ls.tools.search import rg_binary
 
 M = "{marker}"  # replaced by the canary marker path outside the workspace

@@ -14,10 +14,10 @@ from sandbox_kit import RecordingUI, make_workspace
 
 from deepseek_ls.config_models import Config, PolicyConfig
 from deepseek_ls.patch import PatchStore, SafetyGate
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.policy import PathPolicy
 from deepseek_ls.sink import ListSink
 from deepseek_ls.tools.host import ToolHost
-from deepseek_ls.tools.overlay import DocumentOverlay
 
 PAYLOAD = "import os; os.system('touch /var/tmp/pwned')"
 

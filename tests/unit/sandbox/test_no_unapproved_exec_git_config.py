@@ -22,11 +22,11 @@ from sandbox_kit import RecordingUI, git
 from deepseek_ls.config_models import Config, PolicyConfig, SandboxConfig
 from deepseek_ls.index.reader import ContentReader
 from deepseek_ls.index.sources import resolve_paths, take_snapshot
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.policy.git_safety import UnsafeRepository, locate
 from deepseek_ls.sink import ListSink
 from deepseek_ls.testkit import canary
 from deepseek_ls.tools.host import ToolHost
-from deepseek_ls.tools.overlay import DocumentOverlay
 
 EVIL = "@EVIL@"  # replaced by the canary script's path
 

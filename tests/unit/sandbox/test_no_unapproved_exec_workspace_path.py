@@ -28,12 +28,12 @@ from sandbox_kit import SANDBOX, RecordingUI, make_workspace
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config, PolicyConfig
 from deepseek_ls.patch.merge import git_binary
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.policy.env import host_exec_path, resolve_program
 from deepseek_ls.policy.git_safety import base_env
 from deepseek_ls.policy.sandbox import Sandbox
 from deepseek_ls.sink import ListSink
 from deepseek_ls.tools.host import ToolHost
-from deepseek_ls.tools.overlay import DocumentOverlay
 
 PLANTED = ("git", "pytest", "rg", "bwrap")
 WHERE = [

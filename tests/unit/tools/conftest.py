@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from tools_helpers import build_host
 
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.sink import ListSink
 from deepseek_ls.tools.host import ToolHost
-from deepseek_ls.tools.overlay import DocumentOverlay
 from deepseek_ls.ui_port import AutoApproveUI
 
 

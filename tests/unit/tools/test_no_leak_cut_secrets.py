@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from deepseek_ls.config_models import Config, PolicyConfig
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.policy.redact import cut_chars, cut_head, cut_tail
 from deepseek_ls.sink import ListSink
 from deepseek_ls.tools.host import ToolHost
-from deepseek_ls.tools.overlay import DocumentOverlay
 from deepseek_ls.tools.search import MAX_LINE
 from deepseek_ls.tools.shell import _text
 

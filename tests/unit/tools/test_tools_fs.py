@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.tools.host import ToolHost
-from deepseek_ls.tools.overlay import DocumentOverlay
 
 
 async def test_read_returns_a_line_range_and_the_whole_files_hash(host: ToolHost) -> None:

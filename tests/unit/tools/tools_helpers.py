@@ -6,9 +6,9 @@ from pathlib import Path
 
 from deepseek_ls.config_models import Config, PolicyConfig
 from deepseek_ls.patch import PatchStore
+from deepseek_ls.patch.overlay import DocumentOverlay
 from deepseek_ls.policy import PathPolicy
 from deepseek_ls.tools.host import ToolHost
-from deepseek_ls.tools.overlay import DocumentOverlay
 
 
 def build_host(workspace: Path, *, sink, ui, overlay=None, policy: PolicyConfig | None = None, **kw) -> ToolHost:

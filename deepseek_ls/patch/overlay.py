@@ -4,7 +4,8 @@ The language server keeps a `DocumentOverlay` in sync with `didOpen` /
 `didChange` / `didClose`; tools and the patch store read through it so the
 model sees, and patches are staged against, exactly what the user sees. Keys
 are workspace-relative POSIX paths. Thread-safe: the server updates it from its
-event loop while tools may read from worker threads.
+event loop while tools may read from worker threads. It lives in `patch/`, the lower of the two
+floors that read through it (the tools sit above the patch store).
 
 An overlay whose reads are asked of someone who may refuse them (`asks_reads`: the ACP client's)
 also decides what searches may show: ripgrep and the code index read the disk, so a match in a file
