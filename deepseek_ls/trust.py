@@ -239,7 +239,7 @@ class UntrustedWorkspace(Exception):
 
 def workspace_trust(root: Path, env: Mapping[str, str] | None = None) -> TrustState:
     """Whether the person trusted `root` (and its config files are as they were then)."""
-    from deepseek_ls.config import user_config_path
+    from deepseek_ls.config_layers import user_config_path
 
     return TrustStore(trust_file(user_config_path(env))).state(root)
 
