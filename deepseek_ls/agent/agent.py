@@ -38,7 +38,7 @@ from deepseek_ls.agent.state import BUSY_STATES, StateChange, StateListener
 from deepseek_ls.agent.steps import release_running_step
 from deepseek_ls.agent.world import Applier, World
 from deepseek_ls.config_models import Config
-from deepseek_ls.llm.budget import price_book_for
+from deepseek_ls.llm.budget import price_book_for, price_sessions
 from deepseek_ls.llm.capacity import CapacityLLM, ModelManager
 from deepseek_ls.patch import PatchStore, SafetyGate
 from deepseek_ls.patch.overlay import DocumentOverlay
@@ -672,7 +672,9 @@ class Agent:
 
     def sessions(self) -> list[Any]:
         """This workspace's sessions, newest first, each with its `cost` at the configured prices."""
-        return self.store.list(prices=self.prices)
+        summaries = self.store.list()
+        price_sessions(summaries, self.store.llm_calls(), self.prices)
+        return summaries
 
     def explain_routing(self, session_id: str, decision_id: str | None = None, step_id: str | None = None) -> dict[str, Any]:
         """{decision_id, text, score, threshold, profile, model, escalation, contributions, reason_codes, cost}.

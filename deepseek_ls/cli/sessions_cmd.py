@@ -107,7 +107,11 @@ def _sessions(args: argparse.Namespace) -> int:
     if args.rebuild and store.sessions_dir.is_dir():
         with Projections(sd) as projections:
             projections.rebuild()
-    summaries = store.list(prices=_lazy_price_book(args), warn=False)  # named just below
+    summaries = store.list(warn=False)  # named just below
+    if summaries:
+        from deepseek_ls.llm.budget import price_sessions
+
+        price_sessions(summaries, store.llm_calls(), _lazy_price_book(args))
     for planted in store.ignored():
         print(f"ignored session {planted.session_id}: not written by you: {planted.reason}.\n"
               f"    {planted.hint}", file=sys.stderr)

@@ -361,6 +361,16 @@ def ledger_from_events(events: Iterable[tuple[str, Mapping[str, Any]]], prices: 
     return ledger
 
 
+def price_sessions(summaries: Iterable[Any], calls: Iterable[Mapping[str, Any]], prices: PriceBook) -> None:
+    """Set each listed session's `cost` (`Spend.to_json()`) from its model calls
+    (`SessionStore.llm_calls()`), at `prices`."""
+    ledgers: dict[str, CostLedger] = {}
+    for call in calls:
+        ledgers.setdefault(call["session_id"], CostLedger(prices)).add(call)
+    for summary in summaries:
+        summary.cost = ledgers.get(summary.session_id, CostLedger(prices)).total().to_json()
+
+
 def over_budget(spend: Spend, max_cost: float | None) -> bool:
     """True when the known cost reached `max_cost` (unknown costs cannot count towards it)."""
     return max_cost is not None and spend.known_cost is not None and spend.cost >= max_cost

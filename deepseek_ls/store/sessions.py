@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -21,9 +21,6 @@ from deepseek_ls.store.provenance import NotOurSession  # noqa: F401 - raised by
 from deepseek_ls.store.ids import is_id, new_id
 from deepseek_ls.store.log import EventLog, SessionNotFound
 from deepseek_ls.store.projections import LOG_NAME, SESSIONS_DIR, Projections
-
-if TYPE_CHECKING:
-    from deepseek_ls.llm.budget import PriceBook
 
 
 _log = logging.getLogger(__name__)
@@ -57,7 +54,7 @@ class SessionSummary(BaseModel):
     error: str | None = None  # why a Failed session failed
     state_reason: str | None = None  # the reason given with the last state change (why it is Paused, ...)
     log_error: str | None = None  # set when the log could not be projected past some line
-    cost: dict | None = None  # `llm.budget.Spend.to_json()` of the session's calls (filled by the CLI)
+    cost: dict | None = None  # `llm.budget.Spend.to_json()` of the session's calls (`llm.budget.price_sessions`)
 
 
 class SessionStore:
@@ -175,10 +172,9 @@ class SessionStore:
         """The session logs in this workspace that are not ours, oldest first, with the reason."""
         return self._partition()[1]
 
-    def list(self, prices: "PriceBook | None" = None, *, warn: bool = True) -> list[SessionSummary]:
+    def list(self, *, warn: bool = True) -> list[SessionSummary]:
         """Every session of ours, newest first, from the projections (brought up to date first).
 
-        With `prices`, each summary's `cost` is its calls' tokens and money (`Spend.to_json()`).
         With `warn`, sessions that are not ours are logged once per process (a caller that names
         them itself, like `deepseek-ls sessions`, passes False).
         """
@@ -194,13 +190,13 @@ class SessionStore:
             return []
         with Projections(self.state_dir) as projections:
             projections.sync()
-            summaries = [SessionSummary.model_validate(row) for row in projections.sessions()]
-            if prices is not None:
-                from deepseek_ls.llm.budget import CostLedger
+            return [SessionSummary.model_validate(row) for row in projections.sessions()]
 
-                ledgers: dict[str, CostLedger] = {}
-                for call in projections.llm_calls():
-                    ledgers.setdefault(call["session_id"], CostLedger(prices)).add(call)
-                for summary in summaries:
-                    summary.cost = ledgers.get(summary.session_id, CostLedger(prices)).total().to_json()
-            return summaries
+    def llm_calls(self) -> list[dict[str, Any]]:
+        """Every projected model call of our sessions (`Projections.llm_calls`), for a caller that
+        prices them (`llm.budget.price_sessions`: the store knows no prices)."""
+        if not self._ids():
+            return []
+        with Projections(self.state_dir) as projections:
+            projections.sync()
+            return projections.llm_calls()

@@ -11,7 +11,7 @@ import pytest
 
 from deepseek_ls.config import load_config
 from deepseek_ls.config_models import Config, ModelEntry
-from deepseek_ls.llm.budget import CostLedger, PeakSchedule, Prices, Tokens, call_cost, price_book_for
+from deepseek_ls.llm.budget import CostLedger, PeakSchedule, Prices, Tokens, call_cost, price_book_for, price_sessions
 from deepseek_ls.llm.trace import CallTrace
 from deepseek_ls.store.sessions import SessionStore
 
@@ -120,6 +120,7 @@ def test_session_listings_price_calls_by_their_start(tmp_path: Path):
         base = {"request_hash": "", "chunks": [], "response": {}}
         log.append("LLMCall@v1", {**base, **_call("2026-11-23T02:00:00+00:00", "a"), "model": "unknown-id"})
         log.append("LLMCall@v1", {**base, **_call("2026-11-23T12:00:00+00:00", "b"), "model": "unknown-id"})
-    (summary,) = store.list(prices=price_book_for(Config()))
+    (summary,) = summaries = store.list()
+    price_sessions(summaries, store.llm_calls(), price_book_for(Config()))
     # Priced through the registry entry (the model id is unknown), peak then off-peak: 0.30 + 0.15.
     assert summary.cost["cost"] == pytest.approx(0.45) and summary.cost["peak_calls"] == 1
