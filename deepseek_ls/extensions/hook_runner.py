@@ -179,17 +179,6 @@ class Hooks:
         return self._sandbox
 
 
-def tool_input(tool: str, args: Mapping[str, Any], root: Path) -> dict[str, Any]:
-    """Our arguments, with the keys Claude Code's tools use added (`command`, `file_path`), so a
-    script written for Claude Code finds them where it looks."""
-    out = dict(args)
-    if tool == "bash.run" and "cmd" in args:
-        out["command"] = args["cmd"]
-    if "path" in args and isinstance(args["path"], str):
-        out["file_path"] = str((Path(root) / args["path"]).resolve())
-    return out
-
-
 def _short(command: str) -> str:
     text = redact_text(" ".join(command.split()))
     return text if len(text) <= 60 else text[:57] + "..."

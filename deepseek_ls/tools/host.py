@@ -13,7 +13,7 @@ import json
 import logging
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from pydantic import BaseModel, ValidationError
 
@@ -190,8 +190,6 @@ class ToolHost:
         nothing: the policy and the person's approvals still decide (docs/hooks.md)."""
         if self.hooks is None or not self.hooks.any("PreToolUse", tool):
             return None
-        from deepseek_ls.extensions.hook_runner import tool_input
-
         result = await self.hooks.fire("PreToolUse", {"tool_input": tool_input(tool, args, self.root),
                                                       "tool_use_id": call_id},
                                        emit=self.sink.emit, session_id=self.session_id, tool=tool)
@@ -206,8 +204,6 @@ class ToolHost:
         the model with the result (the tool has run: nothing is undone)."""
         if self.hooks is None or not self.hooks.any("PostToolUse", tool):
             return outcome
-        from deepseek_ls.extensions.hook_runner import tool_input
-
         response = outcome.value if outcome.ok else {"error": outcome.error}
         result = await self.hooks.fire("PostToolUse", {"tool_input": tool_input(tool, args, self.root),
                                                        "tool_response": response, "tool_use_id": call_id},
@@ -326,3 +322,16 @@ def _validation_message(exc: ValidationError) -> str:
         where = ".".join(str(p) for p in err["loc"]) or "(arguments)"
         parts.append(f"{where}: {err['msg']}")
     return "; ".join(parts)
+
+
+def tool_input(tool: str, args: Mapping[str, Any], root: Path) -> dict[str, Any]:
+    """A tool call's arguments as a hook sees them (`tool_input`): ours, with the keys Claude Code's
+    tools use added (`command`, `file_path`), so a script written for Claude Code finds them where
+    it looks. Here, not in extensions/hook_runner.py: the hooks run tools/proc.py, so the tools
+    importing the hook runner closed a circle."""
+    out = dict(args)
+    if tool == "bash.run" and "cmd" in args:
+        out["command"] = args["cmd"]
+    if "path" in args and isinstance(args["path"], str):
+        out["file_path"] = str((Path(root) / args["path"]).resolve())
+    return out
