@@ -136,7 +136,8 @@ async def test_claude_code_settings_hooks_block_add_context_and_replay_without_r
     assert stdin["session_id"] == sid and stdin["cwd"] == str(hooked.resolve())
     assert stdin["tool_input"]["file_path"] == str((hooked / "util.py").resolve())
     assert json.loads((hooked / ".hooklog/prompt.json").read_text())["prompt"] == "fix add"
-    await until(lambda: (hooked / ".hooklog/notification.json").exists(), "the Notification hook")
+    # Done once its run is recorded (the file exists as soon as the shell opens it, before it is written).
+    await until(lambda: any(r["event"] == "Notification" for r in ran(agent, sid)), "the Notification hook")
     assert json.loads((hooked / ".hooklog/stop.json").read_text())["hook_event_name"] == "Stop"
     assert "plan" in json.loads((hooked / ".hooklog/notification.json").read_text())["message"]
 
