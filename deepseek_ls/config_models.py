@@ -590,6 +590,14 @@ class NotificationsConfig(_Section):
     desktop: bool = True  # notify-send, where it is installed
 
 
+class CodeActionsConfig(_Section):
+    """What the server offers through standard LSP to every editor (docs/editors.md): each switch only
+    shows or hides actions the person then chooses; nothing runs on its own."""
+
+    hunk_actions: bool = True  # Accept / Reject code actions on pending hunks (as the lenses)
+    hunk_diagnostics: bool = True  # one diagnostic (source "deepseek") per pending hunk
+
+
 class Config(_Section):
     """The whole effective configuration."""
 
@@ -607,6 +615,7 @@ class Config(_Section):
     inline_completion: InlineCompletionConfig = Field(default_factory=InlineCompletionConfig)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
     notifications: NotificationsConfig = Field(default_factory=NotificationsConfig)
+    code_actions: CodeActionsConfig = Field(default_factory=CodeActionsConfig)
 
     @model_validator(mode="after")
     def _attach_registry(self) -> "Config":

@@ -194,8 +194,10 @@ def loosened_in_dumps(b: dict[str, Any], a: dict[str, Any]) -> list[str]:
     inline_now, inline_before = a.get("inline_completion", {}), b.get("inline_completion", {})
     if inline_now.get("enabled") and not inline_before.get("enabled", True):
         out.append("inline_completion.enabled")
-    # Sections added later (sandbox, ...) loosen until proven otherwise.
-    for section in set(a) - {"llm", "router", "policy", "index", "agent_loop", "mcp", "models", "inline_completion"}:
+    # Sections added later (sandbox, ...) loosen until proven otherwise. `code_actions` only shows or
+    # hides actions the person must choose: tuning.
+    for section in set(a) - {"llm", "router", "policy", "index", "agent_loop", "mcp", "models", "inline_completion",
+                             "code_actions"}:
         if a[section] != b.get(section):
             out.append(section)
     return out

@@ -42,6 +42,8 @@ class HunkState:
 
     views: HunkViews | None = None  # built on first use (a lens must not start the agent)
     settled_listeners: list[Callable[[str], Awaitable[None]]] = field(default_factory=list)
+    # Told the files whose hunks changed state (staged, accepted, rejected): hunk diagnostics.
+    changed_listeners: list[Callable[[list[str]], None]] = field(default_factory=list)
 
 
 def patch_store(ls: DeepSeekServer) -> Any:
@@ -102,6 +104,11 @@ def changed(ls: DeepSeekServer, files: list[str]) -> None:
     uris = [ls.uri_of(f) for f in sorted(set(files))]
     ls.notify(names.NOTIFY_HUNKS_CHANGED, {"uris": uris})
     refresh_lenses(ls)
+    for listener in ls.feature_state(HunkState).changed_listeners:
+        try:
+            listener(sorted(set(files)))
+        except Exception:  # noqa: BLE001 - the lenses and the notification went out; logged
+            log.exception("hunk listener failed")
 
 
 

@@ -145,6 +145,13 @@ def did_change_configuration(ls: DeepSeekServer, params: types.DidChangeConfigur
     if ls.services is not None:
         for client in ls.services.reconfigure(config):
             ls.tasks.spawn(client.aclose(), "close the previous LLM client")
+    from deepseek_ls.lsp.settings import SettingsEvents
+
+    for listener in ls.feature_state(SettingsEvents).changed:
+        try:
+            listener()
+        except Exception:  # noqa: BLE001 - the settings are applied; logged
+            log.exception("settings listener failed")
 
 
 async def shutdown(ls: DeepSeekServer, params: None) -> None:

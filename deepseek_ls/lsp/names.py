@@ -63,6 +63,8 @@ NOTIFY_QUESTION = "deepseek/question"
 
 # The `source` of the diagnostics a review publishes (lsp/review.py).
 REVIEW_DIAGNOSTIC_SOURCE = "deepseek-review"
+# The `source` of the diagnostic on each pending hunk (lsp/hunk_actions.py).
+HUNK_DIAGNOSTIC_SOURCE = "deepseek"
 
 # Keys a client sets in `capabilities.experimental` (value `true`).
 # Handles `deepseek/question`: the server then skips its showMessage fallback.

@@ -38,8 +38,10 @@ FEATURE_MODULES = (
     "deepseek_ls.lsp.trust",
     "deepseek_ls.lsp.lanes",
     "deepseek_ls.lsp.code_actions",
+    "deepseek_ls.lsp.diagnostics",
     "deepseek_ls.lsp.review",
     "deepseek_ls.lsp.custom_commands",
+    "deepseek_ls.lsp.hunk_actions",
     "deepseek_ls.lsp.inline_completion",
 )
 

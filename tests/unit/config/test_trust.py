@@ -91,6 +91,7 @@ TIGHTENING = [
     pytest.param('[inline_completion]\ndebounce_ms = 300\nmax_tokens = 64\ncompletion_items = true\n',
                  id="inline-completion-tuning"),
     pytest.param('[inline_completion]\nenabled = false\n', id="inline-completion-off"),
+    pytest.param('[code_actions]\nhunk_actions = false\nhunk_diagnostics = false\n', id="code-actions-switches"),
 ]
 
 
