@@ -26,24 +26,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "vscode"))
 
-from vscode_harness import CHROMIUM_CANDIDATES, CLIENT, CODE_SERVER, CodeServer, Tools, drive  # noqa: E402
+from vscode_harness import CHROMIUM_CANDIDATES, CODE_SERVER, CodeServer, Tools, built_vsix, drive  # noqa: E402
 
 from benchstats import add_smoke_option, pct, smoke_sizes
-
-
-def vsix_is_current() -> bool:
-    """Whether the built .vsix is newer than every source of the extension (else it is packaged again)."""
-    vsix = CLIENT / "deepseek-ls.vsix"
-    if not vsix.exists():
-        return False
-    built = vsix.stat().st_mtime
-    skip = {"node_modules", "out", "test-artifacts"}
-    for path in CLIENT.rglob("*"):
-        if skip.intersection(path.relative_to(CLIENT).parts) or path == vsix or not path.is_file():
-            continue
-        if path.stat().st_mtime > built:
-            return False
-    return True
 
 
 def main() -> int:
@@ -52,14 +37,11 @@ def main() -> int:
     add_smoke_option(parser)
     args = parser.parse_args()
     smoke_sizes(args, runs=1)
-    subprocess.run(["bash", str(REPO / "scripts" / "setup-vscode.sh")], check=True, capture_output=True)
-    if not vsix_is_current():  # packaging takes most of a minute
-        subprocess.run(["npm", "run", "--silent", "package"], cwd=CLIENT, check=True, capture_output=True)
     chromium = next(c for c in CHROMIUM_CANDIDATES if Path(c).exists())
-    # The server the editor starts: the one installed beside the interpreter running this bench.
-    tools = Tools(CODE_SERVER, chromium, CLIENT / "deepseek-ls.vsix", Path(sys.executable).parent / "deepseek-ls")
     with tempfile.TemporaryDirectory(prefix="ds-vscode-bench-") as tmp:
         root = Path(tmp)
+        # The server the editor starts: the one installed beside the interpreter running this bench.
+        tools = Tools(CODE_SERVER, chromium, built_vsix(root / "vsix"), Path(sys.executable).parent / "deepseek-ls")
         workspace = root / "ws"
         workspace.mkdir()
         (workspace / "app.py").write_text("def add(a, b):\n    return a + b\n")

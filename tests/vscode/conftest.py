@@ -9,19 +9,18 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from vscode_harness import ARTIFACTS, CHROMIUM_CANDIDATES, CLIENT, CODE_SERVER, REPO, CodeServer, Tools, run_checked
+from vscode_harness import ARTIFACTS, CHROMIUM_CANDIDATES, CODE_SERVER, REPO, CodeServer, Tools, built_vsix
 
 
 @pytest.fixture(scope="session")
-def vscode_tools() -> Tools:
-    """Install what is missing (idempotent) and build the extension's .vsix."""
-    run_checked(["bash", str(REPO / "scripts" / "setup-vscode.sh")], REPO, timeout=900)
-    run_checked(["npm", "run", "--silent", "package"], CLIENT, timeout=300)
+def vscode_tools(tmp_path_factory: pytest.TempPathFactory) -> Tools:
+    """Install what is missing (idempotent) and this process's copy of the built .vsix."""
+    vsix = built_vsix(tmp_path_factory.mktemp("vsix"))
     chromium = next((c for c in CHROMIUM_CANDIDATES if os.access(c, os.X_OK)), None)
     assert chromium, "chromium is missing although setup-vscode.sh ran"
     server = REPO / ".venv" / "bin" / "deepseek-ls"
     assert server.exists(), f"{server} is missing: run `.venv/bin/pip install -e '.[test]'`"
-    return Tools(CODE_SERVER, chromium, CLIENT / "deepseek-ls.vsix", server)
+    return Tools(CODE_SERVER, chromium, vsix, server)
 
 
 @pytest.fixture

@@ -3,12 +3,15 @@ a fresh user-data-dir, and the playwright-core driver (drive.mjs)."""
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +38,37 @@ def run_checked(argv: list[str], cwd: Path, timeout: float) -> None:
     done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         pytest.fail(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+
+
+def vsix_is_current() -> bool:
+    """Whether the built .vsix is newer than every source of the extension (else it is packaged again)."""
+    vsix = CLIENT / "deepseek-ls.vsix"
+    if not vsix.exists():
+        return False
+    built = vsix.stat().st_mtime
+    skip = {"node_modules", "out", "test-artifacts"}
+    for path in CLIENT.rglob("*"):
+        if skip.intersection(path.relative_to(CLIENT).parts) or path == vsix or not path.is_file():
+            continue
+        if path.stat().st_mtime > built:
+            return False
+    return True
+
+
+def built_vsix(into: Path) -> Path:
+    """The extension's .vsix for this process alone, in `into`. The pytest-xdist workers and the
+    VS Code bench share vscode-client/: a .vsix packaged while another process installs it is a
+    torn zip (every test of that process then fails at its install). So the set-up and packaging
+    run under one lock across processes, only when a source is newer than the .vsix, and each
+    process installs from its own copy."""
+    key = hashlib.sha1(str(CLIENT).encode()).hexdigest()[:12]
+    with open(Path(tempfile.gettempdir()) / f"deepseek-ls-vsix-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        run_checked(["bash", str(REPO / "scripts" / "setup-vscode.sh")], REPO, timeout=900)
+        if not vsix_is_current():  # packaging takes most of a minute
+            run_checked(["npm", "run", "--silent", "package"], CLIENT, timeout=300)
+        into.mkdir(parents=True, exist_ok=True)
+        return Path(shutil.copy2(CLIENT / "deepseek-ls.vsix", into / "deepseek-ls.vsix"))
 
 
 def _free_port() -> int:
