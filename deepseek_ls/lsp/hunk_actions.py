@@ -19,7 +19,7 @@ from deepseek_ls.lsp.documents import DocumentEvents
 from deepseek_ls.lsp.edits import HunkState, views_for_uri
 from deepseek_ls.lsp.hunk_views import HunkView
 from deepseek_ls.lsp.server import DeepSeekServer
-from deepseek_ls.lsp.settings import SettingsEvents
+from deepseek_ls.lsp.settings_events import SettingsEvents
 from deepseek_ls.lsp.uris import current_text
 
 log = logging.getLogger(__name__)

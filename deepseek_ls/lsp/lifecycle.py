@@ -145,7 +145,7 @@ def did_change_configuration(ls: DeepSeekServer, params: types.DidChangeConfigur
     if ls.services is not None:
         for client in ls.services.reconfigure(config):
             ls.tasks.spawn(client.aclose(), "close the previous LLM client")
-    from deepseek_ls.lsp.settings import SettingsEvents
+    from deepseek_ls.lsp.settings_events import SettingsEvents
 
     for listener in ls.feature_state(SettingsEvents).changed:
         try:

@@ -14,7 +14,6 @@ is trusted, values that loosen policy are ignored and the person is told which.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -26,14 +25,6 @@ from deepseek_ls.config_models import Config
 log = logging.getLogger(__name__)
 
 SECTION = "deepseek"
-
-
-@dataclass
-class SettingsEvents:
-    """Who is told when the editor's settings changed (`DeepSeekServer.feature_state`): a feature
-    whose switch turns something the client already shows on or off."""
-
-    changed: list[Callable[[], None]] = field(default_factory=list)
 
 
 class SettingsError(ValueError):

@@ -88,7 +88,7 @@ NO_REQUIRED_FIELDS = {
     names.CMD_UNDO, names.CMD_MCP_STATUS, names.CMD_MCP_APPROVE, names.CMD_TRUST_WORKSPACE,
     names.CMD_UNTRUST_WORKSPACE, names.CMD_TRUST_STATUS, names.CMD_TOGGLE_TEAMMATE_MODE, names.CMD_REVIEW,
     names.CMD_LIST_COMMANDS,
-    names.CMD_COMPACT,
+    names.CMD_COMPACT, names.CMD_CHECKPOINTS, names.CMD_REDO_REWIND,  # list the checkpoints; redo the last rewind
 }
 
 
