@@ -30,15 +30,7 @@ SOURCE = names.HUNK_DIAGNOSTIC_SOURCE
 def changed_rows(view: HunkView) -> tuple[int, int]:
     """First and last line (0-based, inclusive) of the current text the hunk changes; a hunk that
     only adds lines marks the line it adds before."""
-    row = view.start if view.start is not None else view.expected_start
-    removed: list[int] = []
-    for line in view.lines:
-        tag = line[:1]
-        if tag == "-":
-            removed.append(row)
-            row += 1
-        elif tag == " ":
-            row += 1
+    removed = view.removed_lines()
     if removed:
         return removed[0], removed[-1]
     anchor = view.anchor_line

@@ -49,14 +49,20 @@ class HunkView:
 
     def added_lines(self) -> list[int]:
         """0-based lines (in the text after accepting) that this hunk adds."""
-        base = self.start if self.start is not None else self.expected_start
-        out, row = [], base
+        return self._rows("+")
+
+    def removed_lines(self) -> list[int]:
+        """0-based lines (in the current text) that accepting this hunk removes."""
+        return self._rows("-")
+
+    def _rows(self, tag: str) -> list[int]:
+        """0-based rows of the `tag` lines, counted in the text that holds them (context and `tag`)."""
+        out, row = [], self.start if self.start is not None else self.expected_start
         for line in self.lines:
-            tag = line[:1]
-            if tag == "+":
+            if line[:1] == tag:
                 out.append(row)
                 row += 1
-            elif tag == " ":
+            elif line[:1] == " ":
                 row += 1
         return out
 
