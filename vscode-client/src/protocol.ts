@@ -42,6 +42,9 @@ export const Commands = {
   listCommands: "deepseek.listCommands",
   runCommand: "deepseek.runCommand",
   compact: "deepseek.compact",
+  checkpoints: "deepseek.checkpoints",
+  rewind: "deepseek.rewind",
+  redoRewind: "deepseek.redoRewind",
 } as const;
 
 /** Custom requests (client -> server). */
