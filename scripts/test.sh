@@ -12,7 +12,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${VENV:-$ROOT/.venv}"
 cd "$ROOT"
 
+started=$SECONDS
 "$ROOT/scripts/setup.sh" --all || { echo "[test] setup failed" >&2; exit 1; }
+setup_seconds=$((SECONDS - started))
 
 status=0
 report="$(mktemp -t deepseek-ls-junit.XXXXXX.xml)"
@@ -21,25 +23,18 @@ trap 'rm -f "$report"' EXIT
 # The suite runs as users run the product: without the venv's bin on PATH (an activated venv, or a
 # checkout that happens to have it there, must not hide a test that only passes with it).
 path="$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$VENV/bin" | paste -sd: -)"
+started=$SECONDS
 PATH="${path:-/usr/local/bin:/usr/bin:/bin}" "$VENV/bin/pytest" -q -n "${DEEPSEEK_LS_TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder "$@" --junitxml="$report"
 pytest_status=$?
+pytest_seconds=$((SECONDS - started))
 if [ "$pytest_status" -ne 0 ]; then
   echo "[test] pytest failed (exit $pytest_status)" >&2
   status=1
 fi
-# A green run must have run something: count tests that were not skipped.
-ran="$("$VENV/bin/python" - "$report" <<'PY'
-import sys
-import xml.etree.ElementTree as ET
-try:
-    root = ET.parse(sys.argv[1]).getroot()
-except (OSError, ET.ParseError):
-    print(0)
-    raise SystemExit
-suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
-print(sum(int(s.get("tests", 0)) - int(s.get("skipped", 0)) for s in suites))
-PY
-)"
+# Where the time went (docs/testing.md, "CI time"): the slowest files, summed from the report.
+# Its first line is the number of tests that ran (not skipped): a green run must have run something.
+summary="$("$VENV/bin/python" "$ROOT/scripts/junit_by_file.py" --top 15 --root "$ROOT" "$report")"
+ran="$(printf '%s\n' "$summary" | head -n 1)"
 if [ "${ran:-0}" -le 0 ]; then
   echo "[test] pytest ran no test" >&2
   status=1
@@ -47,8 +42,15 @@ fi
 
 if [ -f "$ROOT/scripts/test-vscode-unit.sh" ]; then
   echo "[test] VS Code extension unit tests" >&2
+  started=$SECONDS
   bash "$ROOT/scripts/test-vscode-unit.sh" || { echo "[test] VS Code unit tests failed" >&2; status=1; }
+  echo "[test] VS Code unit tests: $((SECONDS - started)) s" >&2
 fi
+
+{
+  printf '%s\n' "$summary" | tail -n +2 | sed 's/^/[test] /'
+  echo "[test] set-up (scripts/setup.sh --all): $setup_seconds s; pytest: $pytest_seconds s wall"
+} >&2
 
 if [ "$status" -eq 0 ]; then
   echo "[test] all passed ($ran pytest tests ran)" >&2
