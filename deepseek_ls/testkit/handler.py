@@ -1,7 +1,8 @@
 """The HTTP side of the fake DeepSeek server: routing, validation, answers and faults.
 
 `FakeDeepSeek` (fake_deepseek.py) owns the script and the records; this module
-turns one HTTP request into one recorded, scripted (or faulty) answer.
+turns one HTTP request into one recorded, scripted (or faulty) answer. It sits below
+fake_deepseek.py and names what it needs of its owner in `ServedFake`.
 """
 
 from __future__ import annotations
@@ -15,15 +16,18 @@ import time
 import uuid
 from dataclasses import dataclass, field, fields
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from deepseek_ls.testkit import responses
-from deepseek_ls.testkit.script import Reply, request_endpoint
-from deepseek_ls.testkit.validation import ApiError, check_auth, check_chat_body, check_fim_body, check_infill_body
-
-if TYPE_CHECKING:
-    from deepseek_ls.testkit.fake_deepseek import FakeDeepSeek
+from deepseek_ls.testkit.script import Reply, Script, request_endpoint
+from deepseek_ls.testkit.validation import (
+    ApiError,
+    check_auth,
+    check_chat_body,
+    check_fim_body,
+    check_infill_body,
+)
 
 ROLE_HEADER = "x-deepseek-ls-role"
 MODELS = ["deepseek-v4-flash", "deepseek-v4-pro", "deepseek-chat", "deepseek-reasoner"]
@@ -54,6 +58,29 @@ class RecordedRequest:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "finished"}
 
 
+class ServedFake(Protocol):
+    """What the handler uses of the fake that serves it (`FakeDeepSeek`): its script, its
+    records, and the gates and clock its faults wait on."""
+
+    api_key: str | None
+    script: Script
+    cache: responses.PromptCache
+    _stopping: threading.Event
+
+    @property
+    def requests(self) -> list[RecordedRequest]: ...
+    def add(self, reply: Reply | dict[str, Any]) -> Reply: ...
+    def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RecordedRequest]: ...
+    def release(self, name: str) -> None: ...
+    def _gate(self, name: str) -> threading.Event: ...
+    def _hold(self, name: str) -> None: ...
+    def _arrived(self, model: str) -> None: ...
+    def _answered(self, model: str) -> None: ...
+    def _record(self, request: RecordedRequest) -> None: ...
+    def _next_id(self) -> int: ...
+    def _sleep(self, seconds: float) -> None: ...
+
+
 class _ClientGone(Exception):
     pass
 
@@ -65,7 +92,7 @@ class FakeHTTPServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def make_handler(fake: "FakeDeepSeek") -> type[BaseHTTPRequestHandler]:
+def make_handler(fake: ServedFake) -> type[BaseHTTPRequestHandler]:
     class Handler(_Handler):
         server_fake = fake
 
@@ -74,7 +101,7 @@ def make_handler(fake: "FakeDeepSeek") -> type[BaseHTTPRequestHandler]:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server_fake: "FakeDeepSeek"
+    server_fake: ServedFake
 
     def setup(self) -> None:
         super().setup()

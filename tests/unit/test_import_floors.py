@@ -7,7 +7,10 @@ import a room on a lower floor, or on its own floor as long as no circle closes.
 functions count: a circle put off until call time is still two rooms that cannot be understood or
 changed apart, and it is how circles hide.
 
-Within a room: `agent/` and `lsp/` have no circle between their modules (the shape `lsp/` keeps:
+Within a room: no room that is a package has a circle between its modules (`cli/chat/` keeps its
+table of slash commands and the `ChatLike` its handlers use in `slash.py`, below the chat; the fake
+model's HTTP side names what it needs of its owner in `testkit/handler.py`'s `ServedFake`), and
+`agent/` and `lsp/` keep the shape they are drawn with (the shape `lsp/` keeps:
 the transport below everything; `server.py`, the connection's wiring, below every feature, which it
 never imports (`setup.py` registers them); the helpers every session feature shares in
 `session_views.py`, below those features: docs/architecture.md, "The language server").
@@ -17,6 +20,8 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+import pytest
 
 import deepseek_ls
 
@@ -168,6 +173,21 @@ def test_agent_modules_import_each_other_without_a_circle_even_inside_functions(
     circle = _a_circle(_graph("deepseek_ls.agent", everywhere=True))
     assert circle is None, "agent/ imports in a circle: " + " -> ".join(_short(m, "deepseek_ls.agent")
                                                                          for m in circle or [])
+
+
+PACKAGE_ROOMS = sorted(room for room in FLOOR_OF if ROOT.joinpath(room, "__init__.py").is_file())
+
+
+@pytest.mark.parametrize("room", PACKAGE_ROOMS)
+def test_no_room_has_a_circle_between_its_modules_even_inside_functions(room: str):
+    package = f"{PACKAGE}.{room}"
+    circle = _a_circle(_graph(package, everywhere=True))
+    assert circle is None, f"{room}/ imports in a circle: " + " -> ".join(_short(m, package) for m in circle or [])
+
+
+def test_the_rooms_checked_for_inner_circles_include_those_that_had_one():
+    # cli/chat (app <-> commands <-> rewind_cmd, custom) and testkit (fake_deepseek <-> handler) had one.
+    assert {"agent", "cli", "index", "lsp", "testkit"} <= set(PACKAGE_ROOMS)
 
 
 def test_lanes_never_import_the_agent():

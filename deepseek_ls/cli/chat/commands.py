@@ -3,7 +3,7 @@
 A line starting with `/` is a command and is handled here, in the terminal: it
 never reaches the model as a prompt (`/ask`, `/plan` and `/run` take a request
 and send *that*, routed as they say). To add a command, `register(SlashCommand(...))`
-from your module; a name already taken is refused rather than shadowed. The custom
+(slash.py) from your module; a name already taken is refused rather than shadowed. The custom
 commands of `extensions/` (per workspace, read from files) come after these through
 `chat.commands()` (`custom.py`) and never shadow one. An unknown command says so and
 lists the known ones; `//text` sends `/text` as a prompt.
@@ -16,9 +16,6 @@ says, with what to do instead.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
@@ -26,56 +23,25 @@ from rich.text import Text
 from deepseek_ls.agent.intent import TurnFlags
 from deepseek_ls.cli.chat import modes
 from deepseek_ls.cli.chat.render import diff_view
+from deepseek_ls.cli.chat.slash import (
+    COMMANDS,
+    ChatLike,
+    SlashCommand,
+    dispatch,
+    parse,
+    register,
+)
 from deepseek_ls.patch import PatchError
 from deepseek_ls.store.ids import is_id
 
-if TYPE_CHECKING:
-    from deepseek_ls.cli.chat.app import Chat
-
-Handler = Callable[["Chat", str], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class SlashCommand:
-    name: str  # without the slash
-    args: str  # how its argument is written in /help ("" when it takes none)
-    help: str
-    handler: Handler
-
-
-COMMANDS: dict[str, SlashCommand] = {}
-
-
-def register(command: SlashCommand) -> SlashCommand:
-    """Add `command` to the table (a name already taken raises `ValueError`)."""
-    if command.name in COMMANDS:
-        raise ValueError(f"/{command.name} is already a chat command")
-    COMMANDS[command.name] = command
-    return command
-
-
-def parse(line: str) -> tuple[str, str] | None:
-    """`(name, argument)` of a command line, or None when the line is a prompt (`//` escapes a slash)."""
-    text = line.strip()
-    if not text.startswith("/") or text.startswith("//"):
-        return None
-    name, _, argument = text[1:].partition(" ")
-    return name.lower(), argument.strip()
-
-
-async def dispatch(chat: Chat, name: str, argument: str) -> None:
-    known = chat.commands()  # the built-in ones, then the custom ones
-    command = known.get(name)
-    if command is None:
-        chat.say(f"unknown command /{name}; known: {' '.join('/' + n for n in known)} (//{name} sends it as a prompt)")
-        return
-    await command.handler(chat, argument)
+# The table and its parts live one floor down (slash.py); the chat reads them here.
+__all__ = ["COMMANDS", "SlashCommand", "dispatch", "parse", "register"]
 
 
 # -- the handlers ------------------------------------------------------------------------------
 
 
-async def _help(chat: Chat, argument: str) -> None:
+async def _help(chat: ChatLike, argument: str) -> None:
     table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
     for command in chat.commands().values():
         table.add_row(Text(f"/{command.name} {command.args}".rstrip(), style="bold"), command.help)
@@ -85,21 +51,21 @@ async def _help(chat: Chat, argument: str) -> None:
              "Ctrl-D or /exit leaves.")
 
 
-async def _ask(chat: Chat, argument: str) -> None:
+async def _ask(chat: ChatLike, argument: str) -> None:
     if not argument:
         chat.say("usage: /ask QUESTION (answered without a plan or any change)")
         return
     await chat.turn(argument, TurnFlags(tools=False))
 
 
-async def _plan(chat: Chat, argument: str) -> None:
+async def _plan(chat: ChatLike, argument: str) -> None:
     if not argument:
         chat.say("usage: /plan REQUEST (a plan, nothing applied; /run carries it out)")
         return
     await chat.turn(argument, TurnFlags(plan_only=True))
 
 
-async def _run(chat: Chat, argument: str) -> None:
+async def _run(chat: ChatLike, argument: str) -> None:
     if not argument:
         await chat.resume(None)
     elif is_id(argument.lower()) or (len(argument) >= 8 and " " not in argument and _known(chat, argument)):
@@ -108,7 +74,7 @@ async def _run(chat: Chat, argument: str) -> None:
         await chat.turn(argument, TurnFlags(force_execute=True))
 
 
-def _known(chat: Chat, prefix: str) -> bool:
+def _known(chat: ChatLike, prefix: str) -> bool:
     try:
         chat.agent.store.resolve(prefix)
     except LookupError:
@@ -116,11 +82,11 @@ def _known(chat: Chat, prefix: str) -> bool:
     return True
 
 
-async def _resume(chat: Chat, argument: str) -> None:
+async def _resume(chat: ChatLike, argument: str) -> None:
     await chat.resume(argument or None)
 
 
-async def _mode(chat: Chat, argument: str) -> None:
+async def _mode(chat: ChatLike, argument: str) -> None:
     if not argument:
         for name in modes.CYCLE:
             mark = "●" if name == chat.mode else " "
@@ -134,7 +100,7 @@ async def _mode(chat: Chat, argument: str) -> None:
     chat.say(f"mode: {chat.mode} — {modes.MODE_HELP[chat.mode]}")
 
 
-async def _model(chat: Chat, argument: str) -> None:
+async def _model(chat: ChatLike, argument: str) -> None:
     if argument:
         wanted = argument.strip().lower().replace("-", "_")
         if wanted not in modes.PROFILES:
@@ -145,7 +111,7 @@ async def _model(chat: Chat, argument: str) -> None:
     chat.say(f"model: {chat.model_label()}")
 
 
-async def _diff(chat: Chat, argument: str) -> None:
+async def _diff(chat: ChatLike, argument: str) -> None:
     store = chat.agent.patches
     try:
         patches = [store.get(argument)] if argument else await asyncio.to_thread(store.pending)
@@ -161,7 +127,7 @@ async def _diff(chat: Chat, argument: str) -> None:
         chat.show(diff_view(ps.diff))
 
 
-async def _apply(chat: Chat, argument: str) -> None:
+async def _apply(chat: ChatLike, argument: str) -> None:
     words = argument.split()
     store = chat.agent.patches
 
@@ -179,7 +145,7 @@ async def _apply(chat: Chat, argument: str) -> None:
     await chat.drive(apply())
 
 
-async def _undo(chat: Chat, argument: str) -> None:
+async def _undo(chat: ChatLike, argument: str) -> None:
     async def undo() -> None:
         plan = await asyncio.to_thread(chat.agent.patches.undo_on_disk)
         if plan is None:
@@ -193,11 +159,11 @@ async def _undo(chat: Chat, argument: str) -> None:
     await chat.drive(undo())
 
 
-async def _cost(chat: Chat, argument: str) -> None:
+async def _cost(chat: ChatLike, argument: str) -> None:
     chat.say(chat.cost_text())
 
 
-async def _compact(chat: Chat, argument: str) -> None:
+async def _compact(chat: ChatLike, argument: str) -> None:
     from deepseek_ls.agent.context_meter import parts_text
 
     if not chat.sessions:
@@ -209,7 +175,7 @@ async def _compact(chat: Chat, argument: str) -> None:
         chat.say(f"{answer['context']['text']}: {parts_text(answer['context'])}", dim=True)
 
 
-async def _sessions(chat: Chat, argument: str) -> None:
+async def _sessions(chat: ChatLike, argument: str) -> None:
     listed = chat.agent.sessions()[:15]
     if not listed:
         chat.say("no sessions in this workspace yet")
@@ -225,7 +191,7 @@ async def _sessions(chat: Chat, argument: str) -> None:
     chat.say("/resume ID continues one (● this chat's)")
 
 
-async def _trust(chat: Chat, argument: str) -> None:
+async def _trust(chat: ChatLike, argument: str) -> None:
     from deepseek_ls.trust import workspace_trust
 
     if argument.lower() in ("yes", "on", "trust"):
@@ -239,12 +205,12 @@ async def _trust(chat: Chat, argument: str) -> None:
                  "yolo mode is refused. `/trust yes` trusts it (as `deepseek-ls trust` does).")
 
 
-async def _reasoning(chat: Chat, argument: str) -> None:
+async def _reasoning(chat: ChatLike, argument: str) -> None:
     text = chat.ui.last_reasoning.strip()
     chat.show(Text(text, style="dim italic") if text else Text("the last answer came without reasoning"))
 
 
-async def _exit(chat: Chat, argument: str) -> None:
+async def _exit(chat: ChatLike, argument: str) -> None:
     chat.leaving = True
 
 

@@ -13,14 +13,12 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from deepseek_ls.cli.chat.slash import ChatLike, SlashCommand
 from deepseek_ls.extensions.commands import CustomCommand, expand, load_commands
 from deepseek_ls.extensions.places import untrusted_notice
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    from deepseek_ls.cli.chat.app import Chat
-    from deepseek_ls.cli.chat.commands import SlashCommand
 
 REFRESH = 5.0
 WRITE_TOOLS = {"patch.stage", "patch.apply"}
@@ -54,8 +52,6 @@ class CustomCommands:
         return out + ([notice] if notice else [])
 
     def _load(self) -> None:
-        from deepseek_ls.cli.chat.commands import SlashCommand
-
         found = load_commands(self.root, reserved=self.reserved())
         self._problems = found.problems
         self._specs = {c.name: SlashCommand(c.name, c.argument_hint, f"{c.description} ({c.origin})", _handler(c))
@@ -64,7 +60,7 @@ class CustomCommands:
 
 
 def _handler(command: CustomCommand):
-    async def run(chat: Chat, argument: str) -> None:
+    async def run(chat: ChatLike, argument: str) -> None:
         out = expand(command, argument, {t.name for t in _tools()})
         for note in out.notes:
             chat.say(note, dim=True)

@@ -9,18 +9,13 @@ chat (what goes with the next message as context); `/rewind redo` puts the lates
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from deepseek_ls.agent.rewind import WHATS, RewindRefused
-from deepseek_ls.cli.chat.commands import SlashCommand, register
-
-if TYPE_CHECKING:
-    from deepseek_ls.cli.chat.app import Chat
+from deepseek_ls.cli.chat.slash import ChatLike, SlashCommand, register
 
 USAGE = "usage: /rewind [N|ID] [code|conversation|both] — alone: list this chat's prompts; /rewind redo undoes one"
 
 
-async def _rewind(chat: Chat, argument: str) -> None:
+async def _rewind(chat: ChatLike, argument: str) -> None:
     words = argument.split()
     if not words:
         _list(chat)
@@ -62,7 +57,7 @@ async def _rewind(chat: Chat, argument: str) -> None:
              + " — /rewind redo puts it back")
 
 
-async def _redo(chat: Chat, rewind_id: str | None) -> None:
+async def _redo(chat: ChatLike, rewind_id: str | None) -> None:
     try:
         result = await chat.agent.redo_rewind(rewind_id)
     except (RewindRefused, LookupError) as exc:
@@ -75,7 +70,7 @@ async def _redo(chat: Chat, rewind_id: str | None) -> None:
              + (f"; {len(back)} prompt(s) back in this chat" if back else ""))
 
 
-def _target(chat: Chat, word: str) -> str | None:
+def _target(chat: ChatLike, word: str) -> str | None:
     if word.isdigit():
         n = int(word)
         if 1 <= n <= len(chat.sessions):
@@ -89,12 +84,12 @@ def _target(chat: Chat, word: str) -> str | None:
         return None
 
 
-def _prompt(chat: Chat, session_id: str) -> str:
+def _prompt(chat: ChatLike, session_id: str) -> str:
     text = (chat.agent.session_view(session_id).get("prompt") or "").replace("\n", " ")
     return text if len(text) <= 50 else text[:47] + "..."
 
 
-def _list(chat: Chat) -> None:
+def _list(chat: ChatLike) -> None:
     if not chat.sessions:
         chat.say("no prompt in this chat yet (/sessions lists the workspace's; /rewind ID takes one)")
         return
