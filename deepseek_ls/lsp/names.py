@@ -42,6 +42,7 @@ CMD_COMPACT = "deepseek.compact"
 CMD_CHECKPOINTS = "deepseek.checkpoints"
 CMD_REWIND = "deepseek.rewind"
 CMD_REDO_REWIND = "deepseek.redoRewind"
+CMD_EDIT = "deepseek.edit"
 
 ALL_COMMANDS = [v for k, v in dict(globals()).items() if k.startswith("CMD_")]
 

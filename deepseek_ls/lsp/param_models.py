@@ -76,6 +76,18 @@ class PlanArgs(AskArgs):
     mode: Literal["plan", "agent", "yolo", "hetun"] | None = None
 
 
+class EditArgs(_Args):
+    """`deepseek.edit`: an instruction run on one file. `line`: it is the `deepseek:` comment on that
+    line (checked again before anything runs); else `range` is the person's selection. `version`:
+    the document version the editor offered it for."""
+
+    instruction: str = Field(min_length=1, max_length=10_000)
+    uri: Uri
+    line: int | None = Field(default=None, ge=0)
+    range: Range | None = None
+    version: int | None = None
+
+
 class StepArgs(_Args):
     session_id: Id
     step_id: Id

@@ -42,6 +42,7 @@ FEATURE_MODULES = (
     "deepseek_ls.lsp.review",
     "deepseek_ls.lsp.custom_commands",
     "deepseek_ls.lsp.hunk_actions",
+    "deepseek_ls.lsp.comment_actions",
     "deepseek_ls.lsp.inline_completion",
 )
 

@@ -78,7 +78,7 @@ def unknown_ids(root: Path) -> dict[str, Any]:
         "session_id": "no-such-session", "step_id": "no-such-step", "patch_id": "no-such-patch",
         "hunk_id": "no-such-hunk", "uri": (root / "a.py").as_uri(), "request_id": "no-such-request",
         "question_id": "no-such-question", "decision_id": "no-such-decision", "prompt": "hi",
-        "answer": "x", "text": "x", "fingerprint": "0" * 32, "name": "no-such-command",
+        "answer": "x", "text": "x", "fingerprint": "0" * 32, "name": "no-such-command", "instruction": "x",
     }
 
 

@@ -45,6 +45,7 @@ export const Commands = {
   checkpoints: "deepseek.checkpoints",
   rewind: "deepseek.rewind",
   redoRewind: "deepseek.redoRewind",
+  edit: "deepseek.edit",
 } as const;
 
 /** Custom requests (client -> server). */

@@ -44,6 +44,7 @@ M.cmd = {
   checkpoints = "deepseek.checkpoints",
   rewind = "deepseek.rewind",
   redo_rewind = "deepseek.redoRewind",
+  edit = "deepseek.edit",
 }
 
 --- Custom requests (client -> server).
