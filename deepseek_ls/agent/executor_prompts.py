@@ -22,6 +22,8 @@ NEED_CONTEXT|<path>[:<start>-<end>]
 and you will get the content. If the step needs a file it does not declare, answer
 NEED_FILE|<path>|<why> and the plan will be revised.
 If the step needs no change, answer NO_CHANGE|<reason>.
+A comment line whose text starts with `deepseek:` is a request the person wrote for you: the edit
+that does what it asks also deletes that comment line.
 """
 
 

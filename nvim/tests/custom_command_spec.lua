@@ -1,17 +1,22 @@
--- :DeepSeekCommand: the custom commands complete from the server (deepseek.listCommands) and one runs
--- with its arguments: its expanded prompt goes to the model, the answer shows in the stream.
+-- The commands that take the person's words. :DeepSeekCommand: the custom commands complete from the
+-- server (deepseek.listCommands) and one runs with its arguments: its expanded prompt goes to the model,
+-- the answer shows in the stream. :DeepSeekEdit: the instruction (typed after it, or asked with
+-- vim.ui.input) runs on the range's lines (deepseek.edit): "Run DeepSeek's plan" is asked, and once
+-- allowed the change is pending hunks; dismissing the input sends nothing.
 local H = dofile(vim.fs.dirname(arg[0]) .. "/helpers.lua")
 
 vim.cmd("packadd deepseek.nvim")
 
 local S = dofile(vim.fs.dirname(arg[0]) .. "/session.lua")
 local ui = require("deepseek.ui")
+local diff = require("deepseek.diff")
+local buf
 
 H.run({
   {
     ":DeepSeekCommand completes the custom commands' names",
     function()
-      S.start()
+      buf = S.start()
       local names = H.wait(20000, function()
         local found = vim.fn.getcompletion("DeepSeekCommand st", "cmdline")
         return #found > 0 and found
@@ -28,6 +33,37 @@ H.run({
         local text = table.concat(vim.api.nvim_buf_get_lines(ui.scratch("stream"), 0, -1, false), "\n")
         return text:find("Nothing changed.", 1, true)
       end, "the answer in the stream buffer")
+    end,
+  },
+  {
+    ":DeepSeekEdit with nothing typed sends nothing",
+    function()
+      local asked = {}
+      vim.ui.input = function(opts, on_confirm)
+        table.insert(asked, opts.prompt)
+        on_confirm(nil) -- Escape
+      end
+      vim.cmd("2DeepSeekEdit")
+      H.eq(#asked, 1, "the instruction was asked with vim.ui.input")
+      H.eq(#diff.pending(buf), 0, "no change")
+    end,
+  },
+  {
+    ":[range]DeepSeekEdit runs the instruction on those lines and ends in pending hunks",
+    function()
+      table.insert(S.choosers, "Allow once")
+      vim.ui.input = function(_, on_confirm)
+        on_confirm("use an f-string edit-tag")
+      end
+      local done = H.run_until_done("2DeepSeekEdit", 60000, "deepseek.edit")
+      H.eq(done.ok, true, "the edit ended well")
+      local approval = vim.tbl_filter(function(call)
+        return call.kind == "deepseek_approval"
+      end, S.selects)[1]
+      H.matches(approval and approval.prompt or "", "Run DeepSeek's plan for: use an f%-string edit%-tag", "asked before running")
+      H.wait(20000, function()
+        return #diff.pending(buf) == 1
+      end, "one pending hunk")
     end,
   },
 })

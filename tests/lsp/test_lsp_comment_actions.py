@@ -183,6 +183,8 @@ async def test_invoking_it_plans_on_the_file_and_ends_in_pending_hunks_that_remo
     (planner,) = case.model_asked("planner", tag)
     said = json.dumps(planner.body)
     assert f"line 2 of {rel}" in said and "delete that comment line" in said and f"Change only {rel}" in said
+    (executor,) = case.model_asked("executor", tag)  # it sees the plan, not the request: it is told too
+    assert "starts with `deepseek:` is a request" in executor.body["messages"][0]["content"]
     # Pending, not applied: the buffer is as it was, the hunk offers Accept / Reject at the comment.
     assert case.state.applied_edits == [] and case.editor.text(rel) == text
     offered = await case.client.text_document_code_action_async(types.CodeActionParams(

@@ -11,6 +11,7 @@ import type { InlineDiff } from "./inlineDiff";
 import { mcpItems, type McpStatus } from "./mcp";
 import { Commands, stateLabel, type ContextMeter, type Plan, type RoutingExplanation, type ServerApi, type SessionSummary } from "./protocol";
 import { runCustomCommand, type CustomCommandUI } from "./customCommands";
+import { editSelection, type EditSelectionUI, type SelectionTarget } from "./editSelection";
 import { reviewChanges, type ReviewUI } from "./review";
 import { SECRET_KEY } from "./secrets";
 import type { ServerManager } from "./server";
@@ -46,6 +47,23 @@ export const customCommandUI: CustomCommandUI = {
   input: async (prompt, placeholder) => vscode.window.showInputBox({ prompt, placeHolder: placeholder, ignoreFocusOut: true }),
   info: ui.info,
 };
+
+const editSelectionUI: EditSelectionUI = {
+  input: async (prompt, placeholder) => vscode.window.showInputBox({ prompt, placeHolder: placeholder, ignoreFocusOut: true }),
+  info: ui.info,
+};
+
+/** The active file's selection (the cursor's line when nothing is selected), for "Edit Selection with DeepSeek…". */
+function selectionTarget(): SelectionTarget | undefined {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.uri.scheme !== "file") return undefined;
+  const sel = editor.selection;
+  const range = sel.isEmpty ? editor.document.lineAt(sel.active.line).range : sel;
+  return {
+    uri: editor.document.uri.toString(),
+    range: { start: { line: range.start.line, character: range.start.character }, end: { line: range.end.line, character: range.end.character } },
+  };
+}
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -147,6 +165,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       stream.finish(result.session_id, result.content);
       return result;
     }),
+    reg("editSelection", "Edit Selection", () => editSelection(server, editSelectionUI, selectionTarget())),
     // The server says what it found (window/showMessage); the findings are in the Problems panel.
     reg("review", "Review Changes", () => reviewChanges(server, reviewUI)),
     reg("runCustomCommand", "Run Custom Command", async () => {

@@ -182,6 +182,42 @@ function M.custom_command(opts)
   end, bufnr)
 end
 
+--- `:[range]DeepSeekEdit [instruction]`: run the instruction on the selected lines (without a
+--- range: the cursor's line) of this file, as VS Code's "Edit Selection with DeepSeek…"; no
+--- instruction: asked with vim.ui.input. The server (deepseek.edit) plans, asks before running the
+--- plan, and ends in pending hunks (:DeepSeekAccept / :DeepSeekReject); it says when nothing ran.
+function M.edit(opts)
+  local bufnr = vim.api.nvim_get_current_buf()
+  if vim.bo[bufnr].buftype ~= "" or vim.api.nvim_buf_get_name(bufnr) == "" then
+    ui.notify("edit: open a file of the workspace first", vim.log.levels.WARN)
+    return
+  end
+  local first, last = opts.line1, opts.line2
+  if not (opts.range and opts.range > 0) then
+    first = vim.api.nvim_win_get_cursor(0)[1]
+    last = first
+  end
+  local function send(instruction)
+    instruction = vim.trim(instruction or "")
+    if instruction == "" then
+      return -- dismissed or empty: nothing asked of the server
+    end
+    local args = { uri = vim.uri_from_bufnr(bufnr), range = client.line_range(bufnr, first, last), instruction = instruction }
+    ui.notify("planning the edit…")
+    run("edit", cmd.edit, args, function(result)
+      if result and result.ran then
+        refresh_buffer(bufnr)
+        ui.notify("the change is ready: :DeepSeekAccept or :DeepSeekReject on its hunks")
+      end
+    end, bufnr)
+  end
+  if vim.trim(opts.args or "") ~= "" then
+    send(opts.args)
+  else
+    vim.ui.input({ prompt = "DeepSeek: what should change in the selection? " }, send)
+  end
+end
+
 --- Fetch fresh hunks, then act on the pending one under the cursor.
 local function with_hunk_at_cursor(what, act)
   local bufnr = vim.api.nvim_get_current_buf()
@@ -579,6 +615,7 @@ M.specs = {
   DeepSeekPlan = { M.plan, { nargs = "+", range = true, desc = "DeepSeek: plan a change (a range adds the selection)" } },
   DeepSeekHetun = { M.hetun, { nargs = "+", range = true, desc = "DeepSeek: Hetun mode — research, then one mission to approve" } },
   DeepSeekAsk = { M.ask, { nargs = "+", range = true, desc = "DeepSeek: ask a question (a range adds the selection)" } },
+  DeepSeekEdit = { M.edit, { nargs = "*", range = true, desc = "DeepSeek: change the selected lines as told [instruction]" } },
   DeepSeekReview = { M.review, { nargs = "*", complete = function()
     return { "--staged", "--base" }
   end, desc = "DeepSeek: review a change (read-only) [--staged | --base REF] [path...]" } },
