@@ -591,7 +591,7 @@ class NotificationsConfig(_Section):
 
 
 class CodeActionsConfig(_Section):
-    """What the server offers through standard LSP to every editor (docs/protocol.md): each switch only
+    """What the server offers through standard LSP to every editor (docs/editors.md): each switch only
     shows or hides actions the person then chooses; nothing runs on its own."""
 
     hunk_actions: bool = True  # Accept / Reject code actions on pending hunks (as the lenses)
