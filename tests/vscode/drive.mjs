@@ -238,7 +238,7 @@ async function flow(page) {
   step("undo-explained");
 }
 
-/** Wait until the "DeepSeek" output panel shows `want` (streamed text). */
+/** Wait until the output panel (the "DeepSeek Stream" channel) shows `want` (streamed text). */
 async function panelShows(page, want) {
   await page.waitForFunction(
     (w) => [...document.querySelectorAll(".part.panel .view-lines")].some((v) => v.textContent.replace(/\u00a0/g, " ").includes(w)),
@@ -264,6 +264,8 @@ async function cancelFromPalette(page) {
 async function cancelFlow(page) {
   await openFile(page, config.file);
   step("file-open");
+  // A plan's stream no longer opens the raw channel by itself: open it as a person would.
+  await palette(page, "DeepSeek: Show Stream Output");
   await palette(page, "DeepSeek: Plan…");
   await answerInputBox(page, config.slowPrompt);
   await panelShows(page, config.streamText);

@@ -255,6 +255,8 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       void vscode.window.showInformationMessage(`DeepSeek routing: ${d.text}`);
       return d;
     }),
+    // The raw stream, on demand: plans and steps no longer open it (the agent panel shows the conversation).
+    reg("showStreamOutput", "Show Stream Output", async () => stream.show()),
     reg("mcpServers", "MCP Servers", async () => {
       const status = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Window, title: "DeepSeek: starting MCP servers…" },

@@ -1,8 +1,11 @@
 /**
- * Streamed answers and plans (`deepseek/stream`) in the "DeepSeek" output
- * channel. `StreamFormatter` is pure: it turns notifications into text, with a
- * header when the session changes and a marker when the model switches between
- * its reasoning and its answer.
+ * Streamed answers and plans (`deepseek/stream`) in the "DeepSeek Stream" output
+ * channel: the raw record (the agent panel shows the conversation). A stream
+ * never opens the channel; an answer asked for from the palette (Ask, a custom
+ * command) opens it when the panel is not on screen, and the command "DeepSeek:
+ * Show Stream Output" opens it any time. `StreamFormatter` is pure: it turns
+ * notifications into text, with a header when the session changes and a marker
+ * when the model switches between its reasoning and its answer.
  */
 import type { StreamParams } from "./protocol";
 
@@ -59,15 +62,15 @@ export class StreamPanel {
 
   /**
    * `elsewhere` says whether the stream is already on screen (the agent panel
-   * is open): then the channel fills quietly instead of opening itself.
+   * is open): then `reveal` leaves the channel closed.
    */
   constructor(
     private readonly channel: ChannelLike,
     private readonly elsewhere: () => boolean = () => false,
   ) {}
 
+  /** Append a notification; never opens the channel (a plan or a step streams on every run). */
   onStream(p: StreamParams): void {
-    this.reveal();
     if (p.channel === "content" && p.text) this.answered.add(p.session_id);
     this.channel.append(this.formatter.format(p));
   }
@@ -93,7 +96,7 @@ export class StreamPanel {
     this.shown = true;
   }
 
-  /** Open the channel once, unless the stream is already on screen elsewhere. */
+  /** Open the channel once for an answer the person asked for, unless the panel shows it. */
   reveal(): void {
     if (!this.shown && !this.elsewhere()) this.show();
   }

@@ -20,15 +20,19 @@ test("status lines stand alone", () => {
   assert.ok(out.endsWith("partial\n[verifying]\n"));
 });
 
-test("the panel shows itself once and closes open blocks before its own lines", () => {
+test("a plan's stream fills the channel without opening it, and closes open blocks before its own lines", () => {
   const appended: string[] = [];
   let shows = 0;
-  const panel = new StreamPanel({ append: (t) => appended.push(t), show: () => shows++ });
+  const panel = new StreamPanel({ append: (t) => appended.push(t), show: () => shows++ }, () => false);
+  panel.onStream({ session_id: "s", channel: "status", text: "planning" });
+  panel.onStream({ session_id: "s", channel: "reasoning", text: "the steps" });
   panel.onStream({ session_id: "s", channel: "content", text: "abc" });
   panel.onStream({ session_id: "s", channel: "content", text: "def" });
   panel.line("done");
+  assert.equal(shows, 0); // the agent panel shows the conversation: the raw channel stays closed
+  assert.equal(appended.join(""), "── session s ──\n[planning]\n[reasoning]\nthe steps\n[answer]\nabcdef\ndone\n");
+  panel.show(); // "DeepSeek: Show Stream Output"
   assert.equal(shows, 1);
-  assert.equal(appended.join(""), "── session s ──\n[answer]\nabcdef\ndone\n");
 });
 
 test("a final answer that did not stream is shown once; a streamed one is not repeated", () => {
@@ -43,19 +47,21 @@ test("a final answer that did not stream is shown once; a streamed one is not re
   assert.ok(text.endsWith("streamed\n"));
 });
 
-test("with the agent panel on screen the channel fills without opening itself; closed, it opens once", () => {
+test("an answer asked for opens the channel once when the agent panel is closed, never over the panel", () => {
   const appended: string[] = [];
   let shows = 0;
   let panelVisible = true;
   const panel = new StreamPanel({ append: (t) => appended.push(t), show: () => shows++ }, () => panelVisible);
+  panel.reveal(); // Ask with the panel on screen
   panel.onStream({ session_id: "s", channel: "content", text: "abc" });
-  panel.reveal();
   assert.equal(shows, 0);
   assert.ok(appended.join("").includes("abc"));
   panelVisible = false;
   panel.onStream({ session_id: "s", channel: "content", text: "def" });
-  panel.onStream({ session_id: "s", channel: "content", text: "ghi" });
+  assert.equal(shows, 0); // a stream alone never opens it
+  panel.reveal(); // Ask with the panel closed: the answer has nowhere else to show
+  panel.reveal();
   assert.equal(shows, 1);
-  panel.show(); // an explicit show (e.g. Explain Routing) always opens it
+  panel.show(); // an explicit show (Explain Routing, Show Stream Output) always opens it
   assert.equal(shows, 2);
 });
