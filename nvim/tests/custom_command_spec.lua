@@ -2,7 +2,8 @@
 -- server (deepseek.listCommands) and one runs with its arguments: its expanded prompt goes to the model,
 -- the answer shows in the stream. :DeepSeekEdit: the instruction (typed after it, or asked with
 -- vim.ui.input) runs on the range's lines (deepseek.edit): "Run DeepSeek's plan" is asked, and once
--- allowed the change is pending hunks; dismissing the input sends nothing.
+-- allowed the change is pending hunks; dismissing the input sends nothing. A `deepseek:` comment is
+-- offered as a code action that Neovim's own vim.lsp.buf.code_action() runs (deepseek.edit again).
 local H = dofile(vim.fs.dirname(arg[0]) .. "/helpers.lua")
 
 vim.cmd("packadd deepseek.nvim")
@@ -64,6 +65,30 @@ H.run({
       H.wait(20000, function()
         return #diff.pending(buf) == 1
       end, "one pending hunk")
+    end,
+  },
+  {
+    "a deepseek: comment is a code action that Neovim's vim.lsp.buf.code_action() runs",
+    function()
+      vim.fn.writefile({ "x = 1", "# deepseek: name it count comment-tag" }, "notes.py")
+      vim.cmd("edit notes.py")
+      local notes = vim.api.nvim_get_current_buf()
+      H.wait(20000, function()
+        return vim.lsp.get_clients({ name = "deepseek_ls", bufnr = notes })[1]
+      end, "deepseek_ls attached to notes.py")
+      local offered = {}
+      vim.lsp.buf.code_action({
+        apply = true,
+        range = { start = { 2, 0 }, ["end"] = { 2, 0 } },
+        filter = function(action)
+          table.insert(offered, action.title)
+          return action.title == "DeepSeek: name it count comment-tag"
+        end,
+      })
+      H.wait(60000, function()
+        return #diff.pending(notes) == 1
+      end, "the comment's change pending in notes.py")
+      H.ok(vim.tbl_contains(offered, "DeepSeek: name it count comment-tag"), "offered: " .. vim.inspect(offered))
     end,
   },
 })
