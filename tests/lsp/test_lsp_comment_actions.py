@@ -14,7 +14,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,7 +98,7 @@ async def lsp(tmp_path_factory: pytest.TempPathFactory):
     await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(root)], check=True)
     fake = FakeDeepSeek().start()
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp / "xdg-config"), "DEEPSEEK_BASE_URL": fake.base_url,
-           "DEEPSEEK_API_KEY": "test-key", "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]}
+           "DEEPSEEK_API_KEY": "test-key"}
     settings = {"index": {"enabled": False}, "llm": {"max_retries": 0}, "policy": {"approval_timeout_seconds": 1}}
     client, state, _ = await start_client(root, "neovim", env, initialization_options=settings)
     decode_code_actions_as_editors_do(client)
