@@ -32,8 +32,9 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 # How the editor answers "Run DeepSeek's plan for: …": as in test_never_hang_lsp_refusals.py.
 NO_ANSWERS = [pytest.param("Deny", id="deny-item"), pytest.param(None, id="dismissed"),
-              pytest.param("never", id="no-answer"), pytest.param("command", id="deepseek-deny")]
-OURS = {"Deny": "deny", None: "cancel", "never": "timeout", "command": "deny"}
+              pytest.param("never", id="no-answer"), pytest.param("command", id="deepseek-deny"),
+              pytest.param("cancel", id="deepseek-cancel")]
+OURS = {"Deny": "deny", None: "cancel", "never": "timeout", "command": "deny", "cancel": "cancel"}
 
 
 @dataclass
@@ -75,13 +76,17 @@ class Lsp:
 
     async def answered(self, work: Any) -> Any:
         """Run `work` while the person answers the run question as `answer` says (`command`: with
-        `deepseek.deny` once it is asked; `never`: not at all, the 1 s wait runs out)."""
+        `deepseek.deny` once it is asked; `cancel`: with `deepseek.cancel {}`, as the editors' Cancel
+        does; `never`: not at all, the 1 s wait runs out)."""
         task = asyncio.ensure_future(work)
-        if self.answer == "command":
+        if self.answer in ("command", "cancel"):
             await wait_until(lambda: self.asked or task.done())
             (pending,) = (await self.client.protocol.send_request_async(names.REQ_PENDING_APPROVALS, {})).approvals
             assert pending.kind == "plan.execute"
-            await run(self.client, names.CMD_DENY, {"request_id": pending.request_id})
+            if self.answer == "command":
+                await run(self.client, names.CMD_DENY, {"request_id": pending.request_id})
+            else:
+                assert (await run(self.client, names.CMD_CANCEL, {}))["cancelled"] is True
         return await asyncio.wait_for(task, 120)
 
     async def settings(self, **code_actions: bool) -> None:
@@ -107,7 +112,7 @@ async def lsp(tmp_path_factory: pytest.TempPathFactory):
 
     async def show_message_request(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
         shared.asked.append(params)
-        if shared.answer in ("never", "command"):
+        if shared.answer in ("never", "command", "cancel"):
             await never.wait()
             return None
         return types.MessageActionItem(title=shared.answer) if shared.answer else None
