@@ -16,8 +16,12 @@
 (defvar dsls-root nil "The workspace (set from $DSLS_ROOT).")
 (defvar dsls-timeout 60 "Seconds any one wait may take.")
 (setq eglot-connect-timeout 120)  ; a loaded CI machine starts Python slowly; the default is 30 s
-(defvar dsls--answers nil "Answers for eglot's next y-or-n-p prompts, in order (\"y\" or \"n\").")
-(defvar dsls--prompts nil "The y-or-n-p prompts eglot asked since the last request, oldest first.")
+(defvar dsls--answers nil
+  "How the person answers the prompts to come, oldest first: \"y\" / \"n\" for eglot's y-or-n-p, a
+choice's title for a server's `window/showMessageRequest' (eglot asks it with completing-read).")
+(defvar dsls--prompts nil "The prompts asked and not yet reported, newest first.")
+(defvar dsls--menu-pick nil "The title to pick in the code action menu being shown, if any.")
+(defvar dsls--menu nil "The titles that menu offered.")
 
 (defun dsls--wait (what pred)
   "Process the server's messages and timers until PRED returns non-nil; return it.
@@ -40,11 +44,27 @@ for them: batch Emacs has neither a command loop nor redisplay)."
   (or (find-buffer-visiting (expand-file-name rel dsls-root))
       (error "%s is not open" rel)))
 
-(defun dsls--y-or-n-p (prompt)
-  "eglot's confirmations, answered from `dsls--answers' (an unexpected one is an error)."
+(defun dsls--next-answer (prompt)
   (push prompt dsls--prompts)
-  (let ((answer (or (pop dsls--answers) (error "Unexpected prompt: %s" prompt))))
-    (string= answer "y")))
+  (or (pop dsls--answers) (error "Unexpected prompt: %s" prompt)))
+
+;; The person, for every prompt whenever it comes (a server request may arrive after the command
+;; that caused it returned): answers from `dsls--answers'; an unexpected prompt is an error, which
+;; eglot answers the server with.  Never stdin, which carries the driver's requests.
+(defun dsls--y-or-n-p (prompt)
+  (string= (dsls--next-answer prompt) "y"))
+
+(defun dsls--completing-read (prompt collection &rest _)
+  (let ((titles (mapcar (lambda (c) (if (consp c) (car c) c)) collection)))
+    (if dsls--menu-pick
+        (let ((pick (prog1 dsls--menu-pick (setq dsls--menu-pick nil))))
+          (setq dsls--menu titles)
+          (if (member pick titles) pick (error "No action %S among %S" pick titles)))
+      (let ((answer (dsls--next-answer prompt)))
+        (if (member answer titles) answer (error "No choice %S among %S" answer titles))))))
+
+(fset 'y-or-n-p #'dsls--y-or-n-p)
+(fset 'completing-read #'dsls--completing-read)
 
 (defun dsls--our-diagnostics ()
   "The deepseek diagnostics flymake shows in the current buffer: (:line N :text MESSAGE), by line."
@@ -78,25 +98,25 @@ snippet's `eglot-ensure' connects, or the connection of the project takes the bu
 
 (defun dsls-code-action (rel line title answers)
   "Put point on LINE (0-based) of REL and run `eglot-code-actions' as a person does, picking
-TITLE from its menu and answering its prompts with ANSWERS.  Return the titles offered, the
-prompts asked, whether the action failed (its message) and the buffer's text after."
+TITLE from its menu; the prompts that follow get ANSWERS.  Return the titles offered, the
+prompts asked so far, whether the action failed (its message) and the buffer's text after."
   (with-current-buffer (dsls--buffer rel)
     (goto-char (point-min))
     (forward-line line)
-    (let ((offered nil) (failed nil)
-          (dsls--answers (append answers nil))
-          (dsls--prompts nil)
+    (let ((failed nil)
           (last-nonmenu-event ?a))  ; chosen from the keyboard: eglot's completing-read menu
-      (cl-letf (((symbol-function 'completing-read)
-                 (lambda (_prompt collection &rest _)
-                   (setq offered (mapcar #'car collection))
-                   (if (member title offered) title (error "No action %S among %S" title offered))))
-                ((symbol-function 'y-or-n-p) #'dsls--y-or-n-p))
-        (condition-case err
-            (dsls--command #'eglot-code-actions (line-beginning-position) (line-end-position) nil t)
-          (error (setq failed (error-message-string err)))))
-      (list :offered (vconcat offered) :prompts (vconcat (reverse dsls--prompts))
+      (setq dsls--menu-pick title dsls--menu nil
+            dsls--answers (append dsls--answers answers nil))
+      (condition-case err
+          (dsls--command #'eglot-code-actions (line-beginning-position) (line-end-position) nil t)
+        (error (setq failed (error-message-string err))))
+      (setq dsls--menu-pick nil)
+      (list :offered (vconcat dsls--menu) :prompts (dsls-prompts)
             :failed failed :text (buffer-substring-no-properties (point-min) (point-max))))))
+
+(defun dsls-prompts ()
+  "The prompts asked since the last report, oldest first."
+  (prog1 (vconcat (reverse dsls--prompts)) (setq dsls--prompts nil)))
 
 (defun dsls-text (rel)
   (with-current-buffer (dsls--buffer rel) (buffer-substring-no-properties (point-min) (point-max))))

@@ -1,9 +1,12 @@
-"""Pending hunks in Emacs with eglot (issue 32 items 1, 2): a client we did not write, set up as
-docs/editors.md says, shows each pending hunk as a flymake diagnostic and settles it from eglot's code
-action menu (Accept through `workspace/applyEdit` into the buffer, Reject), and a "no" at eglot's own
-"Server wants to edit … Proceed?" prompt leaves the buffer and the hunk as they were."""
+"""deepseek-ls in Emacs with eglot (issue 32), a client we did not write, set up as docs/editors.md says:
+each pending hunk is a flymake diagnostic settled from eglot's code action menu (Accept through
+`workspace/applyEdit` into the buffer, Reject), a "no" at eglot's own "Server wants to edit … Proceed?"
+prompt leaves the buffer and the hunk as they were, and a `deepseek:` comment's action plans, asks
+through eglot's prompt and stages a change that is accepted like any other."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -66,3 +69,29 @@ def test_never_clobber_no_at_eglots_edit_prompt_keeps_the_buffer_and_the_hunk_pe
     assert [d["line"] for d in eglot.emacs.ask("diagnostics", "refuse.py", 2)] == [1, 5]  # still pending
     again = eglot.emacs.ask("code-action", "refuse.py", 1, ACCEPT, ["y"])  # and still acceptable
     assert again["text"] == GREETED
+
+
+def test_eglot_runs_a_deepseek_comment_from_its_code_action_and_the_change_it_stages_is_accepted(eglot):
+    """Issue 32 item 3 in eglot: the comment's action plans on the file, the server's "Run DeepSeek's
+    plan" question comes as eglot's own prompt (answered "Allow once"), and the step's change shows as a
+    pending diagnostic at the comment; accepting it removes the comment in the buffer."""
+    text = "def add(a, b):\n    # deepseek: fix the sign\n    return a - b\n"
+    diff = ("--- a/calc.py\n+++ b/calc.py\n@@ -1,3 +1,2 @@\n def add(a, b):\n"
+            "-    # deepseek: fix the sign\n-    return a - b\n+    return a + b\n")
+    eglot.fake.add({"match": {"role": "planner", "contains": "fix the sign"}, "content": "```json\n" + json.dumps({
+        "goal": "fix the sign of add", "steps": [{"title": "Fix add", "intent": "edit", "files": ["calc.py"]}],
+        "verification": [], "confidence": 0.9}) + "\n```"})
+    eglot.fake.add({"match": {"role": "executor", "contains": "Fix add"}, "content": f"```diff\n{diff}```"})
+    (eglot.root / "calc.py").write_text(text)
+    eglot.emacs.ask("open", "calc.py")
+
+    done = eglot.emacs.ask("code-action", "calc.py", 1, "DeepSeek: fix the sign", ["Allow once"])
+    assert done["offered"] == ["DeepSeek: fix the sign"]
+    assert done["text"] == text  # a plan and a pending change, nothing written yet
+    shown = eglot.emacs.ask("diagnostics", "calc.py", 1)  # the step's hunk, once staged
+    asked = [*done["prompts"], *eglot.emacs.ask("prompts")]
+    assert len(asked) == 1 and "Run DeepSeek's plan for: fix the sign" in asked[0]
+    assert shown[0]["line"] == 1 and "return a + b" in shown[0]["text"]
+    accepted = eglot.emacs.ask("code-action", "calc.py", 1, "Accept DeepSeek change (line 2)", ["y"])
+    assert accepted["text"] == "def add(a, b):\n    return a + b\n"
+    eglot.emacs.ask("diagnostics", "calc.py", 0)
