@@ -55,6 +55,8 @@ if TYPE_CHECKING:
     from deepseek_ls.agent.lanes.runner import LaneAgentFactory
 
 log = logging.getLogger("deepseek_ls.agent")
+# Requests long enough that the person may look away: their failure or pause is notified too.
+NOTIFIED_OPS = frozenset({"turn", "plan", "run", "run_step"})
 
 # `restorer(checkpoint_ids newest first)`: undo those checkpoints the adapter's way (an editor: onto its
 # buffers, 3-way, never over what was typed since); returns an outcome with `restored` and `kept`.
@@ -299,14 +301,15 @@ class Agent:
             return context
         return "\n\n".join([*([context] if context else []), "Context added by hooks:", *added])
 
-    async def _finished(self, rt: SessionRuntime, what: str) -> None:
-        """The Stop hooks, then the notification that the request is done (or waits for the person)."""
+    async def _finished(self, rt: SessionRuntime, what: str, *, waiting: bool = False) -> None:
+        """The Stop hooks, then the notification that the request is done (`waiting`: and now waits
+        for the person, a plan to review)."""
         result = await self.hooks.fire("Stop", {"stop_hook_active": False}, emit=rt.session.emit,
                                        session_id=rt.session_id)
         if result.blocked:
             self._say(f"a Stop hook asks the agent to go on ({result.reason}); deepseek-ls does not continue a "
                       "finished request on a hook's word: send it as your next request if you agree", rt.session_id)
-        self.ui.notify_soon(f"{what} ({rt.session.state})", "deepseek-ls", rt.session_id)
+        self.ui.notify_soon(f"{what} ({rt.session.state})", "deepseek-ls", rt.session_id, waiting=waiting)
 
     def _teammate(self, rt: SessionRuntime, asked: bool | None) -> bool | None:
         """Teammate mode for this request (`asked`, else the agent's default); recorded only when on."""
@@ -360,6 +363,9 @@ class Agent:
                         ):
                             log.exception("agent failure in session %s", rt.session_id)
                         ops.settle_failure(rt, exc)
+                        if op in NOTIFIED_OPS and not isinstance(exc, (Refused, asyncio.CancelledError)):
+                            # the person may have looked away from a long request: it stopped
+                            self.ui.notify_soon(f"stopped ({rt.session.state}): {exc}", "deepseek-ls", rt.session_id)
                         raise
                 finally:
                     # Answer only once everything this request logged is durable.
@@ -472,7 +478,7 @@ class Agent:
         context = await self._prompt_hooks(rt, prompt, context)
         async with self._driving(rt, "plan", prompt=prompt, context=context, profile=profile):
             plan = await ops.plan(rt, prompt, context)
-        await self._finished(rt, "has a plan for you to review")
+        await self._finished(rt, "has a plan for you to review", waiting=True)
         return rt.session_id, plan
 
     async def run_step(self, session_id: str, step_id: str, *, profile: str | None = None,
@@ -489,7 +495,12 @@ class Agent:
         rt.override = profile
         teammate = self._teammate(rt, teammate_mode)
         async with self._driving(rt, "run_step", step_id=step_id, profile=profile, teammate_mode=teammate):
-            return await ops.run_step(rt, step_id)
+            outcome = await ops.run_step(rt, step_id)
+        if outcome.patch_ids:  # staged edits wait for the person's accept or reject
+            count = len(outcome.patch_ids)
+            self.ui.notify_soon(f"has {count} change{'s' if count > 1 else ''} for you to review (step {step_id})",
+                                "deepseek-ls", rt.session_id, waiting=True)
+        return outcome
 
     async def complete_step(self, session_id: str, step_id: str, *, profile: str | None = None) -> StepOutcome:
         """After the editor accepted/rejected the step's hunks: mark it, verify when the plan is done, recover."""

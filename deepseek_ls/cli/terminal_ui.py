@@ -62,6 +62,13 @@ class TerminalUI:
         self._ticker: asyncio.TimerHandle | None = None
         self._reading: asyncio.Future[str] | None = None  # a line being read: a prompt given up keeps it
 
+    def notify(self, title: str, message: str, *, session_id: str | None = None, waiting: bool = False) -> None:
+        """A wait or a finish (extensions/notify.py): the terminal's bell, on a terminal only (the
+        prompt or the result is already written; the bell brings back a person in another window)."""
+        if self.tty:
+            self.err.write("\a")
+            self.err.flush()
+
     def _say(self, text: str) -> None:
         self._clear_live()
         if self._streaming:

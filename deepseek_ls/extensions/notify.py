@@ -2,8 +2,9 @@
 
 `NotifyingUI` wraps the adapter's UI port: before an approval or a question waits for the person,
 and when a session finishes, it fires the Notification hook, shows a desktop notification through
-`notify-send` where that is installed (never an error where it is not), and tells the adapter
-(`notify(...)`, when the adapter has it: the language server turns it into an editor notification).
+`notify-send` where that is installed and a desktop session is there (never an error where it is
+not), and tells the adapter (`notify(...)`, when the adapter has it: the language server sends
+`deepseek/attention`, the terminal chat rings its bell).
 `[notifications] enabled = false` turns the desktop and editor parts off; the hook follows
 `[hooks]`. Everything else is passed through to the wrapped port unchanged.
 """
@@ -13,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import shutil
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from deepseek_ls.policy.redact import redact_text
@@ -62,34 +64,54 @@ class NotifyingUI:
                 await task
 
     async def notify(self, message: str, title: str, session_id: str | None, *, waiting: bool = False) -> None:
-        """The Notification hook, the desktop and the editor; none of them may stop the work.
-        `waiting`: the person is asked something (the adapter's own prompt is already on screen)."""
+        """The editor, then the Notification hook and the desktop side by side; none of them may stop
+        the work. `waiting`: the person is asked something (the adapter's own prompt is on screen).
+        The editor is told first and at once: a hook may take its whole timeout, and an editor's
+        count of what waits must not lag behind the wait itself."""
         message = redact_text(message)[:300]
-        if self.fire_hook is not None:
-            try:
-                await self.fire_hook(message, title, session_id)
-            except Exception:  # a hook's failure is said by the hook runner; this is a bug guard
-                log.exception("the Notification hook failed")
-        if not self.config.enabled:
+        if self.config.enabled:
+            told = getattr(self.inner, "notify", None)
+            if callable(told):
+                try:
+                    told(title, message, session_id=session_id, waiting=waiting)
+                except Exception:  # an adapter's notice is a courtesy: logged, never the work's failure
+                    log.exception("telling the editor failed")
+        await asyncio.gather(self._hook(message, title, session_id),
+                             desktop(title, message) if self.config.enabled and self.config.desktop else _nothing())
+
+    async def _hook(self, message: str, title: str, session_id: str | None) -> None:
+        if self.fire_hook is None:
             return
-        told = getattr(self.inner, "notify", None)
-        if callable(told):
-            with contextlib.suppress(Exception):
-                told(title, message, session_id=session_id, waiting=waiting)
-        if self.config.desktop:
-            await desktop(title, message)
+        try:
+            await self.fire_hook(message, title, session_id)
+        except Exception:  # a hook's failure is said by the hook runner; this is a bug guard
+            log.exception("the Notification hook failed")
+
+
+async def _nothing() -> bool:
+    return False
+
+
+def desktop_session(env: Mapping[str, str] | None = None) -> bool:
+    """A desktop to show a notification on: an X or Wayland display, or a D-Bus session bus (what
+    `notify-send` talks to). Over SSH or in a container there is none, and nothing is tried."""
+    env = os.environ if env is None else env
+    return any(env.get(k) for k in ("DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS"))
 
 
 async def desktop(title: str, message: str) -> bool:
-    """`notify-send TITLE MESSAGE` when it is installed; False when it is not or did not work."""
+    """`notify-send TITLE MESSAGE` when it is installed and there is a desktop session; False when
+    not or when it did not work (never an error: the desktop is a courtesy). Bounded: one that
+    hangs is killed after `DESKTOP_SECONDS`."""
     program = shutil.which("notify-send")
-    if program is None:
+    if program is None or not desktop_session():
         return False
     try:
         proc = await asyncio.create_subprocess_exec(program, "--app-name=deepseek-ls", title, message,
                                                     stdin=asyncio.subprocess.DEVNULL,
                                                     stdout=asyncio.subprocess.DEVNULL,
-                                                    stderr=asyncio.subprocess.DEVNULL)
+                                                    stderr=asyncio.subprocess.DEVNULL,
+                                                    start_new_session=True)
     except OSError:
         return False
     try:

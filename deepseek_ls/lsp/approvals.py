@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from deepseek_ls.lsp import names, params
+from deepseek_ls.lsp import attention, names, params
 from deepseek_ls.lsp.progress import ProgressTokens, stream
 from deepseek_ls.lsp.session_views import sessions_of
 from deepseek_ls.lsp.transport.client_requests import ClientRequestFailed
@@ -108,6 +108,7 @@ class LspUI:
         finally:
             asker.cancel()
             self._broker.discard(request.request_id)
+            attention.answered(self._ls, request.session_id, self._waiting())
 
     async def _ask_with_message_request(self, request: ApprovalRequest) -> None:
         params = types.ShowMessageRequestParams(
@@ -138,6 +139,22 @@ class LspUI:
             pass  # already answered by a command
 
     async def ask_user(self, question: str, choices: list[str] | None = None) -> str | None:
+        try:
+            return await self._ask(question, choices)
+        finally:
+            attention.answered(self._ls, None, self._waiting())
+
+    def notify(self, title: str, message: str, *, session_id: str | None = None, waiting: bool = False) -> None:
+        """`deepseek/attention` (lsp/attention.py): a session waits for the person or finished."""
+        attention.tell(self._ls, "waiting" if waiting else "finished", title, message, session_id, self._waiting())
+
+    def _waiting(self) -> int:
+        """Approvals and questions waiting for the person on this connection (a badge's count)."""
+        from deepseek_ls.lsp.questions import QuestionBroker
+
+        return len(self._broker.pending()) + len(self._ls.feature_state(QuestionBroker).pending())
+
+    async def _ask(self, question: str, choices: list[str] | None) -> str | None:
         if not choices:
             # LSP has no free-text prompt: `deepseek/question` + `deepseek.answer` (questions.py).
             from deepseek_ls.lsp.questions import ask_in_editor

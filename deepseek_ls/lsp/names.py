@@ -61,6 +61,8 @@ NOTIFY_STREAM = "deepseek/stream"
 NOTIFY_STATUS = "deepseek/status"
 NOTIFY_HUNKS_CHANGED = "deepseek/hunksChanged"
 NOTIFY_QUESTION = "deepseek/question"
+# A session waits for the person or finished (lsp/attention.py): {kind, session_id, title, message, pending}.
+NOTIFY_ATTENTION = "deepseek/attention"
 
 # The `source` of the diagnostics a review publishes (lsp/review.py).
 REVIEW_DIAGNOSTIC_SOURCE = "deepseek-review"
@@ -70,3 +72,5 @@ HUNK_DIAGNOSTIC_SOURCE = "deepseek"
 # Keys a client sets in `capabilities.experimental` (value `true`).
 # Handles `deepseek/question`: the server then skips its showMessage fallback.
 EXPERIMENTAL_QUESTIONS = "deepseekQuestions"
+# Shows `deepseek/attention`: the server skips its showMessage of a finished request.
+EXPERIMENTAL_ATTENTION = "deepseekAttention"

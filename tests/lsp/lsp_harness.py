@@ -73,7 +73,7 @@ def install_editor_handlers(client: LanguageClient, state: EditorState) -> None:
     def code_lens_refresh(params: None) -> None:
         state.lens_refreshes += 1
 
-    for method in ("deepseek/stream", "deepseek/status", "deepseek/hunksChanged"):
+    for method in ("deepseek/stream", "deepseek/status", "deepseek/hunksChanged", "deepseek/attention"):
 
         def record(params: Any, method: str = method) -> None:
             state.notifications.setdefault(method, []).append(params)

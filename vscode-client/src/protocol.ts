@@ -66,13 +66,26 @@ export const Notifications = {
   status: "deepseek/status",
   hunksChanged: "deepseek/hunksChanged",
   question: "deepseek/question",
+  attention: "deepseek/attention",
 } as const;
 
 /** Keys set to `true` in `capabilities.experimental` (mirrors `EXPERIMENTAL_*` in names.py). */
 export const Experimental = {
   /** We answer `deepseek/question` ourselves: the server skips its showMessage fallback. */
   questions: "deepseekQuestions",
+  /** We show `deepseek/attention` ourselves: the server skips its showMessage of a finished request. */
+  attention: "deepseekAttention",
 } as const;
+
+/** `deepseek/attention`: a session waits for the person, stopped, or a wait ended (docs/protocol.md#attention). */
+export interface Attention {
+  kind: "waiting" | "finished" | "answered";
+  session_id: string | null;
+  title: string;
+  message: string;
+  /** Approvals and questions waiting now: the panel's badge. */
+  pending: number;
+}
 
 export interface LspPosition { line: number; character: number }
 export interface LspRange { start: LspPosition; end: LspPosition }

@@ -65,12 +65,14 @@ M.notify = {
   status = "deepseek/status",
   hunks_changed = "deepseek/hunksChanged",
   question = "deepseek/question",
+  attention = "deepseek/attention",
 }
 
 --- Keys set to true in capabilities.experimental: we answer deepseek/question
 --- ourselves (vim.ui.input), so the server skips its showMessage fallback.
 M.experimental = {
   questions = "deepseekQuestions",
+  attention = "deepseekAttention",
 }
 
 --- Name of the LSP client (and of `lsp/deepseek_ls.lua`).
