@@ -138,6 +138,7 @@ class Agent:
         self.mcp = mcp
         self._state_listeners: list[StateListener] = [on_state_change] if on_state_change is not None else []
         self.session_extra = dict(session_extra or {})
+        self.ledger_share: Any = None  # a lane's agent: set by the lane runner (agent/ledger.LaneShare)
         self._told: set[str] = set()  # problems with skill files already said
         # Teammate lanes (agent/lanes): the default for requests that do not say; the editor toggles it.
         self.teammate_mode = config.agent_loop.teammate_mode
@@ -187,6 +188,8 @@ class Agent:
         log_ = self.store.create(self.root, mode=mode, prompt=prompt, extra={**self.session_extra, **(extra or {})})
         session = Session.restore(log_.session_id, log_)
         rt = self._runtimes[session.session_id] = self._make_runtime(session, new=True)
+        # A teammate lane's session: its calls are charged to, and capped by, the session it works for.
+        session.ledger_share = rt.ledger_share = self.ledger_share
         return rt
 
     def _runtime(self, session_id: str) -> SessionRuntime:

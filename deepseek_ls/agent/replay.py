@@ -27,6 +27,7 @@ from typing import Any
 from deepseek_ls.agent import operations as ops
 from deepseek_ls.agent.intent import TurnFlags
 from deepseek_ls.agent.lanes.runner import LaneResult, lane_config
+from deepseek_ls.agent.ledger import CAP_REACHED, CHARGED, RecordedShare
 from deepseek_ls.agent.plan import Plan
 from deepseek_ls.agent.routing_sink import bound
 from deepseek_ls.agent.runtime import build_runtime, mode_config
@@ -133,7 +134,7 @@ class Recording:
                 # Hetun's parallel sub-queries end in any order: served by their request, not their turn.
                 self.queues["LLMCall@v1:hetun"].append(e)
             elif e.kind in ("LLMCall@v1", "VerificationRun@v1", "ApprovalResolved@v1", "UserQuestionAnswered@v1",
-                            "McpToolsListed@v1", "LaneSpawned@v1"):
+                            "McpToolsListed@v1", "LaneSpawned@v1", CAP_REACHED):
                 self.queues[e.kind].append(e)
         self.limit = len(events) + 1  # seq_no bound of the current segment
 
@@ -470,8 +471,8 @@ class ReplayLanes:
         for e in self.rec.events:
             if e.seq_no <= spawned.seq_no or e.payload.get("lane_id") not in lanes:
                 continue
-            if e.kind not in ("LaneStarted@v1", "LaneCompleted@v1", "LaneFailed@v1"):
-                continue
+            if e.kind not in ("LaneStarted@v1", "LaneCompleted@v1", "LaneFailed@v1", CHARGED):
+                continue  # the lanes' calls are charged as recorded: the session's caps see them as live
             p = _swap(e.payload, ids)
             rt.session.emit(e.kind, p)
             if e.kind == "LaneCompleted@v1":
@@ -547,6 +548,8 @@ async def replay_session(root: Path, state_dir: Path, config: Config, session_id
         rt.skills_catalog = skills.catalog_text  # the prefix the session was asked with
     rt.lanes = ReplayLanes(rec)
     rt.verify_advisory = created.get("driver") == "lane"
+    if created.get("driver") == "lane":
+        rt.ledger_share = RecordedShare(rec)  # stopped where its session's cap stopped it live
     approvals = Approvals(cfg.policy, ui, sink=session)
     world.approvals = Approvals(cfg.policy, ui, sink=session)  # a tool host's own, as live
     requests = [e for e in recorded if e.kind == "AgentRequest@v1"]

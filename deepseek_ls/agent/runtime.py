@@ -15,13 +15,13 @@ from deepseek_ls.agent.compaction import compact
 from deepseek_ls.agent.failures import FailureClassifier
 from deepseek_ls.agent.finish import AnswerIncomplete, complete_whole
 from deepseek_ls.agent.instructions import ProjectInstructions
+from deepseek_ls.agent.ledger import cap_reason
 from deepseek_ls.agent.runaway import RunawayPaused
 from deepseek_ls.agent.runaway import reason as runaway_reason
 from deepseek_ls.agent.session import Session
 from deepseek_ls.agent.verify import Verifier
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config
-from deepseek_ls.llm.budget import budget_message, over_budget
 from deepseek_ls.llm.capacity import CALL_WATCHER, CapacityLLM, Queued
 from deepseek_ls.policy.approvals import Refused, ask_question
 from deepseek_ls.policy.redact import redact_obj, redact_text
@@ -78,6 +78,8 @@ class SessionRuntime:
     lane_failed: set[str] = field(default_factory=set)  # steps whose lane failed: they run in the workspace
     lane_feedback: dict[str, str] = field(default_factory=dict)  # why a lane result was not merged
     lane_notice_given: bool = False
+    # A lane's link to the session it works for (agent/ledger.py): that session's caps stop the lane too.
+    ledger_share: Any = None
     verify_advisory: bool = False  # a lane session: a failed verification is reported, not recovered from
     skills_catalog: str = ""  # the Agent Skills offered (SkillsOffered@v1), for the roles with tools
     compact_request: str | None = None  # "/compact [focus]": compact before the next call ("" = no focus)
@@ -169,17 +171,13 @@ class SessionRuntime:
 
     def check_cost_budget(self) -> None:
         """Before each call: a session whose known cost reached `budget.max_cost`, or whose tokens reached
-        `budget.max_tokens`, spends nothing more."""
-        max_cost = self.config.budget.max_cost
-        spend = self.session.costs.total()
-        if over_budget(spend, max_cost):
-            raise BudgetExceeded(budget_message(spend, max_cost, self.session_id))  # type: ignore[arg-type]
-        max_tokens = self.config.budget.max_tokens
-        if max_tokens is not None and spend.tokens.total >= max_tokens:
-            raise BudgetExceeded(
-                f"token budget reached: this session used {spend.tokens.total} tokens of max_tokens {max_tokens}; "
-                f"raise budget.max_tokens and resume with: deepseek-ls run --session "
-                f"{self.session_id[:13]}")
+        `budget.max_tokens`, spends nothing more. A teammate lane checks the session it works for (every
+        lane's calls counted: agent/ledger.py) before its own."""
+        if self.ledger_share is not None and (why := self.ledger_share.over(self)) is not None:
+            raise BudgetExceeded(why)
+        why = cap_reason(self.session.costs.total(), self.config.budget, self.session_id)
+        if why is not None:
+            raise BudgetExceeded(why)
 
     def check_runaway(self) -> None:
         """The same tool call, failing edit or verification failure `agent_loop.runaway_repeats` times

@@ -113,6 +113,7 @@ class Session:
         self.failure_kind: str | None = None  # error class of the failure that stopped the session
         self.resumable = False  # a Failed session whose failure may pass (the model server, a budget)
         self.costs = CostLedger()  # tokens and money of every call; prices set by the agent
+        self.ledger_share: Any = None  # a teammate lane's: its calls are charged to its session too (agent/ledger.py)
         self.transcript = Transcript()  # the conversation a chat view shows
         self.context = ContextMeter()  # how full the model's window is (agent/context_meter.py)
         self.runaway = RunawayWatch()  # what the model repeated in a row (agent/runaway.py)
@@ -141,6 +142,8 @@ class Session:
             self._last_write = None
         # Fold what the log stores (validated, defaults filled): live and restored views are equal.
         self.fold(kind, dict(stored))
+        if kind == "LLMCall@v1" and self.ledger_share is not None:
+            self.ledger_share.charge(self.session_id, stored)
 
     async def synced(self) -> None:
         """Wait until every queued append of this session is durable; raises the first

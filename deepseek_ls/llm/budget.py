@@ -263,7 +263,8 @@ class CostLedger:
     """Every call of one session; folded from the session's events in order, priced when read.
 
     `fold(kind, payload)` takes any event: `StepMarked@v1` (running) says which step the
-    following calls belong to; `LLMCall@v1` adds a call. Calls outside a step (planning,
+    following calls belong to; `LLMCall@v1` adds a call; `LedgerCharged@v1` adds a call one of
+    the session's teammate lanes made, to the lane's step. Calls outside a step (planning,
     `ask`) have `step_id` None. Prices are applied when a view is made, so a ledger folded
     before its price book was set is priced all the same.
     """
@@ -281,6 +282,8 @@ class CostLedger:
                 self._step = None
         elif kind == "LLMCall@v1":
             self.add(payload, step_id=self._step)
+        elif kind == "LedgerCharged@v1":  # a teammate lane's call, charged to its session (agent/ledger.py)
+            self.add(payload.get("call") or {}, step_id=payload.get("step_id"))
 
     def add(self, payload: Mapping[str, Any], *, step_id: str | None = None) -> None:
         keep = {k: payload.get(k) for k in ("call_id", "role", "profile", "model", "model_entry", "error",

@@ -432,6 +432,22 @@ class LaneFailed(Payload):
     error_kind: str = ""
 
 
+class LedgerCharged(Payload):
+    """A call a teammate lane made, charged to the session that spawned it (agent/ledger.py)."""
+
+    lane_id: str
+    step_id: str
+    lane_session_id: str
+    call: dict[str, Any]
+
+
+class LedgerCapReached(Payload):
+    """A lane stopped before a call: the session it works for reached a cost or token cap (agent/ledger.py)."""
+
+    session_id: str
+    reason: str
+
+
 class LaneMerged(Payload):
     """The orchestrator staged a lane's result into the workspace (in step order), or could not."""
 
@@ -512,6 +528,8 @@ KINDS: dict[str, type[Payload]] = {
         LaneCompleted,
         LaneFailed,
         LaneMerged,
+        LedgerCharged,
+        LedgerCapReached,
         AgentRequest,
         IntentClassified,
         McpToolsListed,

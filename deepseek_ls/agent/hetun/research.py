@@ -13,6 +13,10 @@
 5. **Synthesis**: the nodes form a tree (request → slices → follow-ups,
    cross-checks under what they checked), rendered as a narrative for the planner.
 
+The session's own caps (`budget.max_cost` / `budget.max_tokens`) hold for a helper
+block's model calls too: a call that would pass them is refused to the block and the
+session pauses with the reason once the block is over.
+
 Budgets (sub-queries, tokens, money, wall time) are checked before every wave
 and every wave is cut to what the budget leaves, so the result does not depend
 on which parallel answer came first: nodes are recorded in slice order
@@ -330,7 +334,11 @@ class Researcher:
         node.extra.update(calls=run.calls, output=run.output[:20])
         for f in node.findings:
             f.setdefault("novel", True)
+        if host.stopped is not None:
+            node.status, node.error = "error", str(host.stopped)[:500]
         self._emit(node)
+        if host.stopped is not None:
+            raise host.stopped
 
     async def _slice_text(self, target: str) -> tuple[str, str | None]:
         """The code a slice covers (or why not): `path`, `path:a-b`, `symbol:Name`."""
@@ -374,6 +382,9 @@ class _Host:
 
     def __init__(self, researcher: Researcher) -> None:
         self.r = researcher
+        # The session's cap stopped one of the block's model calls (`BudgetExceeded`): raised once the
+        # block is over, so the whole session pauses, not only the block.
+        self.stopped: Exception | None = None
 
     async def serve(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         world = self.r.rt.world
@@ -428,6 +439,11 @@ class _Host:
         return outcome.get("value") or {}
 
     async def _ask(self, prompt: str, context: str, *, checked: bool = False) -> str:
+        try:
+            self.r.rt.check_cost_budget()  # the block's calls are the session's: its caps hold here too
+        except Exception as exc:
+            self.stopped = self.stopped or exc
+            raise ValueError(str(exc)) from None
         if not checked:
             try:
                 self.r.budget.check()

@@ -12,6 +12,11 @@ loop runs it in the workspace as it would without lanes. A lane that stopped on
 the person's "no" (an approval it asked for denied, cancelled or unanswered)
 leaves its step pending too, but the session pauses after the merge saying so
 (`agent/refusals.py`): the step is not run again here, where it would ask again.
+The lanes' calls are charged to the session (`agent/ledger.py`: one ledger per
+session): when together they pass its cost or token cap, no lane makes another
+call, what they finished is merged as usual, and the session pauses with the
+reason before its next call.
+
 A lane result that cannot be merged — it changes a file an earlier lane of
 the wave changed, or its hunks no longer fit the workspace (the person edited
 those lines meanwhile) — is a `PatchMismatch`: counted against the failure budget, and the

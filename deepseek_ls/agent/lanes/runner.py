@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from deepseek_ls.agent.lanes import worktree as wt_ops
+from deepseek_ls.agent.ledger import LaneShare
 from deepseek_ls.agent.lanes.ui import LaneUI
 from deepseek_ls.agent.plan import Plan, Step
 from deepseek_ls.config_models import Config
@@ -45,6 +46,9 @@ class LaneAgent(Protocol):
     async def aclose(self) -> None: ...
 
     def verification_failures(self, session_id: str) -> int | None: ...
+
+    ledger_share: Any  # its session's calls charged to, and capped by, the session it works for
+
 
 
 class LaneOwner(Protocol):
@@ -158,6 +162,7 @@ class LaneRunner:
                         if cancelled:
                             raise asyncio.CancelledError
                         agent = self._lane_agent(rt, tree, label)
+                        agent.ledger_share = LaneShare(session, lane_id, step.step_id)
                         started = asyncio.get_running_loop().create_future()
 
                         def on_session(sid: str) -> None:
