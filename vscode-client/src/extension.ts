@@ -3,11 +3,12 @@
  * diff and the palette commands together. Each lives in its own module.
  */
 import * as vscode from "vscode";
+import { onAttention, type AttentionUI } from "./attention";
 import { offerTrust, registerCommands } from "./commands";
 import { InlineDiff } from "./inlineDiff";
 import { AgentPanel, PANEL_VIEW_ID } from "./panel/agentPanel";
 import { registerPanelCommands } from "./panel/panelCommands";
-import { Notifications, Requests, type Question, type Status, type StreamParams } from "./protocol";
+import { Notifications, Requests, type Attention, type Question, type Status, type StreamParams } from "./protocol";
 import { answerQuestion, type QuestionUI } from "./questions";
 import { ServerManager, currentSettings } from "./server";
 import { SECTION, needsRestart } from "./settings";
@@ -45,6 +46,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   const research = new ResearchTree(server, (line) => output.appendLine(line));
   const panel = new AgentPanel(context.extensionUri, server, inlineDiff);
   const stream = new StreamPanel(streamChannel, () => panel.visible);
+  const attentionUI: AttentionUI = {
+    focused: () => vscode.window.state.focused,
+    panelVisible: () => panel.visible,
+    setBadge: (count) => panel.setBadge(count),
+    show: (message, action) => vscode.window.showInformationMessage(message, action),
+    openPanel: () => void vscode.commands.executeCommand("deepseek-ls.openPanel"),
+  };
 
   context.subscriptions.push(
     output,
@@ -79,6 +87,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
       client.onNotification(Notifications.question, (q: Question) => {
         if (server) void answerQuestion(server, questionUI, q);
       });
+      client.onNotification(Notifications.attention, (a: Attention) => void onAttention(attentionUI, a));
       client
         .sendRequest<Status>(Requests.status, {})
         .then((s) => {

@@ -17,6 +17,7 @@ import {
 } from "vscode-languageclient/node";
 import { encodingProblem } from "./positions";
 import type { ServerApi } from "./protocol";
+import { declareAttention } from "./attention";
 import { declareQuestions } from "./questions";
 import { findApiKey, serverEnvironment, type SecretStore } from "./secrets";
 import { missingCommandMessage, notFoundMessage, resolveServerCommand, startFailedMessage, type ServerCommand } from "./serverCommand";
@@ -112,7 +113,10 @@ export class ServerManager implements ServerApi, vscode.Disposable {
     client.registerProposedFeatures();
     // extension.ts answers deepseek/question with an input box: say so in the capabilities.
     client.registerFeature({
-      fillClientCapabilities: (capabilities) => declareQuestions(capabilities),
+      fillClientCapabilities: (capabilities) => {
+        declareQuestions(capabilities);
+        declareAttention(capabilities);
+      },
       initialize: () => undefined,
       getState: () => ({ kind: "static" }),
       clear: () => undefined,

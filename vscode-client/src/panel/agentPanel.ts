@@ -29,6 +29,7 @@ function errorText(error: unknown): string {
 
 export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
+  private waiting = 0; // approvals and questions waiting (deepseek/attention): the view's badge
   private readonly model: PanelModel;
   private wanted: Refresh = {};
   private timer: NodeJS.Timeout | undefined;
@@ -50,8 +51,15 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     return this.view?.visible ?? false;
   }
 
+  /** The number of approvals and questions waiting, on the panel's icon (none: no badge). */
+  setBadge(count: number): void {
+    this.waiting = count;
+    if (this.view) this.view.badge = count > 0 ? { value: count, tooltip: `${count} waiting for you` } : undefined;
+  }
+
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
+    this.setBadge(this.waiting);
     const root = vscode.Uri.joinPath(this.extensionUri, "out", "webview");
     view.webview.options = { enableScripts: true, localResourceRoots: [root] };
     view.webview.html = panelHtml(
