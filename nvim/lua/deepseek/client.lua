@@ -51,8 +51,12 @@ function M.capabilities()
   caps.window = caps.window or {}
   caps.window.workDoneProgress = true
   caps.window.showDocument = { support = true }
-  -- deepseek.handlers answers deepseek/question with vim.ui.input.
-  caps.experimental = vim.tbl_extend("force", caps.experimental or {}, { [protocol.experimental.questions] = true })
+  -- deepseek.handlers answers deepseek/question with vim.ui.input ...
+  -- ... and shows deepseek/attention with vim.notify (the server then skips its showMessage).
+  caps.experimental = vim.tbl_extend("force", caps.experimental or {}, {
+    [protocol.experimental.questions] = true,
+    [protocol.experimental.attention] = true,
+  })
   return caps
 end
 

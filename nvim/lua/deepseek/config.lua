@@ -17,6 +17,7 @@ local M = {}
 ---@field keymaps { next_hunk: string|false, prev_hunk: string|false, accept_suggestion: string|false }
 ---@field inline_completion { enabled: boolean } Ghost text from the server (Neovim 0.12+; skipped on 0.11).
 ---@field stream { window: "float"|"split", reasoning: boolean }
+---@field notify boolean vim.notify when a session waits for you or finished (deepseek/attention).
 ---@field use_lsp_enable boolean|nil Use vim.lsp.config/enable (Nvim 0.11+); nil = when available.
 
 ---@type deepseek.Config
@@ -32,6 +33,7 @@ M.defaults = {
   keymaps = { next_hunk = "]h", prev_hunk = "[h", accept_suggestion = "<M-l>" },
   inline_completion = { enabled = true },
   stream = { window = "float", reasoning = false },
+  notify = true,
   use_lsp_enable = nil,
 }
 
@@ -104,6 +106,7 @@ function M.validate(cfg)
     fail("stream.window", '"float" or "split"', cfg.stream.window)
   end
   check("stream.reasoning", cfg.stream.reasoning, "boolean")
+  check("notify", cfg.notify, "boolean")
   check("use_lsp_enable", cfg.use_lsp_enable, "boolean", true)
 end
 

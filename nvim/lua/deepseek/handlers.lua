@@ -54,6 +54,21 @@ local function on_question(_, q)
   end)
 end
 
+--- A session waits for the person or stopped (deepseek/attention): vim.notify, WARN for a wait
+--- or a stop, INFO for a finish; `notify = false` in setup{} turns it off. "answered" (a wait
+--- ended) says nothing: the prompt that asked is gone already.
+local function on_attention(_, a)
+  local cfg = require("deepseek.config").current
+  if (cfg and cfg.notify == false) or a.kind == "answered" then
+    return
+  end
+  local message = tostring(a.message or "")
+  local level = (a.kind == "waiting" or message:find("^stopped")) and vim.log.levels.WARN or vim.log.levels.INFO
+  vim.schedule(function()
+    vim.notify("DeepSeek " .. message, level, { title = "DeepSeek" })
+  end)
+end
+
 -- LSP MessageType -> vim.log.levels
 local message_levels = {
   [1] = vim.log.levels.ERROR,
@@ -73,6 +88,7 @@ M.handlers = {
     require("deepseek.diff").refresh_uris(params.uris)
   end,
   [protocol.notify.question] = on_question,
+  [protocol.notify.attention] = on_attention,
   ["workspace/codeLens/refresh"] = function(_, _, ctx)
     vim.schedule(function()
       require("deepseek.client").refresh_lenses(ctx.client_id)
