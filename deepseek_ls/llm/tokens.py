@@ -11,11 +11,13 @@ prompt against a 1M window is never tokenized.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
 import json
 import logging
 import math
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,6 +27,7 @@ log = logging.getLogger("deepseek_ls.llm")
 CHARS_PER_TOKEN = 3.0  # code runs 3-4.5 characters a token (digits are one each): estimating with fewer over-counts
 MESSAGE_OVERHEAD = 6
 _BATCH_CHARS = 20_000  # role markers and separators a chat template adds per message
+_LONG_COUNTS_KEPT = 64  # counts of texts of _BATCH_CHARS or more remembered (by digest)
 
 
 class TokenCounter(Protocol):
@@ -51,17 +54,33 @@ class HFTokenizerCounter:
         from tokenizers import Tokenizer
 
         self._tokenizer = Tokenizer.from_file(str(path))
+        self._long: OrderedDict[bytes, int] = OrderedDict()  # digest of a long text -> its count
+        self._lock = threading.Lock()
 
     def count(self, text: str) -> int:
         if not text:
             return 0
         if len(text) < _BATCH_CHARS:
             return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+        # A long text is counted again and again (the context meter measures the request, then the
+        # fit counts it; every call of a turn sends the same big message): seconds a megabyte, so the
+        # counts of the last long texts are kept, by digest (the texts themselves are not held).
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        with self._lock:
+            known = self._long.get(key)
+            if known is not None:
+                self._long.move_to_end(key)
+                return known
         # Long texts in blocks of lines, encoded in parallel (the Rust side uses every core); a token
         # never spans a block boundary that is a line start, give or take a merged blank line.
         lines = text.splitlines(keepends=True)
         blocks = ["".join(lines[i : i + 64]) for i in range(0, len(lines), 64)]
-        return sum(len(e.ids) for e in self._tokenizer.encode_batch(blocks, add_special_tokens=False))
+        counted = sum(len(e.ids) for e in self._tokenizer.encode_batch(blocks, add_special_tokens=False))
+        with self._lock:
+            self._long[key] = counted
+            if len(self._long) > _LONG_COUNTS_KEPT:
+                self._long.popitem(last=False)
+        return counted
 
 
 _lock = threading.Lock()

@@ -101,6 +101,21 @@ def test_deepseek_counts_with_the_shipped_tokenizer():
     assert counter.count(text, near=len(text) // 4) == exact.count(text)
 
 
+def test_a_long_text_is_tokenized_once_however_often_it_is_counted(monkeypatch):
+    """The context meter and the fit count the same big message (a 10 MB prompt took minutes a
+    count): the second count of an unchanged long text is remembered, a changed one is counted."""
+    exact = exact_counter("deepseek")
+    assert exact is not None
+    text = code(2000, "long")  # past the length from which counts are kept
+    first = exact.count(text)
+    encoded: list[int] = []
+    real = exact._tokenizer.encode_batch
+    monkeypatch.setattr(exact, "_tokenizer", type("Spy", (), {
+        "encode_batch": lambda self, blocks, **kw: encoded.append(len(blocks)) or real(blocks, **kw)})())
+    assert exact.count(text) == first and encoded == []
+    assert exact.count(text + "\nx = 1\n") > first and len(encoded) == 1
+
+
 async def test_server_saying_too_long_gets_one_tighter_fit_then_remembered(fake_deepseek, sink, caplog):
     # Our count is only an estimate for this model: when the server answers "too long" (an empty
     # 200 stream), the prompt is fitted again with a 1.5x larger estimate and sent once more.
