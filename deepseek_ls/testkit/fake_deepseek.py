@@ -94,6 +94,14 @@ class FakeDeepSeek:
     def add(self, reply: Reply | dict[str, Any]) -> Reply:
         return self.script.add(reply)
 
+    def reset(self) -> None:
+        """An empty script and no records, on the same port: one fake shared by a file's tests (with
+        the process pointed at it) starts each test as a new one would. (In-flight counts and held
+        replies' gates stay: a test that uses them has a fake of its own.)"""
+        self.script = Script()
+        with self._lock:
+            self._requests.clear()
+
     @property
     def requests(self) -> list[RecordedRequest]:
         """Completion/model requests received so far (control endpoints excluded)."""

@@ -25,7 +25,7 @@ from typing import Any, AsyncIterator
 
 import pytest
 
-from acp import spawn_agent_process  # type: ignore[attr-defined]
+from acp import PROTOCOL_VERSION, spawn_agent_process  # type: ignore[attr-defined]
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
@@ -101,6 +101,61 @@ async def acp_agent(client: RecordingClient, workspace: Path, env: dict[str, str
                     await asyncio.wait_for(proc.wait(), 10)
                 except asyncio.TimeoutError:
                     proc.kill()
+
+
+class Switchboard:
+    """The client side of one `deepseek-ls acp` process shared by a file's tests: each call goes to
+    the client of the test running now (`current`, a fresh `RecordingClient` or subclass per test),
+    as if that test had started the process itself."""
+
+    def __init__(self) -> None:
+        self.current: RecordingClient | None = None
+        self.owners: dict[str, RecordingClient] = {}  # session id -> the client of the test that opened it
+
+    def _client(self, session_id: str) -> RecordingClient:
+        client = self.owners.get(session_id, self.current)  # a session not yet opened: the test opening it
+        if client is None:
+            raise RuntimeError(f"a call for session {session_id} before any test")
+        return client
+
+    async def open(self, conn: Any, client: RecordingClient, workspace: Path, mode: str | None = None) -> str:
+        """A new session in `workspace` whose calls go to `client` (this test's)."""
+        self.current = client
+        new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        self.owners[new.session_id] = client
+        if mode:
+            await conn.set_session_mode(session_id=new.session_id, mode_id=mode)
+        return new.session_id
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        await self._client(session_id).session_update(session_id, update, **kwargs)
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any):
+        return await self._client(session_id).request_permission(session_id, tool_call, options, **kwargs)
+
+    async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
+                             **kwargs: Any):
+        return await self._client(session_id).read_text_file(session_id, path, line, limit, **kwargs)
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any):
+        return await self._client(session_id).write_text_file(session_id, path, content, **kwargs)
+
+
+@contextlib.asynccontextmanager
+async def shared_acp_agent(fake, tmp: Path) -> AsyncIterator[tuple[Switchboard, Any, Any]]:
+    """One initialized `deepseek-ls acp` process for a file's tests (module-scoped fixture): start-up
+    and imports are paid once, not per test. It runs in a workspace of its own under `tmp`, with
+    XDG directories of its own; each test opens its session in a fresh workspace (`session/new`
+    with that `cwd`), talks through the `Switchboard`, and `fake.reset()`s the shared fake first.
+    Tests about the process itself (a client that leaves, what is left when it exits) start their own."""
+    from deepseek_ls.testkit.home_guard import XDG_DIRS
+
+    board = Switchboard()
+    home = fix_add_workspace(tmp, "agent-home")
+    env = {**agent_env(fake, tmp), **{var: str(tmp / name) for var, (_, name) in XDG_DIRS.items()}}
+    async with acp_agent(board, home, env) as (conn, proc):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=FS)
+        yield board, conn, proc
 
 
 def agent_env(fake, tmp: Path) -> dict[str, str]:

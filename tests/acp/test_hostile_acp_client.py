@@ -2,22 +2,29 @@
 the way no editor should): permission answers we never offered, errors and silence instead of
 answers, file reads and writes that fail or lie, prompts on top of prompts, cancels of nothing,
 and a client that leaves mid-turn. Every prompt is still answered, nothing unapproved is written,
-and the workspace's files and event logs stay whole."""
+and the workspace's files and event logs stay whole.
+
+One agent process serves the file's tests (each its own client, workspace and session, and a reset
+fake): start-up was most of each test's time. A client that leaves, and the 10 MB inputs, get a
+process of their own."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from acp import PROTOCOL_VERSION, text_block
 from acp.exceptions import RequestError
 from acp.schema import AllowedOutcome, ReadTextFileResponse, RequestPermissionResponse
-from acp_kit import FS, RecordingClient, acp_agent, agent_env, events_of, fix_add_workspace
+from acp_kit import FS, RecordingClient, acp_agent, agent_env, events_of, fix_add_workspace, shared_acp_agent
+from deepseek_ls.testkit.fake_deepseek import FakeDeepSeek
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenarios"))
 from scenario_kit import APP, diff, plan_json  # noqa: E402
@@ -26,9 +33,39 @@ FIX = diff("app.py", ["    return a - b"], ["    return a + b"], start=6)
 PLAN = plan_json(("Fix add", ["app.py"]), verification=["python -m pytest -q -k add"])
 
 
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     return fix_add_workspace(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def shared_fake():
+    with FakeDeepSeek() as fake:
+        yield fake
+
+
+@pytest.fixture
+def fake_deepseek(shared_fake: FakeDeepSeek) -> FakeDeepSeek:
+    """This file's fake, emptied for each test (the shared agent process talks to it)."""
+    shared_fake.reset()
+    return shared_fake
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def agent(shared_fake: FakeDeepSeek, tmp_path_factory: pytest.TempPathFactory):
+    async with shared_acp_agent(shared_fake, tmp_path_factory.mktemp("acp-agent")) as shared:
+        yield shared
+
+
+@contextlib.asynccontextmanager
+async def _session(agent, client: RecordingClient, workspace: Path, mode: str | None = None):
+    """A session of the shared agent in this test's workspace, its calls answered by `client`."""
+    board, conn, proc = agent
+    yield conn, await board.open(conn, client, workspace, mode)
+    assert proc.returncode is None, "the shared ACP agent exited"
 
 
 def _script(fake) -> None:
@@ -76,11 +113,10 @@ class OddAnswers(RecordingClient):
         pytest.param(RequestError.internal_error({"details": "editor crashed"}), id="error-instead-of-an-answer"),
     ],
 )
-async def test_no_unapproved_exec_an_answer_we_never_offered_writes_nothing(fake_deepseek, workspace, tmp_path, pick):
+async def test_no_unapproved_exec_an_answer_we_never_offered_writes_nothing(agent, fake_deepseek, workspace, pick):
     _script(fake_deepseek)
     client = OddAnswers(pick)
-    async with acp_agent(client, workspace, agent_env(fake_deepseek, tmp_path)) as (conn, _):
-        sid = await _open(conn, workspace)
+    async with _session(agent, client, workspace) as (conn, sid):
         answer = await conn.prompt(session_id=sid, prompt=[text_block("Fix add")])
         assert answer.stop_reason == "end_turn"
     assert client.permissions, "the edit was never put to the client"
@@ -107,14 +143,13 @@ def _hetun_replies(fake) -> None:
         pytest.param("-1", id="negative-choice"),
     ],
 )
-async def test_always_answers_a_mission_question_answered_with_a_choice_never_offered(fake_deepseek, workspace,
-                                                                                    tmp_path, pick):
+async def test_always_answers_a_mission_question_answered_with_a_choice_never_offered(agent, fake_deepseek, workspace,
+                                                                                    pick):
     """Hetun's mission card is a question with choices (approve / modify / reject) asked as a permission
     request; an option id outside them is no answer: nothing runs, the turn ends normally."""
     _hetun_replies(fake_deepseek)
     client = OddAnswers(pick)
-    async with acp_agent(client, workspace, agent_env(fake_deepseek, tmp_path)) as (conn, _):
-        sid = await _open(conn, workspace, mode="hetun")
+    async with _session(agent, client, workspace, mode="hetun") as (conn, sid):
         answer = await conn.prompt(session_id=sid, prompt=[text_block("Fix add in app.py")])
         assert answer.stop_reason == "end_turn"
         # Still serving the session.
@@ -125,14 +160,13 @@ async def test_always_answers_a_mission_question_answered_with_a_choice_never_of
     assert "a - b" in (workspace / "app.py").read_text() and client.writes == []
 
 
-async def test_always_answers_cancel_while_the_client_never_answers_permission(fake_deepseek, workspace, tmp_path):
+async def test_always_answers_cancel_while_the_client_never_answers_permission(agent, fake_deepseek, workspace):
     """The client sits on the permission request; a cancel still ends the turn (as cancelled), and
     the answer that finally arrives afterwards applies nothing."""
     _script(fake_deepseek)
     client = RecordingClient("allow_once")
     client.hold_permission = asyncio.Event()
-    async with acp_agent(client, workspace, agent_env(fake_deepseek, tmp_path)) as (conn, _):
-        sid = await _open(conn, workspace)
+    async with _session(agent, client, workspace) as (conn, sid):
         turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("Fix add")]))
         await asyncio.wait_for(client.permission_asked.wait(), 120)
         await conn.cancel(session_id=sid)
@@ -146,12 +180,11 @@ async def test_always_answers_cancel_while_the_client_never_answers_permission(f
     assert _last_state(workspace) == "Paused"
 
 
-async def test_always_answers_a_second_prompt_while_one_runs(fake_deepseek, workspace, tmp_path):
+async def test_always_answers_a_second_prompt_while_one_runs(agent, fake_deepseek, workspace):
     _script(fake_deepseek)
     client = RecordingClient("allow_once")
     client.hold_permission = asyncio.Event()
-    async with acp_agent(client, workspace, agent_env(fake_deepseek, tmp_path)) as (conn, _):
-        sid = await _open(conn, workspace)
+    async with _session(agent, client, workspace) as (conn, sid):
         first = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("Fix add")]))
         await asyncio.wait_for(client.permission_asked.wait(), 120)
         with pytest.raises(RequestError) as err:
@@ -198,14 +231,13 @@ class LyingFiles(RecordingClient):
         pytest.param("read-no-content", id="read-answers-nothing"),
     ],
 )
-async def test_always_answers_file_reads_that_fail(fake_deepseek, workspace, tmp_path, how):
+async def test_always_answers_file_reads_that_fail(agent, fake_deepseek, workspace, how):
     """A failed or malformed client read is never replaced by the disk (which may not be what the
     person sees): the prompt answers a JSON-RPC error naming the file, nothing is written, and the
     session still serves."""
     _script(fake_deepseek)
     client = LyingFiles(how)
-    async with acp_agent(client, workspace, agent_env(fake_deepseek, tmp_path)) as (conn, _):
-        sid = await _open(conn, workspace)
+    async with _session(agent, client, workspace) as (conn, sid):
         with pytest.raises(RequestError) as err:
             await conn.prompt(session_id=sid, prompt=[text_block("Fix add")])
         assert err.value.code == -32603 and "app.py" in str(err.value) and "fs/read_text_file" in str(err.value)
@@ -215,13 +247,12 @@ async def test_always_answers_file_reads_that_fail(fake_deepseek, workspace, tmp
     events_of(workspace)  # every log line still parses
 
 
-async def test_no_silent_write_a_write_that_fails_is_a_refused_change(fake_deepseek, workspace, tmp_path):
+async def test_no_silent_write_a_write_that_fails_is_a_refused_change(agent, fake_deepseek, workspace):
     """A client write that answers an error is never written to the disk instead: the change is
     refused (recorded rejected), the turn says so and ends, the session is Paused."""
     _script(fake_deepseek)
     client = LyingFiles("write-error")
-    async with acp_agent(client, workspace, agent_env(fake_deepseek, tmp_path)) as (conn, _):
-        sid = await _open(conn, workspace)
+    async with _session(agent, client, workspace) as (conn, sid):
         answer = await conn.prompt(session_id=sid, prompt=[text_block("Fix add")])
         assert answer.stop_reason == "end_turn"
     assert client.writes == [(str(workspace / "app.py"), "refused")]
@@ -283,7 +314,7 @@ async def test_never_clobber_a_client_that_disconnects_mid_turn(fake_deepseek, w
         pytest.param("file://{ws}/%2Eenv", "DB_PASSWORD=hunter2hunter2\n", id="percent-encoded-name"),
     ],
 )
-async def test_no_leak_a_secret_file_the_client_attaches(fake_deepseek, workspace, tmp_path, uri, text):
+async def test_no_leak_a_secret_file_the_client_attaches(agent, fake_deepseek, workspace, uri, text):
     """An embedded resource is refused as our own file tools refuse it (by location or by content); the
     rest of the prompt still goes, and the chat says what was left out."""
     from acp.schema import EmbeddedResourceContentBlock, TextResourceContents
@@ -297,8 +328,7 @@ async def test_no_leak_a_secret_file_the_client_attaches(fake_deepseek, workspac
         EmbeddedResourceContentBlock(type="resource", resource=TextResourceContents(
             uri=f"file://{workspace}/app.py", text=APP)),
     ]
-    async with acp_agent(client, workspace, agent_env(fake_deepseek, tmp_path)) as (conn, _):
-        sid = await _open(conn, workspace, mode="ask")
+    async with _session(agent, client, workspace, mode="ask") as (conn, sid):
         answer = await conn.prompt(session_id=sid, prompt=attached)
         assert answer.stop_reason == "end_turn"
     sent = "\n".join(json.dumps(r.body) for r in fake_deepseek.requests)
