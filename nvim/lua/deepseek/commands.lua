@@ -391,10 +391,18 @@ function M.undo()
   end)
 end
 
---- `:DeepSeekRewind [code|conversation|both]`: pick a prompt, go back to before it (the server
---- shows what it takes back and asks); `:DeepSeekRewind redo` undoes the latest rewind.
+local REWIND_WHAT = {
+  { what = "code", text = "code: the files as they were before it" },
+  { what = "conversation", text = "conversation: drop it and what followed" },
+  { what = "both", text = "both" },
+}
+
+--- `:DeepSeekRewind [code|conversation|both]`: pick a prompt, then (without an argument) what to
+--- restore, and go back to before it (the server shows what it takes back and asks); cancelling a
+--- picker does nothing. `:DeepSeekRewind redo` undoes the latest rewind.
 function M.rewind(opts)
-  local what = opts and opts.args ~= "" and opts.args or "both"
+  local given = opts and opts.args ~= "" and opts.args or nil
+  local what = given or "both"
   if what == "redo" then
     run("redo rewind", cmd.redo_rewind, {}, function(result)
       local files = result and result.files or {}
@@ -416,7 +424,8 @@ function M.rewind(opts)
       return
     end
     vim.ui.select(listed, {
-      prompt = ("DeepSeek: rewind %s to before which prompt?"):format(what),
+      prompt = given and ("DeepSeek: rewind %s to before which prompt?"):format(given)
+        or "DeepSeek: rewind to before which prompt?",
       kind = "deepseek_checkpoint",
       format_item = function(c)
         local files = c.files and #c.files > 0 and ("  [" .. table.concat(c.files, ", ") .. "]") or ""
@@ -426,16 +435,32 @@ function M.rewind(opts)
       if not choice then
         return
       end
-      run("rewind", cmd.rewind, { session_id = choice.session_id, what = what }, function(done)
-        if not (done and done.rewound) then
-          ui.notify("not rewound: nothing was changed")
-          return
+      local function rewind_to(chosen)
+        run("rewind", cmd.rewind, { session_id = choice.session_id, what = chosen }, function(done)
+          if not (done and done.rewound) then
+            ui.notify("not rewound: nothing was changed")
+            return
+          end
+          local files = done.files or {}
+          ui.notify(("rewound %s: %s (:DeepSeekRewind redo puts it back)"):format(
+            chosen, #files > 0 and table.concat(files, ", ") or "no file changed"))
+          vim.cmd("checktime")
+          refresh_lenses()
+        end)
+      end
+      if given then
+        return rewind_to(what)
+      end
+      vim.ui.select(REWIND_WHAT, {
+        prompt = "DeepSeek: restore what?",
+        kind = "deepseek_rewind_what",
+        format_item = function(item)
+          return item.text
+        end,
+      }, function(picked)
+        if picked then
+          rewind_to(picked.what)
         end
-        local files = done.files or {}
-        ui.notify(("rewound %s: %s (:DeepSeekRewind redo puts it back)"):format(
-          what, #files > 0 and table.concat(files, ", ") or "no file changed"))
-        vim.cmd("checktime")
-        refresh_lenses()
       end)
     end)
   end)
