@@ -597,6 +597,7 @@ class CodeActionsConfig(_Section):
     hunk_actions: bool = True  # Accept / Reject code actions on pending hunks (as the lenses)
     hunk_diagnostics: bool = True  # one diagnostic (source "deepseek") per pending hunk
     comment_instructions: bool = True  # "DeepSeek: <instruction>" on a `deepseek:` comment line
+    diagnostic_actions: bool = True  # "DeepSeek: Fix …" / "DeepSeek: Explain …" on other tools' diagnostics
 
 
 class Config(_Section):

@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 from deepseek_ls.lsp import names, params
+from deepseek_ls.lsp.editor_diagnostics import section
 from deepseek_ls.lsp.edits import changed
 from deepseek_ls.lsp.plan_doc import feedback_from_comments
 from deepseek_ls.lsp.server import DeepSeekServer
@@ -31,7 +32,8 @@ log = logging.getLogger(__name__)
 
 
 def editor_context(ls: DeepSeekServer, args: params.AskArgs) -> str | None:
-    """The document (or selection) the command was started from, as the agent's context."""
+    """The document (or selection) the command was started from, as the agent's context, with the
+    diagnostics the editor shows in it."""
     if not args.uri or ls.root is None:
         return None
     rel = uri_to_relpath(ls.root, args.uri)
@@ -48,7 +50,9 @@ def editor_context(ls: DeepSeekServer, args: params.AskArgs) -> str | None:
         first, last = 0, len(lines) - 1
     last = min(last, first + limit - 1, max(len(lines) - 1, 0))
     body = "\n".join(lines[first : last + 1])
-    return f"File: {rel} (lines {first + 1}-{last + 1})\n```\n{body}\n```"
+    context = f"File: {rel} (lines {first + 1}-{last + 1})\n```\n{body}\n```"
+    found = section(getattr(args, "diagnostics", None) or [])
+    return f"{context}\n\n{found}" if found else context
 
 
 def _may_share(ls: DeepSeekServer, rel: str, text: str) -> bool:

@@ -43,6 +43,8 @@ CMD_CHECKPOINTS = "deepseek.checkpoints"
 CMD_REWIND = "deepseek.rewind"
 CMD_REDO_REWIND = "deepseek.redoRewind"
 CMD_EDIT = "deepseek.edit"
+CMD_FIX_DIAGNOSTIC = "deepseek.fixDiagnostic"
+CMD_EXPLAIN_DIAGNOSTIC = "deepseek.explainDiagnostic"
 
 ALL_COMMANDS = [v for k, v in dict(globals()).items() if k.startswith("CMD_")]
 

@@ -56,11 +56,33 @@ class Range(_Args):
     end: Position
 
 
+class EditorDiagnostic(_Args):
+    """A diagnostic the editor shows (LSP `Diagnostic`; its other fields are ignored)."""
+
+    range: Range
+    message: str = Field(max_length=20_000)
+    severity: int | None = Field(default=None, ge=1, le=4)
+    code: int | str | None = None
+    source: str | None = Field(default=None, max_length=200)
+
+
 class AskArgs(_Args):
     prompt: str = Field(min_length=1)
     uri: Uri | None = None
     range: Range | None = None
     session_id: Id | None = None
+    # The file's diagnostics as the editor shows them (the clients send at most 20).
+    diagnostics: list[EditorDiagnostic] = Field(default_factory=list, max_length=200)
+
+
+class DiagnosticArgs(_Args):
+    """`deepseek.fixDiagnostic` / `deepseek.explainDiagnostic`: a diagnostic of `uri` as the editor
+    showed it at document `version` (a newer version is refused: the diagnostic may not hold)."""
+
+    uri: Uri
+    version: int | None = None
+    range: Range | None = None  # the range the code action was asked for; default the diagnostic's
+    diagnostic: EditorDiagnostic
 
 
 class RunCommandArgs(_Args):

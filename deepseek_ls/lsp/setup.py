@@ -43,6 +43,7 @@ FEATURE_MODULES = (
     "deepseek_ls.lsp.custom_commands",
     "deepseek_ls.lsp.hunk_actions",
     "deepseek_ls.lsp.comment_actions",
+    "deepseek_ls.lsp.diagnostic_actions",
     "deepseek_ls.lsp.inline_completion",
 )
 

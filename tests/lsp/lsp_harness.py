@@ -7,11 +7,10 @@ import asyncio
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
-
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 CLIENTS = ["neovim", "visual-studio-code"]
@@ -153,6 +152,19 @@ async def lenses(client, uri: str) -> list[types.CodeLens]:
     return await client.text_document_code_lens_async(
         types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
     )
+
+
+def decode_code_actions_as_editors_do(client) -> None:
+    """lsprotocol's client-side hook takes every item with a `command` for a `Command`, so a
+    `CodeAction` carrying a command decodes wrong in the test client (editors read `kind`, `title`
+    and a command object): tell them apart by the type of `command`, as the LSP spec does."""
+    converter = client.protocol._converter
+
+    def hook(obj: dict, _: type) -> types.Command | types.CodeAction:
+        return converter.structure(obj, types.Command if isinstance(obj.get("command"), str) else types.CodeAction)
+
+    # typing.Union, not `X | Y`: the hook is looked up by the type lsprotocol declares.
+    converter.register_structure_hook(Union[types.Command, types.CodeAction], hook)  # noqa: UP007
 
 
 async def run(client, command: str, args: dict) -> object:

@@ -79,6 +79,7 @@ def unknown_ids(root: Path) -> dict[str, Any]:
         "hunk_id": "no-such-hunk", "uri": (root / "a.py").as_uri(), "request_id": "no-such-request",
         "question_id": "no-such-question", "decision_id": "no-such-decision", "prompt": "hi",
         "answer": "x", "text": "x", "fingerprint": "0" * 32, "name": "no-such-command", "instruction": "x",
+        "diagnostic": {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "message": "x"},
     }
 
 

@@ -13,11 +13,19 @@ import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import pytest
 import pytest_asyncio
-from lsp_harness import BufferEditor, EditorState, expected_version, run, start_client, wait_until
+from lsp_harness import (
+    BufferEditor,
+    EditorState,
+    decode_code_actions_as_editors_do,
+    expected_version,
+    run,
+    start_client,
+    wait_until,
+)
 from lsprotocol import types
 
 from deepseek_ls.lsp import names
@@ -97,17 +105,6 @@ class Lsp:
         self.client.workspace_did_change_configuration(
             types.DidChangeConfigurationParams(settings={"code_actions": code_actions}))
         await self.client.protocol.send_request_async(names.REQ_STATUS, {})  # answered after the notification
-
-
-def decode_code_actions_as_editors_do(client) -> None:
-    """Tell a `CodeAction` carrying a command from a `Command` by the type of `command`, as the spec does
-    (lsprotocol's client hook takes both for a `Command`)."""
-    converter = client.protocol._converter
-
-    def hook(obj: dict, _: type) -> types.Command | types.CodeAction:
-        return converter.structure(obj, types.Command if isinstance(obj.get("command"), str) else types.CodeAction)
-
-    converter.register_structure_hook(Union[types.Command, types.CodeAction], hook)
 
 
 async def start(tmp: Path, name: str, capabilities: types.ClientCapabilities | None) -> Lsp:

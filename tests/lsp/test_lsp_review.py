@@ -6,9 +6,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-from typing import Union
 
-from lsp_harness import file_uri, lenses, open_doc, run, wait_until
+from lsp_harness import (
+    decode_code_actions_as_editors_do,
+    file_uri,
+    lenses,
+    open_doc,
+    run,
+    wait_until,
+)
 from lsprotocol import types
 
 from deepseek_ls.lsp import names
@@ -33,18 +39,6 @@ def answer(*findings: dict) -> dict:
 def commit(root) -> None:
     for args in (["add", "-A"], ["commit", "-q", "-m", "base"]):
         subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True)
-
-
-def decode_code_actions_as_editors_do(client) -> None:
-    """lsprotocol's client-side hook takes every item with a `command` for a `Command`, so a
-    `CodeAction` carrying a command decodes wrong in the test client (editors read `kind`, `title`
-    and a command object): tell them apart by the type of `command`, as the LSP spec does."""
-    converter = client.protocol._converter
-
-    def hook(obj: dict, _: type) -> types.Command | types.CodeAction:
-        return converter.structure(obj, types.Command if isinstance(obj.get("command"), str) else types.CodeAction)
-
-    converter.register_structure_hook(Union[types.Command, types.CodeAction], hook)
 
 
 def review_diagnostics(client, uri: str) -> list[types.Diagnostic]:

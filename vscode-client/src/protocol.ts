@@ -46,6 +46,8 @@ export const Commands = {
   rewind: "deepseek.rewind",
   redoRewind: "deepseek.redoRewind",
   edit: "deepseek.edit",
+  fixDiagnostic: "deepseek.fixDiagnostic",
+  explainDiagnostic: "deepseek.explainDiagnostic",
 } as const;
 
 /** Custom requests (client -> server). */

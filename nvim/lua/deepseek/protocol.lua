@@ -45,6 +45,8 @@ M.cmd = {
   rewind = "deepseek.rewind",
   redo_rewind = "deepseek.redoRewind",
   edit = "deepseek.edit",
+  fix_diagnostic = "deepseek.fixDiagnostic",
+  explain_diagnostic = "deepseek.explainDiagnostic",
 }
 
 --- Custom requests (client -> server).
