@@ -159,8 +159,6 @@ async def _may_run(ls: DeepSeekServer, session_id: str, plan: dict[str, Any], in
 
 
 async def edit(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
-    from deepseek_ls.policy.approvals import said
-
     a = params.parse_args(params.EditArgs, args)
     instruction = " ".join(a.instruction.split())
     if not instruction:
@@ -174,22 +172,33 @@ async def edit(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
         _check_comment(ls, a, rel)
     text, _ = current_text(ls, a.uri)
     lines = text.split("\n")
+    out = await plan_and_run(ls, prompt=_prompt(a.model_copy(update={"instruction": instruction}), rel, lines),
+                             uri=a.uri, rel=rel, context_range=_context_range(a, len(lines)), what=instruction)
+    return {**out, "instruction": instruction}
+
+
+async def plan_and_run(ls: DeepSeekServer, *, prompt: str, uri: str, rel: str, context_range: dict[str, Any] | None,
+                       what: str) -> dict[str, Any]:
+    """Plan `prompt` on file `rel` (the lines `context_range` of `uri` as context), ask whether to run the
+    plan ("Run DeepSeek's plan for: <what>") and run its first step: `{session_id, plan, ran, answer?,
+    step?}`. Also the "DeepSeek: Fix …" of a diagnostic (lsp/diagnostic_actions.py)."""
+    from deepseek_ls.policy.approvals import said
+
     mode = _mode(ls)
-    planned = await commands.plan(ls, {"prompt": _prompt(a.model_copy(update={"instruction": instruction}), rel, lines),
-                                       "uri": a.uri, "range": _context_range(a, len(lines)), "mode": mode})
+    planned = await commands.plan(ls, {"prompt": prompt, "uri": uri, "range": context_range, "mode": mode})
     session_id, plan = planned["session_id"], planned["plan"]
-    out: dict[str, Any] = {"session_id": session_id, "plan": plan, "instruction": instruction, "ran": False}
+    out: dict[str, Any] = {"session_id": session_id, "plan": plan, "ran": False}
     steps = [s for s in plan.get("steps", []) if s.get("status", "pending") == "pending"]
     if not steps:
-        ls.show_message(f"deepseek-ls: nothing to change for “{instruction}”: {plan.get('goal', '')}")
+        ls.show_message(f"deepseek-ls: nothing to change for “{what}”: {plan.get('goal', '')}")
         return out
     if mode == "plan":
         ls.show_message("deepseek-ls: the plan is ready (plan mode runs nothing); its ▶ lenses run the steps.")
         return out
-    decision = await _may_run(ls, session_id, plan, instruction, rel)
+    decision = await _may_run(ls, session_id, plan, what, rel)
     out["answer"] = decision.answer
     if not decision.allowed:
-        ls.show_message(f"deepseek-ls: the plan for “{instruction}” was not run ({said(decision.answer, decision.reason)}); "
+        ls.show_message(f"deepseek-ls: the plan for “{what}” was not run ({said(decision.answer, decision.reason)}); "
                         "it stays in the session: its ▶ lenses run its steps when you want.")
         return out
     out["ran"] = True

@@ -4,10 +4,10 @@ For each diagnostic the editor passes in `CodeActionParams.context.diagnostics` 
 (source "deepseek" or "deepseek-review"), two quick fixes carrying `{uri, version, range, diagnostic}`:
 
 - `deepseek.fixDiagnostic` plans a fix scoped to the file (the prompt has the diagnostic's message,
-  code, source and the code at its range with a few lines around), asks the person whether to run the
-  plan (`plan.execute`, decided like every approval: "Allow once" / "Always allow" / "Deny",
-  `deepseek.approve` / `deepseek.deny`, the policy's mode), and runs its first step, which ends in
-  pending hunks. Any "no" (deny, dismissed, no answer) runs nothing and leaves the plan.
+  code, source and the code at its range with a few lines around), then goes on as a `deepseek:`
+  comment does (`comment_actions.plan_and_run`): asks whether to run the plan (`plan.execute`, decided
+  like every approval) and runs its first step, which ends in pending hunks. Any "no" (deny,
+  dismissed, no answer, cancel) runs nothing and leaves the plan.
 - `deepseek.explainDiagnostic` asks (the ask path: no plan, no tools, nothing staged or written in the
   workspace's files) and shows the answer as a markdown document under `.deepseek/explanations/` through
   `window/showDocument`; a client without showDocument gets it as `window/showMessage` and in the log.
@@ -132,53 +132,14 @@ def _about(a: Any, rel: str) -> str:
 
 
 async def fix(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
-    from deepseek_ls.lsp import commands
-    from deepseek_ls.policy.approvals import said
+    from deepseek_ls.lsp.comment_actions import plan_and_run
 
     a = params.parse_args(params.DiagnosticArgs, args)
     rel, lines = _checked(ls, a)
     prompt = (f"Fix this diagnostic.\n\n{_about(a, rel)}\n\nFix the cause, not the symptom (do not just silence "
               f"the tool), and change only {rel}.")
-    mode = "agent" if ls.config.agent_loop.mode == "hetun" else ls.config.agent_loop.mode  # one file: no mission
-    planned = await commands.plan(ls, {"prompt": prompt, "uri": a.uri, "range": _around(a, len(lines)), "mode": mode})
-    session_id, plan = planned["session_id"], planned["plan"]
-    out: dict[str, Any] = {"session_id": session_id, "plan": plan, "ran": False}
-    steps = [s for s in plan.get("steps", []) if s.get("status", "pending") == "pending"]
-    what = f"the fix of “{title(a.diagnostic)}”"
-    if not steps:
-        ls.show_message(f"deepseek-ls: nothing to change for {what}: {plan.get('goal', '')}")
-        return out
-    if mode == "plan":
-        ls.show_message(f"deepseek-ls: the plan for {what} is ready (plan mode runs nothing); its ▶ lenses run the steps.")
-        return out
-    decision = await _may_run(ls, session_id, plan, what, rel)
-    out["answer"] = decision.answer
-    if not decision.allowed:
-        ls.show_message(f"deepseek-ls: the plan for {what} was not run ({said(decision.answer, decision.reason)}); "
-                        "it stays in the session: its ▶ lenses run its steps when you want.")
-        return out
-    out["ran"] = True
-    out["step"] = await commands.run_step(ls, {"session_id": session_id, "step_id": steps[0]["step_id"]})
-    return out
-
-
-async def _may_run(ls: DeepSeekServer, session_id: str, plan: dict[str, Any], what: str, rel: str) -> Any:
-    """The person's (or the policy's) answer to running the plan's first step."""
-    from deepseek_ls.policy.approvals import Approvals
-    from deepseek_ls.ui_port import ApprovalRequest
-
-    if ls.ui is None:
-        raise RuntimeError("the server is not initialized")
-    steps = plan.get("steps", [])
-    files = sorted({f for s in steps for f in s.get("files", [])} | {rel})
-    detail = "\n".join(f"{i}. {s.get('title', '')} ({', '.join(s.get('files', [])) or rel})"
-                       for i, s in enumerate(steps, 1))
-    beyond = [f for f in files if f != rel]
-    if beyond:
-        detail += f"\nThe plan also changes {', '.join(beyond)}, not only {rel}."
-    request = ApprovalRequest(request_id=f"fix-{session_id}", kind="plan.execute", title=f"Run DeepSeek's plan for {what}",
-                              detail=detail, files=files, session_id=session_id)
-    return await Approvals(ls.config.policy, ls.ui).request(request)
+    return await plan_and_run(ls, prompt=prompt, uri=a.uri, rel=rel, context_range=_around(a, len(lines)),
+                              what=f"fix {title(a.diagnostic)}")
 
 
 async def explain(ls: DeepSeekServer, args: Any) -> dict[str, Any]:

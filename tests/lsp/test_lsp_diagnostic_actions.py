@@ -199,7 +199,8 @@ async def test_fix_plans_with_the_diagnostic_and_ends_in_pending_hunks(nvim):
     result = await nvim.invoke(fix)
     assert result["ran"] is True and result["step"]["status"] == "staged", result
     (request,) = nvim.asked
-    assert "app.py" in request.message and request.actions[0].title == "Allow once"
+    assert "Run DeepSeek's plan for: fix Operator" in request.message and "app.py" in request.message
+    assert request.actions[0].title == "Allow once"
     planner = next(b for b in nvim.bodies(since) if "reportOperatorIssue" in b)
     for said in ('Operator \\"-\\" not supported', "reportOperatorIssue", "Pyright", "    return a - b", "def add(a, b):"):
         assert said in planner, said
