@@ -285,6 +285,39 @@ H.run({
     end,
   },
   {
+    "Ask / Plan send the file's diagnostics: other tools' only, most severe first, bounded",
+    function()
+      local buf = scratch_file({ "import os", "x = 'é' - 1", "y = 2" })
+      local ns = vim.api.nvim_create_namespace("diag-context-spec")
+      local items = {
+        { lnum = 1, col = 8, end_lnum = 1, end_col = 11, severity = vim.diagnostic.severity.ERROR,
+          message = "Operator \"-\" not supported", source = "Pyright", code = "reportOperatorIssue" },
+        { lnum = 0, col = 0, severity = vim.diagnostic.severity.HINT, message = "pending", source = "deepseek" },
+        { lnum = 2, col = 0, severity = vim.diagnostic.severity.WARNING, message = string.rep("w", 900), source = "ruff" },
+      }
+      for i = 1, 30 do
+        table.insert(items, { lnum = 0, col = 0, severity = vim.diagnostic.severity.HINT, message = "hint " .. i })
+      end
+      vim.diagnostic.set(ns, buf, items)
+      local client = require("deepseek.client")
+      local sent = client.diagnostics(buf)
+      H.eq(#sent, client.MAX_DIAGNOSTICS, "bounded in count")
+      H.eq(sent[1].message, 'Operator "-" not supported', "the error first")
+      H.eq(sent[1].severity, 1, "LSP severity")
+      H.eq(sent[1].code, "reportOperatorIssue", "its code")
+      -- 'é' is 2 bytes, 1 UTF-16 unit: byte column 8 is character 7
+      H.eq(sent[1].range, { start = { line = 1, character = 7 }, ["end"] = { line = 1, character = 10 } }, "range in UTF-16")
+      H.eq(sent[2].source, "ruff", "then the warning")
+      H.eq(vim.fn.strchars(sent[2].message), client.MAX_MESSAGE, "a long message is cut")
+      for _, d in ipairs(sent) do
+        H.ok(d.source ~= "deepseek", "our own pending-hunk diagnostic is not sent back")
+      end
+      vim.diagnostic.reset(ns, buf)
+      H.eq(client.diagnostics(buf), {}, "none: an empty list")
+      vim.cmd("bwipeout!")
+    end,
+  },
+  {
     ":checkhealth deepseek reports a missing server as an error",
     function()
       require("deepseek").setup({ cmd = { "/nonexistent/deepseek-ls", "serve" }, autostart = false })

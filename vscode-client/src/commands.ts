@@ -6,6 +6,7 @@
 import * as vscode from "vscode";
 import { approve, deny, type ApprovalUI, type PickItem } from "./approvals";
 import { findEventLog } from "./eventLog";
+import { diagnosticsContext, type LspDiagnostic } from "./diagnosticsContext";
 import { hunkAtLine, undoMessage } from "./hunks";
 import type { InlineDiff } from "./inlineDiff";
 import { mcpItems, type McpStatus } from "./mcp";
@@ -86,15 +87,16 @@ function guarded(server: ServerManager, name: string, body: (...args: unknown[])
   };
 }
 
-/** The editor's context for `ask` / `plan`: the active file and selection. */
-export function editorContext(): { uri?: string; range?: object } {
+/** The editor's context for `ask` / `plan`: the active file, selection and the file's diagnostics. */
+export function editorContext(): { uri?: string; range?: object; diagnostics?: LspDiagnostic[] } {
   const editor = vscode.window.activeTextEditor;
   if (!editor || editor.document.uri.scheme !== "file") return {};
   const sel = editor.selection;
   const range = sel.isEmpty
     ? undefined
     : { start: { line: sel.start.line, character: sel.start.character }, end: { line: sel.end.line, character: sel.end.character } };
-  return { uri: editor.document.uri.toString(), ...(range ? { range } : {}) };
+  const diagnostics = diagnosticsContext(vscode.languages.getDiagnostics(editor.document.uri));
+  return { uri: editor.document.uri.toString(), ...(range ? { range } : {}), ...(diagnostics.length ? { diagnostics } : {}) };
 }
 
 async function pickSession(api: ServerApi, placeholder: string): Promise<SessionSummary | undefined> {

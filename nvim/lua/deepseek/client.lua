@@ -190,4 +190,48 @@ function M.line_range(bufnr, first, last)
   }
 end
 
+--- At most this many of the file's diagnostics go with Ask / Plan, each message cut to MAX_MESSAGE.
+M.MAX_DIAGNOSTICS = 20
+M.MAX_MESSAGE = 500
+local OURS = { deepseek = true, ["deepseek-review"] = true }
+
+--- The buffer's diagnostics as LSP `Diagnostic`s for `deepseek.ask` / `deepseek.plan` (`diagnostics`):
+--- other tools' only (not our pending hunks or review findings), the most severe first, bounded.
+function M.diagnostics(bufnr)
+  local items = vim.tbl_filter(function(d)
+    return not OURS[d.source or ""]
+  end, vim.diagnostic.get(bufnr))
+  table.sort(items, function(a, b)
+    if (a.severity or 4) ~= (b.severity or 4) then
+      return (a.severity or 4) < (b.severity or 4)
+    end
+    return a.lnum < b.lnum
+  end)
+  local encoding = M.offset_encoding(bufnr)
+  local function character(row, col)
+    local ok, offset = pcall(vim.lsp.util.character_offset, bufnr, row, col, encoding)
+    return ok and offset or col
+  end
+  local out = {}
+  for i = 1, math.min(#items, M.MAX_DIAGNOSTICS) do
+    local d = items[i]
+    local message = d.message or ""
+    if vim.fn.strchars(message) > M.MAX_MESSAGE then
+      message = vim.fn.strcharpart(message, 0, M.MAX_MESSAGE - 1) .. "…"
+    end
+    local end_row = d.end_lnum or d.lnum
+    out[i] = {
+      range = {
+        start = { line = d.lnum, character = character(d.lnum, d.col or 0) },
+        ["end"] = { line = end_row, character = character(end_row, d.end_col or d.col or 0) },
+      },
+      message = message,
+      severity = d.severity,
+      source = d.source,
+      code = d.code,
+    }
+  end
+  return out
+end
+
 return M

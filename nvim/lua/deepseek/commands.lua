@@ -35,7 +35,8 @@ local function run(what, command, args, on_result, bufnr)
   end, bufnr)
 end
 
---- `{prompt, uri, range?}` from a command invocation (a range sends the selection).
+--- `{prompt, uri, range?, diagnostics?}` from a command invocation (a range sends the selection;
+--- the file's diagnostics go along, bounded: client.diagnostics).
 local function prompt_args(opts)
   local bufnr = vim.api.nvim_get_current_buf()
   local args = { prompt = opts.args }
@@ -43,6 +44,10 @@ local function prompt_args(opts)
     args.uri = vim.uri_from_bufnr(bufnr)
     if opts.range and opts.range > 0 then
       args.range = client.line_range(bufnr, opts.line1, opts.line2)
+    end
+    local diagnostics = client.diagnostics(bufnr)
+    if #diagnostics > 0 then
+      args.diagnostics = diagnostics
     end
   end
   return args, bufnr
