@@ -33,8 +33,9 @@ AttentionKind = Literal["waiting", "finished", "answered"]
 
 def shows_attention(ls: DeepSeekServer) -> bool:
     """The client said (`capabilities.experimental`) it shows `deepseek/attention` itself."""
-    experimental = getattr(ls.client_capabilities, "experimental", None)
-    return isinstance(experimental, dict) and experimental.get(names.EXPERIMENTAL_ATTENTION) is True
+    from deepseek_ls.lsp.questions import declares
+
+    return declares(ls, names.EXPERIMENTAL_ATTENTION)
 
 
 def tell(ls: DeepSeekServer, kind: AttentionKind, title: str, message: str, session_id: str | None,

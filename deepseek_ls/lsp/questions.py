@@ -103,10 +103,15 @@ def _session_id(ls: DeepSeekServer) -> str | None:
     return getattr(session, "session_id", None) or sessions_of(ls).active
 
 
-def handles_questions(ls: DeepSeekServer) -> bool:
-    """The client said (`capabilities.experimental`) it answers `deepseek/question` itself."""
+def declares(ls: DeepSeekServer, key: str) -> bool:
+    """The client set `capabilities.experimental[key]` to true (names.EXPERIMENTAL_*)."""
     experimental = getattr(ls.client_capabilities, "experimental", None)
-    return isinstance(experimental, dict) and experimental.get(names.EXPERIMENTAL_QUESTIONS) is True
+    return isinstance(experimental, dict) and experimental.get(key) is True
+
+
+def handles_questions(ls: DeepSeekServer) -> bool:
+    """The client said it answers `deepseek/question` itself."""
+    return declares(ls, names.EXPERIMENTAL_QUESTIONS)
 
 
 async def ask_in_editor(ls: DeepSeekServer, question: str, choices: list[str] | None = None) -> str | None:

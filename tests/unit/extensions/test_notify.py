@@ -127,3 +127,14 @@ async def test_no_notify_send_installed_is_not_an_error(tmp_path: Path, monkeypa
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("DISPLAY", ":0")
     assert await notify.desktop("t", "m") is False
+
+
+def test_the_terminal_rings_its_bell_on_a_terminal_only() -> None:
+    import io
+
+    from deepseek_ls.cli.terminal_ui import TerminalUI
+
+    on_tty, piped = io.StringIO(), io.StringIO()
+    TerminalUI(err=on_tty, tty=True).notify("deepseek-ls", "waits for your approval: x", waiting=True)
+    TerminalUI(err=piped, tty=False).notify("deepseek-ls", "finished (Completed)")
+    assert on_tty.getvalue() == "\a" and piped.getvalue() == ""  # a log file gets no control characters
