@@ -14,6 +14,7 @@ import { Commands, stateLabel, type ContextMeter, type Plan, type RoutingExplana
 import { runCustomCommand, type CustomCommandUI } from "./customCommands";
 import { editSelection, type EditSelectionUI, type SelectionTarget } from "./editSelection";
 import { reviewChanges, type ReviewUI } from "./review";
+import type { RewindUI } from "./panel/rewind";
 import { SECRET_KEY } from "./secrets";
 import type { ServerManager } from "./server";
 import { CommandCancelled, CommandFailed, currentSettings } from "./server";
@@ -40,6 +41,12 @@ export const reviewUI: ReviewUI = {
   input: async (prompt, value) => vscode.window.showInputBox({ prompt, value, ignoreFocusOut: true }),
   progress: (title, job) => Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: false }, job)),
   showFindings: () => void vscode.commands.executeCommand("workbench.actions.view.problems"),
+};
+
+/** The editor half of "Rewind to here" in the agent panel. */
+export const rewindUI: RewindUI = {
+  pick: ui.pick,
+  info: async (message, ...actions) => vscode.window.showInformationMessage(message, ...actions),
 };
 
 /** The editor half of running a custom command (palette and panel). */

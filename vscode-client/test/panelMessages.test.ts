@@ -24,6 +24,7 @@ const WELL_FORMED: [string, unknown][] = [
   ["reject file", { type: "rejectFile", uri: "file:///ws/app.py" }],
   ["open file", { type: "openFile", uri: "file:///ws/app.py", line: 3 }],
   ["review the working tree", { type: "review", pick: false }],
+  ["rewind to here", { type: "rewindTo", session_id: "0190abc" }],
   ["review a picked change", { type: "review", pick: true }],
   ["mode", { type: "setMode", mode: "plan" }],
   ["profile", { type: "setProfile", profile: "max-think" }],
@@ -49,6 +50,7 @@ const MALFORMED: [string, unknown][] = [
   ["mode not offered", { type: "setMode", mode: "root" }],
   ["profile not offered", { type: "setProfile", profile: "max_think" }],
   ["session id too long", { type: "showEventLog", session_id: "a".repeat(200) }],
+  ["rewind to a path", { type: "rewindTo", session_id: "../x" }],
 ];
 
 for (const [name, msg] of MALFORMED) {

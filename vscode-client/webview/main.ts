@@ -128,6 +128,7 @@ document.addEventListener("click", (event) => {
     case "openSession":
     case "resumeSession":
     case "showEventLog":
+    case "rewindTo":
       return vscode.postMessage({ type: action, session_id: d.session as string });
     case "review":
       return vscode.postMessage({ type: "review", pick: d.pick === "true" });

@@ -48,10 +48,14 @@ function whoLabel(t: Turn): string {
   return t.role === "user" ? `You${role}` : `DeepSeek${role}`;
 }
 
-export function renderTurn(t: Turn, openThinking: ReadonlySet<string>): string {
+/** `rewindTo`: the session this turn is the prompt of (a checkpoint: "Rewind to here" is offered). */
+export function renderTurn(t: Turn, openThinking: ReadonlySet<string>, rewindTo: string | null = null): string {
   if (t.role === "user") {
+    const rewind = rewindTo
+      ? `<div class="actions">${button("Rewind to here", "rewindTo", { session: rewindTo }, "Go back to before this prompt: code, conversation or both")}</div>`
+      : "";
     return `<article class="turn user" data-turn="${esc(t.turn_id)}"><div class="who">${esc(whoLabel(t))}</div>` +
-      `<div class="md">${renderMarkdown(t.content)}</div></article>`;
+      `<div class="md">${renderMarkdown(t.content)}</div>${rewind}</article>`;
   }
   const tools = t.tool_calls?.length ? `<div class="tools">called ${t.tool_calls.map((n) => `<code>${esc(n)}</code>`).join(", ")}</div>` : "";
   // A planner's answer is the plan (shown in Plan); its raw text stays one click away.
@@ -74,7 +78,9 @@ export function renderConversation(s: PanelState, openThinking: ReadonlySet<stri
   if (!s.turns.length && !s.live) {
     return `<p class="empty">No conversation yet. Ask a question or plan a change below.</p>`;
   }
-  return s.turns.map((t) => renderTurn(t, openThinking)).join("");
+  // The session's prompt is its first user turn: the checkpoint a rewind goes back to before.
+  const prompt = s.turns.find((t) => t.role === "user");
+  return s.turns.map((t) => renderTurn(t, openThinking, t === prompt ? s.session_id : null)).join("");
 }
 
 // -- plan ------------------------------------------------------------------------

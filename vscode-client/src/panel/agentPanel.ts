@@ -6,9 +6,10 @@
  * its runStep of the first step, the rest are single commands.
  */
 import * as vscode from "vscode";
-import { editorContext, reviewUI } from "../commands";
+import { editorContext, reviewUI, rewindUI } from "../commands";
 import { parseSlash } from "../customCommands";
 import { findEventLog } from "../eventLog";
+import { rewindToHere } from "./rewind";
 import { PATCHED_SCHEME, type InlineDiff } from "../inlineDiff";
 import { AGENT_MODES, AGENT_MODE_IDS, PROFILES, PROFILE_IDS } from "../modes";
 import {
@@ -229,6 +230,10 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
       }
       case "showEventLog":
         return this.showEventLog(msg.session_id);
+      case "rewindTo":
+        await rewindToHere(this.server, rewindUI, msg.session_id);
+        this.inlineDiff.refreshVisible();
+        return this.refresh({ transcript: true, plan: true, changes: true, sessions: true });
       case "setMode":
         await vscode.workspace.getConfiguration(SECTION).update("agent.mode", msg.mode, vscode.ConfigurationTarget.Global);
         return this.onSettingsChanged();

@@ -70,7 +70,7 @@ export type FromWebview =
   | { type: "acceptAll" | "rejectAll" | "openChanges" | "cancel" | "addContext" | "refresh" }
   | { type: "removeContext"; path: string }
   | { type: "openFile"; uri: string; line: number }
-  | { type: "openSession" | "resumeSession" | "showEventLog"; session_id: string }
+  | { type: "openSession" | "resumeSession" | "showEventLog" | "rewindTo"; session_id: string }
   | { type: "review"; pick: boolean }
   | { type: "setMode"; mode: string }
   | { type: "setProfile"; profile: string };
@@ -125,6 +125,7 @@ export function parseFromWebview(raw: unknown, modes: readonly string[], profile
     case "openSession":
     case "resumeSession":
     case "showEventLog":
+    case "rewindTo":
       return id(m.session_id) ? { type: m.type, session_id: m.session_id } : undefined;
     case "setMode":
       return str(m.mode) && modes.includes(m.mode) ? { type: "setMode", mode: m.mode } : undefined;
