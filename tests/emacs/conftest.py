@@ -53,6 +53,10 @@ def eglot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Eglot]:
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     with FakeDeepSeek() as fake:
         env = emacs_env(tmp / "xdg", {"DEEPSEEK_BASE_URL": fake.base_url, "DEEPSEEK_LS_LOG": "info"})
+        # The user config docs/editors.md gives editors without inline completion: one completion item.
+        user_config = Path(env["XDG_CONFIG_HOME"]) / "deepseek-ls" / "config.toml"
+        user_config.parent.mkdir(parents=True)
+        user_config.write_text("[inline_completion]\ncompletion_items = true\n")
         session = EmacsSession(emacs, root, tmp, env)
         try:
             yield Eglot(session, root, env, fake)

@@ -118,6 +118,18 @@ prompts asked so far, whether the action failed (its message) and the buffer's t
   "The prompts asked since the last report, oldest first."
   (prog1 (vconcat (reverse dsls--prompts)) (setq dsls--prompts nil)))
 
+(defun dsls-complete (rel line column)
+  "Put point at LINE, COLUMN (0-based) of REL and run `completion-at-point' with eglot's completion
+function; the buffer's text after."
+  (with-current-buffer (dsls--buffer rel)
+    (goto-char (point-min))
+    (forward-line line)
+    (forward-char column)
+    ;; eglot's alone: with no match, the functions after it (python-mode's, tags) would prompt.
+    (let ((completion-at-point-functions '(eglot-completion-at-point)))
+      (dsls--command #'completion-at-point))
+    (buffer-substring-no-properties (point-min) (point-max))))
+
 (defun dsls-text (rel)
   (with-current-buffer (dsls--buffer rel) (buffer-substring-no-properties (point-min) (point-max))))
 

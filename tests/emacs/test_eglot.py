@@ -95,3 +95,13 @@ def test_eglot_runs_a_deepseek_comment_from_its_code_action_and_the_change_it_st
     accepted = eglot.emacs.ask("code-action", "calc.py", 1, "Accept DeepSeek change (line 2)", ["y"])
     assert accepted["text"] == "def add(a, b):\n    return a + b\n"
     eglot.emacs.ask("diagnostics", "calc.py", 0)
+
+
+def test_eglot_completes_at_point_from_the_models_fill_in_the_middle_when_completion_items_are_on(eglot):
+    """docs/editors.md: eglot has no inline completion; with `completion_items` on (the fixture's user
+    config) `completion-at-point` offers the model's suggestion and inserts it through its textEdit."""
+    eglot.fake.add({"match": {"endpoint": "fim", "contains": "total = compu"}, "content": "te_total(items)",
+                    "repeat": True})
+    (eglot.root / "items.py").write_text("total = compu\n")
+    eglot.emacs.ask("open", "items.py")
+    assert eglot.emacs.ask("complete", "items.py", 0, len("total = compu")) == "total = compute_total(items)\n"
