@@ -131,16 +131,22 @@ class Rewinder:
         owners = self._owners()
         manifests = {m["checkpoint_id"]: m for m in self.store.list()}
         held = {(manifests[c].get("meta") or {}).get("patch_id") for c in owners}
-        gone = []
+        gone, unchecked = [], []
         for s in later:
             session = self.agent._runtime(s).session
             for rec in session.patches.values():
                 if rec.applied and rec.patch_id not in held:
-                    gone.append(f"{rec.patch_id} (prompt {s[:13]}: {', '.join(rec.files)})")
+                    (unchecked if rec.unchecked else gone).append(
+                        (f"{rec.patch_id} (prompt {s[:13]}: {', '.join(rec.files)})", rec.files))
+        if unchecked:
+            raise RewindRefused("rewind refused, nothing was changed: these hunks were accepted in the editor, "
+                                "which keeps no checkpoint of them (the editor's undo takes them back), so the "
+                                "rewind cannot take them out:\n" + "\n".join(f"  - {g}" for g, _ in unchecked),
+                                sorted({f for _, files in unchecked for f in files}))
         if gone:
             raise RewindRefused("rewind refused, nothing was changed: the checkpoints of these applies are gone "
                                 "(older than the checkpoints kept), so they cannot be taken out:\n"
-                                + "\n".join(f"  - {g}" for g in gone), [])
+                                + "\n".join(f"  - {g}" for g, _ in gone), [])
         ids = sorted((cid for cid, owner in owners.items() if owner in later and not manifests[cid].get("restored")),
                      reverse=True)
         return later, ids

@@ -59,6 +59,8 @@ class PatchRecord:
     hunk_ids: list[str]
     applied: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
+    # Hunks applied with no checkpoint (accepted one by one in the editor: its own undo takes them back).
+    unchecked: bool = False
 
     @property
     def settled(self) -> bool:
@@ -252,6 +254,7 @@ class Session:
         rec = self.patches.get(p["patch_id"])
         if rec is not None:
             rec.applied.extend(h for h in p.get("hunk_ids", []) if h not in rec.applied)
+            rec.unchecked = rec.unchecked or not p.get("checkpoint_id")
 
     def _on_PatchRejected(self, p: dict[str, Any]) -> None:
         rec = self.patches.get(p["patch_id"])

@@ -161,3 +161,21 @@ async def test_never_clobber_rewind_from_the_cli_asks_and_no_or_no_answer_change
     assert json.loads(redone.stdout)["redone"] is True and (workspace / "app.py").read_text() == FIXED
     nothing = _cli(workspace, "--redo")
     assert nothing.returncode == 1 and "no rewind to redo" in nothing.stderr
+
+
+async def test_a_code_rewind_over_hunks_accepted_in_the_editor_refuses_saying_so(make_agent, fake_deepseek, workspace):
+    """Hunks the editor applied one by one have no checkpoint: the refusal says that, names the file, and
+    does not claim the checkpoints were pruned."""
+    _script(fake_deepseek)
+    agent = make_agent()
+    sid, plan = await agent.plan("Fix add")
+    outcome = await agent.run_step(sid, plan.steps[0].step_id)
+    ps = agent.patches.get(outcome.patch_ids[0])
+    (workspace / "app.py").write_text(FIXED)  # the editor applies the hunk (workspace/applyEdit) and says so
+    agent.patches.mark_applied(ps.patch_id, [h.hunk_id for h in ps.hunks])
+    with pytest.raises(RewindRefused) as refused:
+        await agent.rewind(sid, "code")
+    said = str(refused.value)
+    assert "accepted in the editor" in said and "app.py" in said and "older than" not in said
+    assert refused.value.files == ["app.py"] and (workspace / "app.py").read_text() == FIXED
+    assert _events(agent, sid, "Rewound@v1") == []
