@@ -11,6 +11,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -61,7 +62,8 @@ class EmacsSession:
         self._stderr = self.log.open("wb")
         self.proc = subprocess.Popen(
             argv, cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-            env={**env, "HOME": str(home), "DSLS_ROOT": str(root)}, text=True, encoding="utf-8")
+            env={**env, "HOME": str(home), "DSLS_ROOT": str(root)}, text=True, encoding="utf-8",
+            start_new_session=True)  # its own process group: `close` can end Emacs, not only `timeout`
         self._lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -100,8 +102,8 @@ class EmacsSession:
             self.proc.stdin.close()
         try:
             self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        except subprocess.TimeoutExpired:  # a hung Emacs: `timeout` and Emacs both (the server then reads EOF)
+            os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
         self._stderr.close()
 
