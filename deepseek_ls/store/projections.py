@@ -2,8 +2,10 @@
 
 The logs are the truth; this database is a cache that any process can bring up
 to date. `sync()` applies the events appended since the last sync (each
-session remembers the byte offset it has projected); `rebuild()` throws every
-row away and applies every log from the start. Both must give the same rows.
+session remembers the byte offset it has projected), a few SQL statements per
+event (`projector.py`); `rebuild()` throws every row away and projects every log
+from the start, folded in memory and written one statement per table (`fold.py`).
+Both must give the same rows.
 When `projector.SCHEMA_VERSION` changes, the database is rebuilt on open.
 
 Only sessions that are ours (`store/provenance.py`) are projected: rows of any other
@@ -19,9 +21,10 @@ import json
 import logging
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from deepseek_ls.store import provenance, seal
+from deepseek_ls.store.fold import Fold
 from deepseek_ls.store.log import CorruptLog, SessionNotFound, parse_line
 from deepseek_ls.store.projector import (
     SCHEMA,
@@ -115,6 +118,9 @@ class Projections:
     def sync(self, session_id: str | None = None) -> None:
         """Apply the events appended since the last sync (one session, or all); rows of sessions
         that are not ours (or whose log is gone) are dropped by a sync of all."""
+        self._bring_up(session_id, self._sync_session)
+
+    def _bring_up(self, session_id: str | None, project: Callable[[str], None]) -> None:
         if session_id:
             if not (self.sessions_dir / session_id / LOG_NAME).is_file():
                 raise SessionNotFound(f"no session {session_id} in {self.sessions_dir}")
@@ -130,7 +136,7 @@ class Projections:
                     self._forget(stale)
         for sid in ours:
             with _transaction(self.db):  # serialises syncing processes; offsets stay exact
-                self._sync_session(sid)
+                project(sid)
 
     def rebuild(self, session_id: str | None = None) -> None:
         """Drop the rows (of one session, or all) and apply the logs from the start."""
@@ -142,13 +148,51 @@ class Projections:
         # The rows are derived from the logs: no need to fsync while re-deriving them.
         self.db.execute("PRAGMA synchronous=OFF")
         try:
-            self.sync(session_id)
+            self._bring_up(session_id, self._fold_session)
         finally:
             self.db.execute("PRAGMA synchronous=NORMAL")
 
     def _forget(self, session_id: str) -> None:
         for table in ("sessions", *SESSION_TABLES):
             self.db.execute(f"DELETE FROM {table} WHERE session_id=?", (session_id,))
+
+    def _fold_session(self, sid: str) -> None:
+        """Project a session that has no rows yet from its whole log: folded in memory, each table
+        written with one statement (`fold.py`). A log the fold is not sure to project exactly as
+        the SQL path would (an error, an odd value) is projected by `_sync_session` instead."""
+        path = self.sessions_dir / sid / LOG_NAME
+        size = path.stat().st_size if path.exists() else 0
+        known = self.db.execute("SELECT 1 FROM sessions WHERE session_id=?", (sid,)).fetchone()
+        if known is not None or size == 0:
+            self._sync_session(sid)
+            return
+        with open(path, "rb") as fh:
+            data = fh.read(size)
+        end = data.rfind(b"\n") + 1  # whole lines only (a line being written waits)
+        fold = Fold(sid)
+        apply, count, created_at, event = fold.apply, 0, None, None
+        try:
+            for line in data[:end].split(b"\n")[:-1]:
+                count += 1
+                event = parse_line(line, path, count)
+                apply(event)
+                created_at = created_at or event["ts"]
+            fold.session.update(log_offset=end, event_count=count, created_at=created_at,
+                                last_seq=event["seq_no"] if event else 0, updated_at=event["ts"] if event else None)
+        except Exception as why:  # noqa: BLE001 - the SQL path projects it and reports what is wrong
+            log.debug("session %s: projected event by event (%r)", sid, why)
+            self._sync_session(sid)
+            return
+        self.db.execute("SAVEPOINT fold")
+        try:
+            fold.write(self.db)
+        except Exception as why:  # noqa: BLE001 - a value SQLite cannot store: as above
+            self.db.execute("ROLLBACK TO fold")
+            self.db.execute("RELEASE fold")
+            log.debug("session %s: projected event by event (%r)", sid, why)
+            self._sync_session(sid)
+            return
+        self.db.execute("RELEASE fold")
 
     def _sync_session(self, sid: str) -> None:
         path = self.sessions_dir / sid / LOG_NAME

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from pathlib import Path
@@ -340,3 +341,85 @@ def test_concurrent_syncers_apply_each_event_once(state_dir):
         transcript = projections.dump_session(log.session_id)["transcript"]
     assert [t["content"] for t in transcript] == [str(i) for i in range(300)]
     log.close()
+
+
+# Every kind the projector handles, with the upserts and odd orders each table must survive:
+# a re-proposed call, approvals and results of calls never proposed, a patch staged again with
+# other hunks, hunks named by file, steps marked that no plan lists, an answer to no request.
+EVERY_KIND = [
+    *SCENARIO,
+    ("ToolApproved@v1", {"call_id": "t2", "tool": "shell.run", "answer": "deny"}),
+    ("ToolResult@v1", {"call_id": "t3", "tool": "fs.write", "ok": False, "error": "refused"}),
+    ("ToolProposed@v1", {"call_id": "t1", "tool": "fs.read", "arguments": {"path": "b.py"}}),
+    ("ToolApproved@v1", {"call_id": "t1", "tool": "fs.read", "answer": "allow-session"}),
+    ("ToolResult@v1", {"call_id": "t2", "tool": "shell.run", "ok": True, "value": [1, 2.5, "é", None]}),
+    ("PatchStaged@v1", {"patch_id": "p1", "files": ["c.py"], "diff": "--- c.py", "hunks": [
+        {"hunk_id": "h3", "file": "c.py"}, {"id": "h9", "file": "c.py", "status": "pending"}, {"file": "c.py"}]}),
+    ("PatchStaged@v1", {"patch_id": "p2", "files": ["d.py"], "hunks": [{"hunk_id": "k1", "file": "d.py"}]}),
+    ("PatchApplied@v1", {"patch_id": "p1", "hunk_ids": [], "files": ["c.py"], "checkpoint_id": "cp2"}),
+    ("PatchRejected@v1", {"patch_id": "p2", "hunk_ids": []}),
+    ("PatchConflict@v1", {"patch_id": "p1", "file": "a.py", "reason": "moved"}),
+    ("CheckpointRestored@v1", {"checkpoint_id": "cp2", "files": ["c.py"]}),
+    ("StepMarked@v1", {"plan_id": "plan-1", "step_id": "s9", "status": "running"}),
+    ("StepMarked@v1", {"plan_id": "plan-2", "step_id": "x", "status": "skipped"}),
+    ("PlanRevised@v1", {"plan": {"plan_id": "plan-2", "steps": [{"id": "x"}, {"title": "new"}]}, "previous_version": 4}),
+    ("PlanCreated@v1", {"plan": {"goal": {"nested": True}, "steps": "not a list"}}),
+    ("ApprovalResolved@v1", {"request_id": "r-none", "answer": "deny"}),
+    ("ApprovalRequested@v1", {"request_id": "r1", "kind": "command", "title": "run it", "detail": "again"}),
+    ("LLMCall@v1", {"call_id": "c2", "role": "executor", "profile": "fast", "model": "deepseek-chat",
+                    "request_hash": "h", "error": "timeout", "retries": 2}),
+    ("TurnAdded@v1", {"role": "assistant", "content": "", "tool_calls": [{"id": "t1"}], "agent_role": "executor"}),
+    ("VerificationRun@v1", {"command": "pytest -x", "exit_code": None, "ok": True, "duration_ms": 1.5,
+                            "fingerprint": "f"}),
+    ("SessionStateChanged@v1", {"from_state": "Failed", "to_state": "ExecutingStep", "reason": "resumed"}),
+    ("FailureClassified@v1", {"failure_class": "DesignMismatch"}),
+    ("SessionStateChanged@v1", {"from_state": "ExecutingStep", "to_state": "Failed", "reason": "again"}),
+    ("PolicyDecision@v1", {"subject": "rm -rf", "allowed": False, "rule": "deny"}),  # not projected
+]
+
+
+def _tables(projections: Projections) -> dict[str, list]:
+    """Every projection table, every column (JSON columns decoded: their text may be spelled
+    differently, never read differently), rows in a fixed order."""
+    from deepseek_ls.store.projections import _JSON_COLUMNS
+    from deepseek_ls.store.projector import SESSION_TABLES
+
+    out = {}
+    for table in ("sessions", *SESSION_TABLES):
+        cursor = projections.db.execute(f"SELECT * FROM {table}")
+        names = [d[0] for d in cursor.description]
+        rows = [{n: (json.loads(v) if n in _JSON_COLUMNS and isinstance(v, str) else v) for n, v in zip(names, row)}
+                for row in cursor.fetchall()]
+        out[table] = sorted(rows, key=repr)
+    return out
+
+
+def test_a_rebuild_folds_every_event_kind_into_the_rows_the_incremental_path_writes(state_dir):
+    from deepseek_ls.store.projector import HANDLERS
+
+    assert set(HANDLERS) - {kind for kind, _ in EVERY_KIND} == {"SessionCreated@v1"}  # store.create writes it
+    store = SessionStore(state_dir, durable=False)
+    projections = Projections(state_dir)
+    with store.create("/ws", "agent", "every kind") as log, store.create("/ws", "plan", "second") as other:
+        for kind, payload in EVERY_KIND:
+            log.append(kind, payload)
+            other.append(kind, payload)
+            projections.sync()  # live: one event at a time, the SQL path
+    live = _tables(projections)
+    assert (len(live["sessions"]), len(live["hunks"]), len(live["tool_invocations"])) == (2, 2 * 5, 2 * 3)
+
+    # The rebuild must fold (fold.py), not fall back to the SQL path, for these logs.
+    def no_fallback(sid: str) -> None:
+        raise AssertionError(f"session {sid} was projected event by event")
+
+    projections._sync_session = no_fallback  # type: ignore[method-assign]
+    projections.rebuild()
+    assert _tables(projections) == live
+    del projections._sync_session
+    projections.rebuild(log.session_id)  # one session alone folds the same
+    assert _tables(projections) == live
+    with store.open(log.session_id) as again:  # and syncs on top of it
+        again.append("PatchApplied@v1", {"patch_id": "p2", "hunk_ids": ["k1"], "files": ["d.py"]})
+    projections.sync()
+    assert [h["status"] for h in _tables(projections)["hunks"] if h["hunk_id"] == "k1"] == ["applied", "rejected"]
+    projections.close()

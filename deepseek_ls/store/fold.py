@@ -1,0 +1,343 @@
+"""A rebuild's projector: one session's events folded into rows in memory, then written once.
+
+`projector.py` applies each event as SQL statements on the rows already in the database (what
+`Projections.sync` needs: a few new events on top of many rows). A rebuild starts from no rows, so
+here each event updates plain dicts keyed by the tables' primary keys (an upsert is a dict
+update, a row is written once however often it changed) and `Fold.write` inserts each table with
+one `executemany`. The rows must be the ones `projector.py` gives (tests/unit/store/
+test_projections.py compares every table): each handler below mirrors its namesake there.
+
+Anything this path is not sure to answer exactly as SQLite would raises `Unusual`: a handler's
+error (the SQL path records it as the session's `log_error`), a key that is not text (SQLite
+compares it through the column's affinity), a value SQLite could not bind in a row a later
+event overwrites (the SQL path fails at that event). The caller then projects the session
+the SQL way, which gives the exact rows and error.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from pydantic_core import to_json
+
+from deepseek_ls.store.projector import _int, _j, _objects, _step_status, _text
+
+
+class Unusual(Exception):
+    """This log needs the SQL path (`projector.apply_event`) to be projected exactly."""
+
+
+_BINDABLE = (str, float, type(None), bool)
+
+
+def _key(value: Any) -> str:
+    if type(value) is not str:
+        raise Unusual(f"key {value!r}")
+    return value
+
+
+def _ok(value: Any) -> Any:
+    """A value stored in a row that a later event may overwrite: one SQLite binds as it is."""
+    if type(value) in _BINDABLE or (type(value) is int and -(2**63) <= value < 2**63):
+        return value
+    raise Unusual(f"value {value!r}")
+
+
+def _enc(value: Any) -> str:
+    """A JSON column's text. pydantic-core's encoder takes a third of json's time; its text can
+    differ from `projector._j`'s (float spelling) but reads back as the same value, which is all
+    a query sees (`Projections._rows` decodes these columns). What it refuses (a lone
+    surrogate, which only json's parser reads) is json's to encode."""
+    if not value:
+        return _EMPTY.get(type(value)) or _j(value)
+    try:
+        return to_json(value).decode()
+    except ValueError:
+        return _j(value)
+
+
+_EMPTY = {list: "[]", dict: "{}", type(None): "null"}
+
+
+def _opt_key(value: Any) -> str | None:
+    return None if value is None else _key(value)
+
+
+# Column order of each table (projector.SCHEMA), as the rows below are built.
+SESSION_COLUMNS = (
+    "session_id", "workspace_root", "mode", "prompt", "baseline_commit", "state", "created_at", "updated_at",
+    "last_seq", "event_count", "log_offset", "active_plan_id", "last_failure", "error", "state_reason", "log_error",
+)
+
+
+class Fold:
+    """One session's rows, built from its events in order (`apply`), written by `write`."""
+
+    def __init__(self, session_id: str) -> None:
+        self.sid = session_id
+        self.session: dict[str, Any] = dict.fromkeys(SESSION_COLUMNS)
+        self.session.update(session_id=session_id, state="Idle", last_seq=0, event_count=0, log_offset=0)
+        self.transcript: dict[int, tuple] = {}
+        self.plans: dict[str, tuple] = {}
+        self.steps: dict[str, dict[str, list]] = {}  # plan_id -> step_id -> [position, title, status, reason, seq]
+        self.patches: dict[str, tuple] = {}
+        self.hunks: dict[str, dict[str, list]] = {}  # patch_id -> hunk_id -> row after its ids
+        self.tools: dict[str, list] = {}
+        self.decisions: dict[int, tuple] = {}
+        self.escalations: dict[int, tuple] = {}
+        self.llm_calls: dict[int, tuple] = {}
+        self.verifications: dict[int, tuple] = {}
+        self.approvals: dict[str, list] = {}
+
+    def apply(self, event: dict[str, Any]) -> None:
+        handler = _HANDLERS.get(event["kind"])
+        if handler is not None:
+            handler(self, event["seq_no"], event.get("payload") or {})
+
+    # -- writing -------------------------------------------------------------------------
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Insert every row (the session's rows must not exist yet)."""
+        sid = self.sid
+        s = self.session
+        db.execute(f"INSERT INTO sessions VALUES ({','.join('?' * len(SESSION_COLUMNS))})",
+                   tuple(s[c] for c in SESSION_COLUMNS))
+        many = db.executemany
+        many("INSERT INTO transcript VALUES (?,?,?,?,?,?,?,?)", self.transcript.values())
+        many("INSERT INTO plans VALUES (?,?,?,?,?,?)", self.plans.values())
+        many("INSERT INTO plan_steps VALUES (?,?,?,?,?,?,?,?)",
+             [(sid, plan_id, step_id, *row) for plan_id, steps in self.steps.items() for step_id, row in steps.items()])
+        many("INSERT INTO patches VALUES (?,?,?,?,?)", self.patches.values())
+        many("INSERT INTO hunks VALUES (?,?,?,?,?,?,?,?,?,?)",
+             [(sid, patch_id, hunk_id, *row) for patch_id, hunks in self.hunks.items() for hunk_id, row in hunks.items()])
+        many("INSERT INTO tool_invocations VALUES (?,?,?,?,?,?,?,?,?,?)", self.tools.values())
+        many("INSERT INTO router_decisions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", self.decisions.values())
+        many("INSERT INTO router_escalations VALUES (?,?,?,?,?,?)", self.escalations.values())
+        many("INSERT INTO llm_calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", self.llm_calls.values())
+        many("INSERT INTO verifications VALUES (?,?,?,?,?,?,?)", self.verifications.values())
+        many("INSERT INTO approvals VALUES (?,?,?,?,?,?,?,?)", self.approvals.values())
+
+
+def _new(table: dict, key: Any) -> None:
+    # A plain INSERT in projector.py: a second row with this key is its IntegrityError.
+    if key in table:
+        raise Unusual(f"duplicate key {key!r}")
+
+
+def _session_created(f: Fold, seq: int, p: dict) -> None:
+    f.session.update(workspace_root=_ok(p.get("workspace_root")), mode=_ok(p.get("mode")),
+                     prompt=_ok(p.get("prompt")), baseline_commit=_ok(p.get("baseline_commit")))
+
+
+def _state_changed(f: Fold, seq: int, p: dict) -> None:
+    s = f.session
+    if p["to_state"] == "Failed":
+        kind = _text(p.get("error_kind"))
+        s.update(state=_ok(p["to_state"]), state_reason=_ok(p.get("reason", "")), error=_ok(p.get("reason") or "failed"),
+                 last_failure=kind if kind is not None else s["last_failure"] if s["last_failure"] is not None
+                 else "AgentFailure")
+        return
+    s.update(state=_ok(p["to_state"]), state_reason=_ok(p.get("reason", "")), error=None)
+
+
+def _turn_added(f: Fold, seq: int, p: dict) -> None:
+    _new(f.transcript, seq)
+    f.transcript[seq] = (f.sid, seq, p["role"], p.get("content", ""), p.get("reasoning_content"),
+                         _enc(p.get("tool_calls") or []), p.get("tool_call_id"), p.get("agent_role"))
+
+
+def _put_plan(f: Fold, seq: int, plan: dict[str, Any], version: int) -> None:
+    plan_id = _text(plan.get("plan_id") or f"plan-{seq}")
+    old = {step_id: row[2] for step_id, row in f.steps.get(plan_id, {}).items()}
+    f.plans[plan_id] = (f.sid, plan_id, version, _text(plan.get("goal")), _enc(plan), seq)
+    steps: dict[str, list] = {}
+    f.steps[plan_id] = steps
+    for position, step in enumerate(_objects(plan.get("steps"))):
+        step_id = _text(step.get("step_id") or step.get("id") or f"step-{position + 1}")
+        status = _step_status(step) or old.get(step_id) or "pending"
+        steps.pop(step_id, None)  # INSERT OR REPLACE: the row is new, and last
+        steps[step_id] = [position, _text(step.get("title")), status, "", seq]
+    f.session["active_plan_id"] = plan_id
+
+
+def _plan_created(f: Fold, seq: int, p: dict) -> None:
+    plan = p["plan"]
+    _put_plan(f, seq, plan, _int(plan.get("version"), 1))
+
+
+def _plan_revised(f: Fold, seq: int, p: dict) -> None:
+    plan = p["plan"]
+    _put_plan(f, seq, plan, _int(plan.get("version"), p["previous_version"] + 1))
+
+
+def _step_marked(f: Fold, seq: int, p: dict) -> None:
+    status, reason = _opt_key(p["status"]), _ok(p.get("reason", ""))
+    plan_id, step_id = _key(p["plan_id"]), _key(p["step_id"])
+    steps = f.steps.get(plan_id)
+    row = steps.get(step_id) if steps else None
+    if row is not None:
+        row[2:5] = [status, reason, seq]
+        return
+    steps = f.steps.setdefault(plan_id, {})
+    position = max((r[0] for r in steps.values()), default=-1) + 1
+    steps[step_id] = [position, None, status, reason, seq]
+
+
+def _router_decision(f: Fold, seq: int, p: dict) -> None:
+    _new(f.decisions, seq)
+    f.decisions[seq] = (
+        f.sid, seq, p["decision_id"], p["unit"], p["role"], p["score"], p["threshold"], p["profile"],
+        p["model"], int(bool(p.get("escalation"))), _enc(p["reason_codes"]), _enc(p["features"]),
+        _enc(p["weights"]), _enc(p["contributions"]))
+
+
+def _router_escalation(f: Fold, seq: int, p: dict) -> None:
+    _new(f.escalations, seq)
+    f.escalations[seq] = (f.sid, seq, p["decision_id"], p["from_profile"], p["to_profile"], _enc(p["reason_codes"]))
+
+
+def _llm_call(f: Fold, seq: int, p: dict) -> None:
+    _new(f.llm_calls, seq)
+    f.llm_calls[seq] = (
+        f.sid, seq, p["call_id"], p["role"], p["profile"], p["model"], _enc(p.get("usage") or {}),
+        p.get("ttft_ms"), p.get("total_ms"), p.get("retries", 0), p.get("error"), p.get("model_entry"),
+        p.get("started_at"))
+
+
+# tool_invocations: session_id, call_id, tool, arguments, approval, ok, value, error, proposed_seq, result_seq
+def _tool_proposed(f: Fold, seq: int, p: dict) -> None:
+    call_id = _key(p["call_id"])
+    f.tools.pop(call_id, None)  # INSERT OR REPLACE
+    f.tools[call_id] = [f.sid, call_id, _ok(p["tool"]), _enc(p.get("arguments") or {}), None, None, None, None, seq, None]
+
+
+def _tool_approved(f: Fold, seq: int, p: dict) -> None:
+    call_id, tool, answer = _key(p["call_id"]), _ok(p["tool"]), _ok(p["answer"])
+    row = f.tools.get(call_id)
+    if row is None:
+        f.tools[call_id] = [f.sid, call_id, tool, "{}", answer, None, None, None, seq, None]
+    else:
+        row[4] = answer
+
+
+def _tool_result(f: Fold, seq: int, p: dict) -> None:
+    call_id, tool = _key(p["call_id"]), _ok(p["tool"])
+    ok, value, error = int(bool(p["ok"])), _enc(p.get("value")), _ok(p.get("error"))
+    row = f.tools.get(call_id)
+    if row is None:
+        f.tools[call_id] = [f.sid, call_id, tool, "{}", None, ok, value, error, seq, seq]
+    else:
+        row[5:8] = [ok, value, error]
+        row[9] = seq
+
+
+# hunks after (session_id, patch_id, hunk_id): position, file, status, applied_via, checkpoint_id, data, updated_seq
+def _patch_staged(f: Fold, seq: int, p: dict) -> None:
+    patch_id = _key(p["patch_id"])
+    row = (f.sid, patch_id, _enc(p["files"]), _ok(p.get("diff", "")), seq)
+    rows = [(_text(hunk.get("hunk_id") or hunk.get("id") or f"h{position + 1}"),
+             [position, _opt_key(_text(hunk.get("file"))), _text(hunk.get("status") or "pending"), None, None, _enc(hunk),
+              seq])
+            for position, hunk in enumerate(_objects(p["hunks"]))]
+    f.patches.pop(patch_id, None)
+    f.patches[patch_id] = row
+    hunks = f.hunks.setdefault(patch_id, {})
+    for hunk_id, hunk in rows:
+        hunks.pop(hunk_id, None)
+        hunks[hunk_id] = hunk
+
+
+def _named_hunks(f: Fold, p: dict, statuses: tuple[str, ...] | None) -> list[list]:
+    """The hunks an event names (projector._hunk_filter): its hunk_ids, else its files, else all."""
+    hunks = f.hunks.get(_key(p["patch_id"]), {})
+    if p.get("hunk_ids"):
+        wanted = {_key(h) for h in list(p["hunk_ids"])}
+        rows = [row for hunk_id, row in hunks.items() if hunk_id in wanted]
+    elif p.get("files") or p.get("file"):
+        files = {_key(x) for x in list(p.get("files") or [p["file"]])}
+        rows = [row for row in hunks.values() if row[1] in files]
+    else:
+        rows = list(hunks.values())
+    if statuses:
+        rows = [row for row in rows if row[2] in statuses]
+    return rows
+
+
+def _patch_applied(f: Fold, seq: int, p: dict) -> None:
+    via, checkpoint = _ok(p.get("via")), _opt_key(p.get("checkpoint_id"))
+    for row in _named_hunks(f, p, None):
+        row[2:5] = ["applied", via, checkpoint]
+        row[6] = seq
+
+
+def _set_status(f: Fold, seq: int, p: dict, status: str, only: tuple[str, ...]) -> None:
+    for row in _named_hunks(f, p, only):
+        row[2] = status
+        row[6] = seq
+
+
+def _patch_rejected(f: Fold, seq: int, p: dict) -> None:
+    _set_status(f, seq, {**p, "files": None}, "rejected", ("pending", "conflict"))
+
+
+def _patch_conflict(f: Fold, seq: int, p: dict) -> None:
+    _set_status(f, seq, p, "conflict", ("pending",))
+
+
+def _checkpoint_restored(f: Fold, seq: int, p: dict) -> None:
+    checkpoint = _key(p["checkpoint_id"])
+    for hunks in f.hunks.values():
+        for row in hunks.values():
+            if row[4] == checkpoint and row[2] == "applied":
+                row[2] = "reverted"
+                row[6] = seq
+
+
+def _verification_run(f: Fold, seq: int, p: dict) -> None:
+    _new(f.verifications, seq)
+    f.verifications[seq] = (f.sid, seq, p["command"], p.get("exit_code"), int(bool(p["ok"])), p.get("duration_ms"),
+                            p.get("fingerprint"))
+
+
+def _failure_classified(f: Fold, seq: int, p: dict) -> None:
+    f.session["last_failure"] = _opt_key(p["failure_class"])
+
+
+def _approval_requested(f: Fold, seq: int, p: dict) -> None:
+    request_id = _key(p["request_id"])
+    f.approvals.pop(request_id, None)
+    f.approvals[request_id] = [f.sid, request_id, _ok(p["kind"]), _ok(p["title"]), _ok(p.get("detail", "")), None,
+                               seq, None]
+
+
+def _approval_resolved(f: Fold, seq: int, p: dict) -> None:
+    answer, request_id = _ok(p["answer"]), _key(p["request_id"])
+    row = f.approvals.get(request_id)
+    if row is not None:
+        row[5], row[7] = answer, seq
+
+
+_HANDLERS = {
+    "SessionCreated@v1": _session_created,
+    "SessionStateChanged@v1": _state_changed,
+    "TurnAdded@v1": _turn_added,
+    "PlanCreated@v1": _plan_created,
+    "PlanRevised@v1": _plan_revised,
+    "StepMarked@v1": _step_marked,
+    "RouterDecision@v1": _router_decision,
+    "RouterEscalation@v1": _router_escalation,
+    "LLMCall@v1": _llm_call,
+    "ToolProposed@v1": _tool_proposed,
+    "ToolApproved@v1": _tool_approved,
+    "ToolResult@v1": _tool_result,
+    "PatchStaged@v1": _patch_staged,
+    "PatchApplied@v1": _patch_applied,
+    "PatchRejected@v1": _patch_rejected,
+    "PatchConflict@v1": _patch_conflict,
+    "CheckpointRestored@v1": _checkpoint_restored,
+    "VerificationRun@v1": _verification_run,
+    "FailureClassified@v1": _failure_classified,
+    "ApprovalRequested@v1": _approval_requested,
+    "ApprovalResolved@v1": _approval_resolved,
+}
