@@ -127,7 +127,7 @@ class HardenedProtocol(LanguageServerProtocol):
             self.stats["rejected"] += 1
             log.warning("transport: rejected a message (%s): %s", rejected.code, cap(str(rejected), 200))
             self._reply_error(rejected.msg_id if rejected.msg_id is not None else msg_id, rejected.code, str(rejected))
-        except Exception as error:  # noqa: BLE001 - one message must not stop the server
+        except Exception as error:
             log.exception("transport: could not handle a message")
             internal = types.ErrorCodes.InternalError.value
             if msg_id is not None and msg_id in self._inflight:
@@ -353,6 +353,20 @@ class HardenedProtocol(LanguageServerProtocol):
                 data=error.data if len(json.dumps(error.data, default=str)) <= self.limits.max_error_chars else None,
             )
         super()._send_response(msg_id, result, error)
+
+    def _send_data(self, data: Any) -> None:
+        # pygls logs an answer it cannot encode and sends nothing, and the client waits forever
+        # (never a hang): an answer that does not encode becomes an error to the same request.
+        if getattr(data, "result", None) is not None and not hasattr(data, "method"):
+            try:
+                json.dumps(data, default=self._serialize_message)
+            except Exception as exc:
+                log.exception("transport: the answer to request %s could not be encoded", cap(repr(data.id), 60))
+                data = types.ResponseErrorMessage(id=data.id, error=types.ResponseError(
+                    code=types.ErrorCodes.InternalError.value,
+                    message=cap(f"deepseek-ls could not encode its answer ({type(exc).__name__}: {exc}); "
+                                "this is a bug in deepseek-ls: the server log has the details")))
+        super()._send_data(data)
 
     def send_request(self, method: str, params: Any | None = None, callback: Any = None, msg_id: Any = None) -> Any:
         msg_id = msg_id if msg_id is not None else str(uuid.uuid4())
