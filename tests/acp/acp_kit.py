@@ -21,9 +21,11 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, AsyncIterator
 
 import pytest
+import pytest_asyncio
 
 from acp import PROTOCOL_VERSION, spawn_agent_process  # type: ignore[attr-defined]
 from acp.schema import (
@@ -118,14 +120,14 @@ class Switchboard:
             raise RuntimeError(f"a call for session {session_id} before any test")
         return client
 
-    async def open(self, conn: Any, client: RecordingClient, workspace: Path, mode: str | None = None) -> str:
-        """A new session in `workspace` whose calls go to `client` (this test's)."""
+    async def open(self, conn: Any, client: RecordingClient, workspace: Path, mode: str | None = None) -> Any:
+        """A new session in `workspace` whose calls go to `client` (this test's); its `session/new` answer."""
         self.current = client
         new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         self.owners[new.session_id] = client
         if mode:
             await conn.set_session_mode(session_id=new.session_id, mode_id=mode)
-        return new.session_id
+        return new
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         await self._client(session_id).session_update(session_id, update, **kwargs)
@@ -156,6 +158,39 @@ async def shared_acp_agent(fake, tmp: Path) -> AsyncIterator[tuple[Switchboard, 
     async with acp_agent(board, home, env) as (conn, proc):
         await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=FS)
         yield board, conn, proc
+
+
+# The fixtures of a file whose tests share one agent process: import them into the test module
+# (`from acp_kit import agent, fake_deepseek, shared_fake`); `fake_deepseek` then is the shared fake,
+# emptied for each test.
+@pytest.fixture(scope="module")
+def shared_fake() -> Iterator[Any]:
+    from deepseek_ls.testkit.fake_deepseek import FakeDeepSeek
+
+    with FakeDeepSeek() as fake:
+        yield fake
+
+
+@pytest.fixture
+def fake_deepseek(shared_fake: Any) -> Any:
+    shared_fake.reset()
+    return shared_fake
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def agent(shared_fake: Any, tmp_path_factory: pytest.TempPathFactory):
+    async with shared_acp_agent(shared_fake, tmp_path_factory.mktemp("acp-agent")) as shared:
+        yield shared
+
+
+@contextlib.asynccontextmanager
+async def shared_session(agent: tuple[Switchboard, Any, Any], client: RecordingClient, workspace: Path,
+                         mode: str | None = None) -> AsyncIterator[tuple[Any, Any]]:
+    """A session of the shared agent in this test's workspace, its calls answered by `client`:
+    the connection and the `session/new` answer."""
+    board, conn, proc = agent
+    yield conn, await board.open(conn, client, workspace, mode)
+    assert proc.returncode is None, "the shared ACP agent exited"
 
 
 def agent_env(fake, tmp: Path) -> dict[str, str]:

@@ -1,6 +1,9 @@
 """`deepseek-ls acp` end to end with the ACP SDK's own client side, against the fake DeepSeek
 server over HTTP: prompt -> plan -> diff shown -> permission -> file written through the client ->
-verified; then the session is loaded in a new process and replayed with `deepseek-ls replay`."""
+verified; then the session is loaded in a new process and replayed with `deepseek-ls replay`.
+
+That first test starts its own processes (it is about them); the others share one agent process,
+each with its own client, workspace, session and an emptied fake."""
 
 from __future__ import annotations
 
@@ -14,12 +17,15 @@ import pytest
 
 from acp import PROTOCOL_VERSION, text_block
 from acp.exceptions import RequestError
-from acp_kit import CLI, FS, RecordingClient, acp_agent, agent_env, fix_add_workspace
+from acp_kit import CLI, FS, RecordingClient, acp_agent, agent_env, fix_add_workspace, shared_session
+from acp_kit import agent, fake_deepseek, shared_fake  # noqa: F401 - the shared agent's fixtures
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenarios"))
 from scenario_kit import APP, diff, plan_json  # noqa: E402
 
 FIX = diff("app.py", ["    return a - b"], ["    return a + b"], start=6)
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 @pytest.fixture
@@ -86,24 +92,20 @@ async def test_prompt_plans_asks_permission_writes_through_the_client_and_resume
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-async def test_no_unapproved_exec_rejecting_permission_changes_nothing(fake_deepseek, workspace, tmp_path):
+async def test_no_unapproved_exec_rejecting_permission_changes_nothing(agent, fake_deepseek, workspace):
     _script(fake_deepseek)
     client = RecordingClient("reject_once")
-    async with acp_agent(client, workspace, agent_env(fake_deepseek, tmp_path)) as (conn, _):
-        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=FS)
-        new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+    async with shared_session(agent, client, workspace) as (conn, new):
         answer = await conn.prompt(session_id=new.session_id, prompt=[text_block("Fix add")])
         assert answer.stop_reason == "end_turn"
     assert "a - b" in (workspace / "app.py").read_text() and client.writes == []
     assert "[Paused]" in client.text("agent_message_chunk")
 
 
-async def test_plan_mode_only_plans(fake_deepseek, workspace, tmp_path):
+async def test_plan_mode_only_plans(agent, fake_deepseek, workspace):
     _script(fake_deepseek)
     client = RecordingClient()
-    async with acp_agent(client, workspace, agent_env(fake_deepseek, tmp_path)) as (conn, _):
-        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=FS)
-        new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+    async with shared_session(agent, client, workspace) as (conn, new):
         await conn.set_session_mode(session_id=new.session_id, mode_id="plan")
         answer = await conn.prompt(session_id=new.session_id, prompt=[text_block("Fix add")])
         assert answer.stop_reason == "end_turn"
@@ -112,13 +114,11 @@ async def test_plan_mode_only_plans(fake_deepseek, workspace, tmp_path):
     assert "Plan ready (1 steps)" in client.text("agent_message_chunk")
 
 
-async def test_cancel_mid_turn_answers_cancelled_and_pauses(fake_deepseek, workspace, tmp_path):
+async def test_cancel_mid_turn_answers_cancelled_and_pauses(agent, fake_deepseek, workspace):
     fake_deepseek.add({"match": {"role": "planner"}, "content": plan_json(("Fix add", ["app.py"])),
                        "chunk_delay": 0.2, "chunk_chars": 4})
     client = RecordingClient()
-    async with acp_agent(client, workspace, agent_env(fake_deepseek, tmp_path)) as (conn, _):
-        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=FS)
-        new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+    async with shared_session(agent, client, workspace) as (conn, new):
         turn = asyncio.create_task(conn.prompt(session_id=new.session_id, prompt=[text_block("Fix add")]))
         while not client.updates or not any(getattr(u, "session_update", "") == "agent_thought_chunk" for u in client.updates):
             await asyncio.sleep(0.05)
@@ -141,11 +141,9 @@ async def test_cancel_mid_turn_answers_cancelled_and_pauses(fake_deepseek, works
         pytest.param(lambda c, s: c.ext_method("deepseek/nothing", {}), -32601, id="unknown-method"),
     ],
 )
-async def test_always_answers_bad_calls_with_errors(fake_deepseek, workspace, tmp_path, call, code):
+async def test_always_answers_bad_calls_with_errors(agent, fake_deepseek, workspace, call, code):
     client = RecordingClient()
-    async with acp_agent(client, workspace, agent_env(fake_deepseek, tmp_path)) as (conn, _):
-        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=FS)
-        new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+    async with shared_session(agent, client, workspace) as (conn, new):
         with pytest.raises(RequestError) as err:
             await asyncio.wait_for(call(conn, new.session_id), 30)
         assert err.value.code == code
@@ -153,11 +151,9 @@ async def test_always_answers_bad_calls_with_errors(fake_deepseek, workspace, tm
         assert (await conn.list_sessions(cwd=str(workspace))).sessions
 
 
-async def _applied_then(client: RecordingClient, workspace: Path, env: dict, between, prompt: str = "/undo") -> str:
+async def _applied_then(agent, client: RecordingClient, workspace: Path, between, prompt: str = "/undo") -> str:
     """Run the fix through the client, let `between()` play the person, then send `prompt`; the answer's text."""
-    async with acp_agent(client, workspace, env) as (conn, _):
-        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=FS)
-        new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+    async with shared_session(agent, client, workspace) as (conn, new):
         assert (await conn.prompt(session_id=new.session_id, prompt=[text_block("Fix add")])).stop_reason == "end_turn"
         assert "return a + b" in (workspace / "app.py").read_text()
         between()
@@ -168,10 +164,10 @@ async def _applied_then(client: RecordingClient, workspace: Path, env: dict, bet
                    if getattr(u, "session_update", None) == "agent_message_chunk")
 
 
-async def test_undo_command_takes_the_apply_back_through_the_client(fake_deepseek, workspace, tmp_path):
+async def test_undo_command_takes_the_apply_back_through_the_client(agent, fake_deepseek, workspace):
     _script(fake_deepseek)
     client = RecordingClient("allow_once")
-    said = await _applied_then(client, workspace, agent_env(fake_deepseek, tmp_path), lambda: None)
+    said = await _applied_then(agent, client, workspace, lambda: None)
     assert (workspace / "app.py").read_text() == APP
     assert [p for p, _ in client.writes] == [str(workspace / "app.py")] * 2, "the undo went through fs/write_text_file"
     assert "Undid the latest apply (app.py)" in said
@@ -179,31 +175,29 @@ async def test_undo_command_takes_the_apply_back_through_the_client(fake_deepsee
     assert "undo" in {c.name for c in commands[-1].available_commands}
 
 
-async def test_never_clobber_undo_keeps_what_was_typed_since(fake_deepseek, workspace, tmp_path):
+async def test_never_clobber_undo_keeps_what_was_typed_since(agent, fake_deepseek, workspace):
     _script(fake_deepseek)
     client = RecordingClient("allow_once")
     app = workspace / "app.py"
-    said = await _applied_then(client, workspace, agent_env(fake_deepseek, tmp_path),
+    said = await _applied_then(agent, client, workspace,
                                lambda: app.write_text("# typed after the apply\n" + app.read_text()))
     assert app.read_text() == "# typed after the apply\n" + APP
     assert "Edits made since were kept in app.py" in said
 
 
-async def test_never_clobber_undo_refuses_over_an_edit_of_the_same_lines(fake_deepseek, workspace, tmp_path):
+async def test_never_clobber_undo_refuses_over_an_edit_of_the_same_lines(agent, fake_deepseek, workspace):
     _script(fake_deepseek)
     client = RecordingClient("allow_once")
     app = workspace / "app.py"
-    said = await _applied_then(client, workspace, agent_env(fake_deepseek, tmp_path),
+    said = await _applied_then(agent, client, workspace,
                                lambda: app.write_text(app.read_text().replace("a + b", "a + b  # mine")))
     assert "a + b  # mine" in app.read_text(), "the person's edit stays"
     assert "[undo refused]" in said and len(client.writes) == 1
 
 
-async def test_undo_with_nothing_applied_says_so(fake_deepseek, workspace, tmp_path):
+async def test_undo_with_nothing_applied_says_so(agent, fake_deepseek, workspace):
     client = RecordingClient()
-    async with acp_agent(client, workspace, agent_env(fake_deepseek, tmp_path)) as (conn, _):
-        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=FS)
-        new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+    async with shared_session(agent, client, workspace) as (conn, new):
         answer = await conn.prompt(session_id=new.session_id, prompt=[text_block("/undo")])
         assert answer.stop_reason == "end_turn"
         compacted = await conn.prompt(session_id=new.session_id, prompt=[text_block("/compact the tests")])

@@ -18,13 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from acp import PROTOCOL_VERSION, text_block
 from acp.exceptions import RequestError
 from acp.schema import AllowedOutcome, ReadTextFileResponse, RequestPermissionResponse
-from acp_kit import FS, RecordingClient, acp_agent, agent_env, events_of, fix_add_workspace, shared_acp_agent
-from deepseek_ls.testkit.fake_deepseek import FakeDeepSeek
+from acp_kit import FS, RecordingClient, acp_agent, agent_env, events_of, fix_add_workspace, shared_session
+from acp_kit import agent, fake_deepseek, shared_fake  # noqa: F401 - the shared agent's fixtures
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenarios"))
 from scenario_kit import APP, diff, plan_json  # noqa: E402
@@ -41,31 +40,11 @@ def workspace(tmp_path: Path) -> Path:
     return fix_add_workspace(tmp_path)
 
 
-@pytest.fixture(scope="module")
-def shared_fake():
-    with FakeDeepSeek() as fake:
-        yield fake
-
-
-@pytest.fixture
-def fake_deepseek(shared_fake: FakeDeepSeek) -> FakeDeepSeek:
-    """This file's fake, emptied for each test (the shared agent process talks to it)."""
-    shared_fake.reset()
-    return shared_fake
-
-
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def agent(shared_fake: FakeDeepSeek, tmp_path_factory: pytest.TempPathFactory):
-    async with shared_acp_agent(shared_fake, tmp_path_factory.mktemp("acp-agent")) as shared:
-        yield shared
-
-
 @contextlib.asynccontextmanager
 async def _session(agent, client: RecordingClient, workspace: Path, mode: str | None = None):
-    """A session of the shared agent in this test's workspace, its calls answered by `client`."""
-    board, conn, proc = agent
-    yield conn, await board.open(conn, client, workspace, mode)
-    assert proc.returncode is None, "the shared ACP agent exited"
+    """A session of the shared agent in this test's workspace: the connection and its id."""
+    async with shared_session(agent, client, workspace, mode) as (conn, new):
+        yield conn, new.session_id
 
 
 def _script(fake) -> None:
