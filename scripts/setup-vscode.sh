@@ -14,6 +14,14 @@ log() { echo "[setup-vscode] $*" >&2; }
 # node-gyp splits include paths at spaces: in a checkout whose path has one, code-server's
 # native modules (argon2: "napi.h: No such file or directory") fail to build. Such a checkout
 # gets code-server in a space-free directory of its own, linked from .tools/code-server.
+# The link made once is kept while it leads to a whole install: a process with another HOME (the
+# tests give each of theirs a private one) would otherwise relink it to an empty directory and
+# reinstall, while other processes run the code-server that just went away.
+cs_linked="$(readlink "$CS_PREFIX" 2>/dev/null || true)"
+if [ -n "$cs_linked" ] && [ -d "$cs_linked/node_modules/code-server/lib/vscode/node_modules" ] &&
+   grep -qs "\"version\": \"$CODE_SERVER_VERSION\"" "$cs_linked/node_modules/code-server/package.json"; then
+  CS_PREFIX="$cs_linked"
+fi
 case "$CS_PREFIX" in
   *[[:space:]]*)
     cs_home="${XDG_CACHE_HOME:-$HOME/.cache}/deepseek-ls-dev"
