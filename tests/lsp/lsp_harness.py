@@ -167,6 +167,35 @@ def decode_code_actions_as_editors_do(client) -> None:
     converter.register_structure_hook(Union[types.Command, types.CodeAction], hook)  # noqa: UP007
 
 
+# Scripted answers to window/showMessageRequest that are no item: the person never answers
+# ("never"), or answers elsewhere, with deepseek.deny ("command") or deepseek.cancel ("cancel").
+HELD_ANSWERS = ("never", "command", "cancel")
+
+
+def script_message_answers(client, scripted: Any) -> asyncio.Event:
+    """Answer the server's window/showMessageRequest as `scripted.answer` says at the time: an item's
+    title, None (dismissed), or one of HELD_ANSWERS (held until the returned event is set, then
+    dismissed). Each request is appended to `scripted.asked`. Set the event before stopping."""
+    held = asyncio.Event()
+
+    async def show_message_request(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+        scripted.asked.append(params)
+        if scripted.answer in HELD_ANSWERS:
+            await held.wait()
+            return None
+        return types.MessageActionItem(title=scripted.answer) if scripted.answer else None
+
+    client.protocol.fm.features.pop(types.WINDOW_SHOW_MESSAGE_REQUEST, None)
+    client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(show_message_request)
+    return held
+
+
+async def set_code_actions(client, **switches: bool) -> None:
+    """Change the `[code_actions]` switches as an editor does, and return once the server has them."""
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"code_actions": switches}))
+    await client.protocol.send_request_async("deepseek/status", {})  # answered after the notification
+
+
 async def run(client, command: str, args: dict) -> object:
     return await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command=command, arguments=[args])

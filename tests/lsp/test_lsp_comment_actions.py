@@ -21,9 +21,18 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from lsp_harness import BufferEditor, EditorState, file_uri, run, start_client, wait_until
+from lsp_harness import (
+    BufferEditor,
+    EditorState,
+    decode_code_actions_as_editors_do,
+    file_uri,
+    run,
+    script_message_answers,
+    set_code_actions,
+    start_client,
+    wait_until,
+)
 from lsprotocol import types
-from test_lsp_hunk_code_actions import decode_code_actions_as_editors_do
 
 from deepseek_ls.lsp import names
 from deepseek_ls.testkit.fake_deepseek import FakeDeepSeek
@@ -90,9 +99,7 @@ class Lsp:
         return await asyncio.wait_for(task, 120)
 
     async def settings(self, **code_actions: bool) -> None:
-        self.client.workspace_did_change_configuration(
-            types.DidChangeConfigurationParams(settings={"code_actions": code_actions}))
-        await self.client.protocol.send_request_async(names.REQ_STATUS, {})  # answered after the notification
+        await set_code_actions(self.client, **code_actions)
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
@@ -108,17 +115,7 @@ async def lsp(tmp_path_factory: pytest.TempPathFactory):
     client, state, _ = await start_client(root, "neovim", env, initialization_options=settings)
     decode_code_actions_as_editors_do(client)
     shared = Lsp(client, state, root, fake, BufferEditor(client, state, root))
-    never = asyncio.Event()
-
-    async def show_message_request(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
-        shared.asked.append(params)
-        if shared.answer in ("never", "command", "cancel"):
-            await never.wait()
-            return None
-        return types.MessageActionItem(title=shared.answer) if shared.answer else None
-
-    client.protocol.fm.features.pop(types.WINDOW_SHOW_MESSAGE_REQUEST, None)
-    client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(show_message_request)
+    never = script_message_answers(client, shared)
     try:
         yield shared
     finally:

@@ -29,6 +29,8 @@ from lsp_harness import (
     file_uri,
     open_doc,
     run,
+    script_message_answers,
+    set_code_actions,
     start_client,
 )
 from lsprotocol import types
@@ -90,9 +92,7 @@ class Lsp:
                 if r.endpoint != "models" and (role is None or r.role == role)]
 
     async def settings(self, **code_actions: bool) -> None:
-        self.client.workspace_did_change_configuration(
-            types.DidChangeConfigurationParams(settings={"code_actions": code_actions}))
-        await self.client.protocol.send_request_async(names.REQ_STATUS, {})  # answered after the notification
+        await set_code_actions(self.client, **code_actions)
 
 
 async def start(tmp: Path, fake: FakeDeepSeek, capabilities: types.ClientCapabilities | None) -> Lsp:
@@ -105,18 +105,7 @@ async def start(tmp: Path, fake: FakeDeepSeek, capabilities: types.ClientCapabil
     client, state, _ = await start_client(root, "neovim", env, initialization_options=settings, capabilities=capabilities)
     decode_code_actions_as_editors_do(client)
     lsp = Lsp(client, state, root, fake)
-    never = asyncio.Event()
-
-    async def show_message_request(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
-        lsp.asked.append(params)
-        if lsp.answer == "never":
-            await never.wait()
-        return types.MessageActionItem(title=lsp.answer) if lsp.answer not in (None, "never") else None
-
-    client.protocol.fm.features.pop(types.WINDOW_SHOW_MESSAGE_REQUEST, None)
-    client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(show_message_request)
-
-    lsp.never = never  # type: ignore[attr-defined]
+    lsp.never = script_message_answers(client, lsp)  # type: ignore[attr-defined]
     return lsp
 
 

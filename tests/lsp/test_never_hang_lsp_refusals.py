@@ -33,6 +33,7 @@ from lsp_harness import (
     EditorState,
     file_uri,
     run,
+    script_message_answers,
     start_client,
     wait_until,
 )
@@ -107,17 +108,7 @@ async def lsp(tmp_path_factory: pytest.TempPathFactory):
     client, state, _ = await start_client(root, "neovim", env, initialization_options=settings)
     shared = Lsp(client, state, root, fake, PatchStore(root, state_dir(root), policy=PathPolicy(root),
                                                       gate=SafetyGate(max_loc_without_approval=1)))
-    never = asyncio.Event()
-
-    async def show_message_request(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
-        shared.asked.append(params)
-        if shared.answer in ("never", "command"):
-            await never.wait()
-            return None
-        return types.MessageActionItem(title=shared.answer) if shared.answer else None
-
-    client.protocol.fm.features.pop(types.WINDOW_SHOW_MESSAGE_REQUEST, None)
-    client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(show_message_request)
+    never = script_message_answers(client, shared)
 
     @client.feature(names.NOTIFY_QUESTION)
     def question(params: Any) -> None:
