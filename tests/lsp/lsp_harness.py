@@ -4,6 +4,8 @@ client that answers like an editor and records what it received."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -101,6 +103,25 @@ async def start_client(
         )
     )
     return client, state, result
+
+
+# No index, no retries, and an approval nobody answers ends after 1 s: the agent tests' settings.
+AGENT_SETTINGS = {"index": {"enabled": False}, "llm": {"max_retries": 0}, "policy": {"approval_timeout_seconds": 1}}
+
+
+async def start_on_git_workspace(
+    tmp: Path, fake: Any, settings: Any = None, capabilities: types.ClientCapabilities | None = None,
+) -> tuple[Path, LanguageClient, EditorState]:
+    """A new git workspace under `tmp` (its path with a space) and the real server on it as Neovim
+    starts it: the fake DeepSeek as its model, a user config of its own, the PATH this process has."""
+    root = tmp / "ws with space"
+    root.mkdir()
+    await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(root)], check=True)
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp / "xdg-config"), "DEEPSEEK_BASE_URL": fake.base_url,
+           "DEEPSEEK_API_KEY": "test-key"}
+    client, state, _ = await start_client(root, "neovim", env, initialization_options=settings or AGENT_SETTINGS,
+                                          capabilities=capabilities)
+    return root, client, state
 
 
 async def wait_until(predicate: Callable[[], Any], timeout: float = 60.0) -> Any:

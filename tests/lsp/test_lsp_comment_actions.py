@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +27,7 @@ from lsp_harness import (
     run,
     script_message_answers,
     set_code_actions,
-    start_client,
+    start_on_git_workspace,
     wait_until,
 )
 from lsprotocol import types
@@ -105,14 +103,8 @@ class Lsp:
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def lsp(tmp_path_factory: pytest.TempPathFactory):
     tmp = tmp_path_factory.mktemp("comment-actions")
-    root = tmp / "ws with space"
-    root.mkdir()
-    await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(root)], check=True)
     fake = FakeDeepSeek().start()
-    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp / "xdg-config"), "DEEPSEEK_BASE_URL": fake.base_url,
-           "DEEPSEEK_API_KEY": "test-key"}
-    settings = {"index": {"enabled": False}, "llm": {"max_retries": 0}, "policy": {"approval_timeout_seconds": 1}}
-    client, state, _ = await start_client(root, "neovim", env, initialization_options=settings)
+    root, client, state = await start_on_git_workspace(tmp, fake)
     decode_code_actions_as_editors_do(client)
     shared = Lsp(client, state, root, fake, BufferEditor(client, state, root))
     never = script_message_answers(client, shared)

@@ -12,9 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +29,7 @@ from lsp_harness import (
     run,
     script_message_answers,
     set_code_actions,
-    start_client,
+    start_on_git_workspace,
 )
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -96,13 +94,7 @@ class Lsp:
 
 
 async def start(tmp: Path, fake: FakeDeepSeek, capabilities: types.ClientCapabilities | None) -> Lsp:
-    root = tmp / "ws with space"
-    root.mkdir()
-    await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(root)], check=True)
-    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp / "xdg"), "DEEPSEEK_BASE_URL": fake.base_url,
-           "DEEPSEEK_API_KEY": "test-key", "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
-    settings = {"index": {"enabled": False}, "llm": {"max_retries": 0}, "policy": {"approval_timeout_seconds": 1}}
-    client, state, _ = await start_client(root, "neovim", env, initialization_options=settings, capabilities=capabilities)
+    root, client, state = await start_on_git_workspace(tmp, fake, capabilities=capabilities)
     decode_code_actions_as_editors_do(client)
     lsp = Lsp(client, state, root, fake)
     lsp.never = script_message_answers(client, lsp)  # type: ignore[attr-defined]
