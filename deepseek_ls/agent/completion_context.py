@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from deepseek_ls.index.comment_syntax import SYNTAX
 from deepseek_ls.index.languages import language_for
 from deepseek_ls.llm.tokens import CHARS_PER_TOKEN
 
@@ -24,8 +25,6 @@ _COMMON = frozenset(
     "extends false final finally for from func function if impl import in interface is lambda let match mut "
     "new none not null pass pub raise return self static struct super switch this throw true try type use "
     "var void while with yield print len str int list dict".split())
-_HASH_COMMENT = {"python", "shell", "ruby", "perl", "toml", "yaml", "r", "elixir", "make", "dockerfile", "cmake"}
-_DASH_COMMENT = {"lua", "sql", "haskell"}
 
 
 @dataclass(frozen=True)
@@ -39,13 +38,10 @@ class Window:
 
 
 def comment_marker(path: str) -> str:
-    """The line-comment marker of `path`'s language (snippets are sent as comments)."""
-    language = language_for(path)
-    if language in _HASH_COMMENT:
-        return "#"
-    if language in _DASH_COMMENT:
-        return "--"
-    return "//"
+    """The line-comment marker of `path`'s language (snippets are sent as comments); `//` where it
+    has none or we cannot place it."""
+    syntax = SYNTAX.get(language_for(path))
+    return syntax.line[0] if syntax is not None and syntax.line else "//"
 
 
 def cut_window(text: str, offset: int, budget_chars: int) -> tuple[str, str]:
