@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import attrs
 from lsprotocol import types
 
 from deepseek_ls.lsp import code_actions, names, params
@@ -59,10 +58,10 @@ def actions(ls: DeepSeekServer, p: types.CodeActionParams) -> list[types.CodeAct
                                 "diagnostic": _diagnostic(diagnostic)}
         if version is not None:
             args["version"] = version
-        short, echo = title(diagnostic), _echo(diagnostic)
+        short = title(diagnostic)
         for label, command in ((f"DeepSeek: Fix {short}", names.CMD_FIX_DIAGNOSTIC),
                                (f"DeepSeek: Explain {short}", names.CMD_EXPLAIN_DIAGNOSTIC)):
-            out.append(types.CodeAction(title=label, kind=types.CodeActionKind.QuickFix, diagnostics=[echo],
+            out.append(types.CodeAction(title=label, kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic],
                                         command=types.Command(title=label, command=command, arguments=[args])))
     return out
 
@@ -70,14 +69,6 @@ def actions(ls: DeepSeekServer, p: types.CodeActionParams) -> list[types.CodeAct
 def _range(r: types.Range) -> dict[str, Any]:
     return {"start": {"line": r.start.line, "character": r.start.character},
             "end": {"line": r.end.line, "character": r.end.character}}
-
-
-def _echo(d: types.Diagnostic) -> types.Diagnostic:
-    """The diagnostic as it came, to send back in the action: the strict decoder leaves its enums
-    plain ints (`transport/decoding.py`), which the encoder cannot write."""
-    return attrs.evolve(
-        d, severity=types.DiagnosticSeverity(d.severity) if d.severity is not None else None,
-        tags=[types.DiagnosticTag(t) for t in d.tags] if d.tags is not None else None)
 
 
 def _diagnostic(d: types.Diagnostic) -> dict[str, Any]:

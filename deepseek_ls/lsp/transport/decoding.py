@@ -10,6 +10,7 @@ still be answered to its id) and strings holding an unpaired UTF-16 surrogate.
 
 from __future__ import annotations
 
+import enum
 import functools
 import json
 import re
@@ -52,16 +53,28 @@ def uri_problem(uri: str) -> str | None:
     return None
 
 
-def _strict_str(value: Any, _: Any) -> str:
+def _member(value: Any, cls: Any) -> Any:
+    """`value` as a member of `cls` when `cls` is one of lsprotocol's enums (they subclass int or
+    str, so the hooks below are theirs too) and `value` one of its members; else `value` itself,
+    as the client sent it (a newer client's value is not an error)."""
+    if isinstance(cls, type) and issubclass(cls, enum.Enum):
+        try:
+            return cls(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _strict_str(value: Any, cls: Any) -> str:
     if not isinstance(value, str):
         raise TypeError(f"expected a string, got {json_type(value)}")
-    return value
+    return _member(value, cls)
 
 
-def _strict_int(value: Any, _: Any) -> int:
+def _strict_int(value: Any, cls: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"expected an integer, got {json_type(value)}")
-    return value
+    return _member(value, cls)
 
 
 def _strict_float(value: Any, _: Any) -> float:

@@ -96,3 +96,19 @@ def test_strict_converter_refuses_coercion() -> None:
     with pytest.raises(Exception):
         converter.structure({"line": True, "character": 0}, types.Position)
     assert converter.structure({"line": 1, "character": 2}, types.Position) == types.Position(line=1, character=2)
+
+
+def test_the_strict_decoder_gives_lsprotocols_enums_their_members() -> None:
+    """An enum field (they subclass int or str) decodes to its member, so an object the server sends
+    back encodes; a value the enum does not know (a newer client's) stays as it came, not an error."""
+    from lsprotocol import types
+
+    converter = strict_converter()
+    where = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
+    known = converter.structure({"range": where, "message": "m", "severity": 1, "tags": [1]}, types.Diagnostic)
+    assert known.severity is types.DiagnosticSeverity.Error and known.tags == (types.DiagnosticTag.Unnecessary,)
+    assert converter.unstructure(known)["severity"] == 1
+    assert converter.structure({"range": where, "message": "m", "severity": 9}, types.Diagnostic).severity == 9
+    with pytest.raises(Exception) as refused:
+        converter.structure({"range": where, "message": "m", "severity": "1"}, types.Diagnostic)
+    assert "expected an integer" in decode_problem(refused.value)
