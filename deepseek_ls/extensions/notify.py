@@ -76,8 +76,10 @@ class NotifyingUI:
                     told(title, message, session_id=session_id, waiting=waiting)
                 except Exception:  # an adapter's notice is a courtesy: logged, never the work's failure
                     log.exception("telling the editor failed")
-        await asyncio.gather(self._hook(message, title, session_id),
-                             desktop(title, message) if self.config.enabled and self.config.desktop else _nothing())
+        side_by_side = [self._hook(message, title, session_id)]
+        if self.config.enabled and self.config.desktop:
+            side_by_side.append(desktop(title, message))
+        await asyncio.gather(*side_by_side)
 
     async def _hook(self, message: str, title: str, session_id: str | None) -> None:
         if self.fire_hook is None:
@@ -86,10 +88,6 @@ class NotifyingUI:
             await self.fire_hook(message, title, session_id)
         except Exception:  # a hook's failure is said by the hook runner; this is a bug guard
             log.exception("the Notification hook failed")
-
-
-async def _nothing() -> bool:
-    return False
 
 
 def desktop_session(env: Mapping[str, str] | None = None) -> bool:
