@@ -35,7 +35,9 @@ def code_actions(ls: DeepSeekServer, params: types.CodeActionParams) -> list[typ
             log.exception("code actions of %s failed", getattr(provider, "__name__", provider))
     wanted = params.context.only
     if wanted:
-        actions = [a for a in actions if a.kind and any(str(a.kind).startswith(str(k)) for k in wanted)]
+        # Kinds by their value: str() of lsprotocol's CodeActionKind is "CodeActionKind.QuickFix".
+        asked = [getattr(k, "value", k) for k in wanted]
+        actions = [a for a in actions if a.kind and any(getattr(a.kind, "value", a.kind).startswith(k) for k in asked)]
     return actions or None
 
 

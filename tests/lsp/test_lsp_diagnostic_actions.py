@@ -170,6 +170,21 @@ async def test_setting_off_offers_nothing(minimal):
     assert len(await minimal.actions(uri, PYRIGHT)) == 2
 
 
+async def test_an_editor_asking_only_for_quick_fixes_gets_fix_and_explain(minimal):
+    """`context.only` (Neovim's `code_action({context = {only = {"quickfix"}}})`, VS Code's quick-fix
+    menu) is matched against the kinds' values, so the quick fixes are offered and nothing else is."""
+    uri = minimal.open("app.py", APP)
+
+    async def only(*kinds: str) -> list[types.CodeAction]:
+        found = await minimal.client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), range=PYRIGHT.range,
+            context=types.CodeActionContext(diagnostics=[PYRIGHT], only=list(kinds))))
+        return list(found or [])
+
+    assert [a.title.split(" ")[1] for a in await only("quickfix")] == ["Fix", "Explain"]
+    assert await only("refactor") == []
+
+
 async def test_fix_plans_with_the_diagnostic_and_ends_in_pending_hunks(nvim):
     uri = nvim.open("app.py", APP)
     nvim.answer, nvim.asked[:] = "Allow once", []
