@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from deepseek_ls.config_models import Config
 from deepseek_ls.llm.budget import CostLedger, price_book_for
 from deepseek_ls.llm.errors import LLMError
 from deepseek_ls.llm.fim import FimClient, FimRequest
+from deepseek_ls.llm.profiles import ResolvedProfile
 from deepseek_ls.policy import PathPolicy
 from deepseek_ls.policy.secret_files import HEAD_BYTES
 
@@ -40,6 +42,7 @@ log = logging.getLogger("deepseek_ls.agent")
 
 Search = Callable[[str, int], list[tuple[str, str]]]
 _HIT_CACHE = 64  # index searches remembered by query: identifiers near the cursor change slowly
+PATH_RECHECK_SECONDS = 2.0  # a buffer's location is judged again this often (a symlink can be swapped)
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,9 @@ class InlineCompleter:
         self.search: Search | None = None  # related code (the index), set by the adapter when there is one
         self._said: set[str] = set()
         self._shown: _Shown | None = None
-        self._hidden_memo: tuple[tuple[str | None, str], str | None] | None = None
+        self._resolved: ResolvedProfile | None = None
+        self._path_memo: tuple[str | None, float, str | None] | None = None  # path, when, verdict
+        self._head_memo: tuple[str, str | None] | None = None  # buffer head, verdict
         self._pending: asyncio.Task[str | None] | None = None
         self._hits: OrderedDict[str, list[tuple[str, str]]] = OrderedDict()
 
@@ -120,7 +125,7 @@ class InlineCompleter:
         if not settings.enabled:
             return False, "inline_completion.enabled is false", None
         try:
-            resolved = self.fim.resolve(settings.profile, settings.model)
+            resolved = self._resolve()
         except LLMError as exc:
             return False, exc.user_message, None
         entry = resolved.entry
@@ -130,6 +135,14 @@ class InlineCompleter:
                            f"[models.{name}]); set inline_completion.model to one that has, or "
                            f"fim = true if yours does"), resolved.model
         return True, None, resolved.model
+
+    def _resolve(self) -> ResolvedProfile:
+        """The FIM profile, resolved once per completer (its settings are fixed: a change makes a
+        new completer); a failure (no key) is not remembered, and raises again next time."""
+        if self._resolved is None:
+            settings = self.config.inline_completion
+            self._resolved = self.fim.resolve(settings.profile, settings.model)
+        return self._resolved
 
     def _say_once(self, message: str) -> None:
         if message not in self._said:
@@ -170,13 +183,19 @@ class InlineCompleter:
                 self._pending = None
 
     def _hidden(self, request: CompletionRequest) -> str | None:
-        """`completion_context.hidden_reason`, remembered for the buffer's head: looking at the head of
-        a large buffer for credential shapes on every keystroke costs tens of ms."""
+        """`completion_context.hidden_reason`, its parts remembered: the location's for a couple of
+        seconds (resolving it walks the file system), the content's for the buffer's head (looking
+        at the head of a large buffer for credential shapes on every keystroke costs tens of ms)."""
+        now = time.monotonic()
+        memo = self._path_memo
+        if memo is None or memo[0] != request.path or now - memo[1] > PATH_RECHECK_SECONDS:
+            memo = self._path_memo = (request.path, now, context.path_reason(self.policy, request.path))
+        if memo[2] is not None:
+            return memo[2]
         head = request.text[:HEAD_BYTES]
-        key = (request.path, head)
-        if self._hidden_memo is None or self._hidden_memo[0] != key:
-            self._hidden_memo = (key, context.hidden_reason(self.policy, request.path, request.text))
-        return self._hidden_memo[1]
+        if self._head_memo is None or self._head_memo[0] != head:
+            self._head_memo = (head, context.content_reason(request.text))
+        return self._head_memo[1]
 
     def _reuse(self, request: CompletionRequest) -> str | None:
         shown = self._shown
@@ -196,7 +215,7 @@ class InlineCompleter:
         try:
             if settings.debounce_ms:
                 await asyncio.sleep(settings.debounce_ms / 1000)
-            resolved = self.fim.resolve(settings.profile, settings.model)
+            resolved = self._resolve()
             snippets = await self._snippets(request)
             win = context.window(request.text, request.offset, request.path or "",
                                  context_tokens=settings.context_tokens, snippets=snippets)

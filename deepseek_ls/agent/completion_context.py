@@ -99,12 +99,22 @@ def window(text: str, offset: int, path: str, *, context_tokens: int,
 def hidden_reason(policy: Any, rel: str | None, text: str) -> str | None:
     """Why this buffer must never be sent to the model (outside the workspace, a location the
     `PathPolicy` refuses such as `.env`, a credential file by its content), or None when it may be."""
-    from deepseek_ls.policy.secret_files import secret_kind
+    return path_reason(policy, rel) or content_reason(text)
 
+
+def path_reason(policy: Any, rel: str | None) -> str | None:
+    """`hidden_reason` for the buffer's location alone (resolving it walks the file system)."""
     if rel is None:
         return "it is outside the workspace"
     if not policy.is_allowed(rel):
         return "it is a secret location (policy.deny_paths) or reserved"
+    return None
+
+
+def content_reason(text: str) -> str | None:
+    """`hidden_reason` for the buffer's content alone (its head, as `secret_files.secret_kind` reads it)."""
+    from deepseek_ls.policy.secret_files import secret_kind
+
     if (kind := secret_kind(text)) is not None:
         return f"its content looks like {kind}"
     return None
