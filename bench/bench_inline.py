@@ -6,9 +6,10 @@ The real server (`python -m deepseek_ls serve --stdio`) driven over stdio by pyt
 client, the fake DeepSeek's FIM endpoint (`/beta/completions`) on loopback, in one run:
 
 1. **Latency added by us**: `textDocument/inlineCompletion` request → response, minus the fake
-   server's own time for the FIM request it caused (read → answer written, `--latency-ms` of
-   it scripted), over `--requests` requests on distinct buffers (debounce 0: the debounce is a
-   wait we choose, not overhead). Goal: p95 ≤ 5 ms.
+   server's own time for the FIM request it caused (the whole request read → the answer
+   written, `--latency-ms` of it scripted; sending the request and reading the answer stay
+   ours), over `--requests` requests on distinct buffers (debounce 0: the debounce is a wait we
+   choose, not overhead). Goal: p95 ≤ 5 ms.
 2. **A replayed typing trace**: `--keys` keystrokes of a small Python file at 60 ms each, a
    `--pause-ms` pause after the first word of each line (the person reading the suggestion);
    the fake answers each FIM request after `--fim-ms` with the next characters of the file, so

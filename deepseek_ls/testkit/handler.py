@@ -49,7 +49,7 @@ class RecordedRequest:
     first_byte_at: float | None = None  # time.perf_counter() when the first response byte was sent
     first_content_at: float | None = None  # perf_counter() just before the first text-bearing chunk was written
     disconnected: bool = False  # the client went away before the answer ended
-    received_at: float | None = None  # perf_counter() when its request line arrived
+    received_at: float | None = None  # perf_counter() when the whole request (line, headers, body) had arrived
     answered_at: float | None = None  # perf_counter() when the whole answer was written
     billed: dict[str, Any] | None = None  # the usage of an answer written whole (what the real API bills)
     finished: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -112,7 +112,9 @@ class _Handler(BaseHTTPRequestHandler):
         return None
 
     _responded = False
-    _arrived_at: float | None = None  # perf_counter() when the request line arrived (the fake's time starts)
+    # perf_counter() when the request had arrived: its line, and a POST's body (the fake's own time
+    # starts there; waiting for a body the client is still sending is the client's time)
+    _arrived_at: float | None = None
 
     def parse_request(self) -> bool:
         self._arrived_at = time.perf_counter()
@@ -178,6 +180,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _post(self) -> None:
         path = self._path()
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        self._arrived_at = time.perf_counter()
         try:
             body = json.loads(raw) if raw else None
         except ValueError as exc:
