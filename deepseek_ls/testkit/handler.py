@@ -49,7 +49,9 @@ class RecordedRequest:
     first_byte_at: float | None = None  # time.perf_counter() when the first response byte was sent
     first_content_at: float | None = None  # perf_counter() just before the first text-bearing chunk was written
     disconnected: bool = False  # the client went away before the answer ended
-    received_at: float | None = None  # perf_counter() when the whole request (line, headers, body) had arrived
+    received_at: float | None = None  # perf_counter() when its request line arrived
+    # seconds from its headers parsed to its body read: the client still sending, not the fake's time
+    body_wait: float = 0.0
     answered_at: float | None = None  # perf_counter() when the whole answer was written
     billed: dict[str, Any] | None = None  # the usage of an answer written whole (what the real API bills)
     finished: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -112,13 +114,15 @@ class _Handler(BaseHTTPRequestHandler):
         return None
 
     _responded = False
-    # perf_counter() when the request had arrived: its line, and a POST's body (the fake's own time
-    # starts there; waiting for a body the client is still sending is the client's time)
-    _arrived_at: float | None = None
+    _arrived_at: float | None = None  # perf_counter() when the request line arrived (the fake's time starts)
+    _parsed_at = 0.0  # perf_counter() when its headers were parsed
+    _body_wait = 0.0
 
     def parse_request(self) -> bool:
-        self._arrived_at = time.perf_counter()
-        return super().parse_request()
+        self._arrived_at, self._body_wait = time.perf_counter(), 0.0
+        parsed = super().parse_request()
+        self._parsed_at = time.perf_counter()
+        return parsed
 
     _waiting_model: str | None = None  # the model of the request now waiting for its answer
 
@@ -180,7 +184,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _post(self) -> None:
         path = self._path()
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-        self._arrived_at = time.perf_counter()
+        self._body_wait = time.perf_counter() - self._parsed_at
         try:
             body = json.loads(raw) if raw else None
         except ValueError as exc:
@@ -238,6 +242,7 @@ class _Handler(BaseHTTPRequestHandler):
             role=self.headers.get(ROLE_HEADER),
             endpoint=request_endpoint(self._path()),
             received_at=self._arrived_at or time.perf_counter(),
+            body_wait=self._body_wait,
         )
         self.server_fake._record(record)
         return record
@@ -297,6 +302,8 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._whole(record, reply, answer)
             record.answered_at = time.perf_counter()
+            if fault and fault.close_after:
+                self.close_connection = True  # no `Connection: close`: the client finds out when it is idle
             record.billed = usage
         except (_ClientGone, BrokenPipeError, ConnectionResetError):
             record.disconnected = True

@@ -48,6 +48,7 @@ class Fault(_Model):
     cut_after_chunks: int | None = None  # close the connection after N data chunks
     malformed_at_chunk: int | None = None  # chunk N (0-based) is invalid JSON
     drop_connection: bool = False  # close the socket without any response
+    close_after: bool = False  # answer, then close the connection it kept alive (an idle timeout's close)
     empty_stream: bool = False  # 200 and a stream with no data at all (llama.cpp when the prompt is too long)
     reject_params: list[str] = Field(default_factory=list)  # 400 naming the first of these the request carries
     # Hostile servers (tests/unit/llm/test_always_answers_hostile_streams.py and its neighbours):
