@@ -9,7 +9,8 @@ Two endpoints, chosen by the registry entry's `fim_api`:
 
 Every body's text goes through the same redaction as every other request before it leaves
 (block by block, cached: `redact_blocks`). One call
-is one short, unstreamed exchange; cancelling the awaiting task closes its connection, so the
+is one short, unstreamed exchange over one kept-alive connection (`llm/fim_http.py`; httpx where
+the environment names a proxy); cancelling the awaiting task closes its connection, so the
 server stops generating (no tokens paid for a suggestion nobody will see). Each call, answered,
 failed or cancelled, is recorded as an ``LLMCall@v1`` payload (role ``inline``) for the ledger.
 """
@@ -20,7 +21,6 @@ import asyncio
 import functools
 import os
 import re
-import socket
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -30,8 +30,10 @@ from typing import Any
 
 import httpx
 
+from deepseek_ls import __version__
 from deepseek_ls.config_models import LLMConfig
 from deepseek_ls.llm.errors import LLMError
+from deepseek_ls.llm.fim_http import FimHttp, FimResponse, proxied
 from deepseek_ls.llm.http_errors import (
     error_from_status,
     error_from_transport,
@@ -140,6 +142,8 @@ class FimClient:
         self._env = env
         self._transport = transport
         self._http: httpx.AsyncClient | None = None
+        self._direct: FimHttp | None = None
+        self._proxied: dict[str, bool] = {}  # by URL: the environment names a proxy for it
 
     def resolve(self, profile: str, model: str | None = None) -> ResolvedProfile:
         """The profile as a FIM call uses it (raises `AuthError` without a key, `BadRequestError`
@@ -147,19 +151,32 @@ class FimClient:
         return resolve_profile(self.config, profile, model=model, env=self._env or os.environ)
 
     def _client(self) -> httpx.AsyncClient:
+        """httpx, for a call through a proxy the environment names (httpx honours it only without
+        an explicit transport, as the chat client) or over a test's transport."""
         if self._http is None:
-            # No Nagle delay: a request's headers and body go out as separate writes, and a
-            # suggestion is worth milliseconds.
-            transport = self._transport or httpx.AsyncHTTPTransport(
-                socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
-            self._http = httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(
+            self._http = httpx.AsyncClient(transport=self._transport, timeout=httpx.Timeout(
                 self.config.idle_timeout_seconds, connect=self.config.connect_timeout_seconds))
         return self._http
+
+    async def _post(self, url: str, body: dict[str, Any], headers: dict[str, str]) -> httpx.Response | FimResponse:
+        """One POST: over `FimHttp`'s kept-alive connection, or httpx for a proxy or a test's transport."""
+        if url not in self._proxied:
+            self._proxied[url] = proxied(url)
+        if self._transport is None and not self._proxied[url]:
+            if self._direct is None:
+                self._direct = FimHttp(connect_timeout=self.config.connect_timeout_seconds,
+                                       read_timeout=self.config.idle_timeout_seconds,
+                                       user_agent=f"deepseek-ls/{__version__}")
+            return await self._direct.post(url, body, headers)
+        return await self._client().post(url, json=body, headers=headers)
 
     async def aclose(self) -> None:
         if self._http is not None:
             await self._http.aclose()
             self._http = None
+        if self._direct is not None:
+            await self._direct.aclose()
+            self._direct = None
 
     async def complete(self, resolved: ResolvedProfile, request: FimRequest, *, timeout: float,
                        on_sent: Callable[[], None] | None = None) -> FimAnswer:
@@ -195,7 +212,7 @@ class FimClient:
             async with asyncio.timeout(timeout):
                 if on_sent is not None:
                     on_sent()
-                response = await self._client().post(url, json=body, headers=headers)
+                response = await self._post(url, body, headers)
         except TimeoutError:
             raise without_secret(error_from_transport(httpx.ReadTimeout(
                 f"no suggestion within inline_completion.timeout_seconds = {timeout:g}"), url), resolved.api_key) from None
