@@ -172,10 +172,13 @@ class BufferSync:
 
     def lock(self, file: str) -> asyncio.Lock:
         """The lock of one workspace file (relative path): held while an edit of it is
-        computed, sent and recorded, or its hunks are rejected."""
+        computed, sent and recorded, or its hunks are rejected. A wait for it is logged (a
+        second Accept waits for the editor's answer to the first: it says why it is slow)."""
         lock = self._locks.get(file)
         if lock is None:
             lock = self._locks[file] = asyncio.Lock()
+        elif lock.locked():
+            log.info("document sync: %s waits for the apply, reject or undo of it under way", file[:300])
         return lock
 
     @contextlib.asynccontextmanager

@@ -9,10 +9,16 @@ document sync: changes before `didOpen`, changes the server cannot read, ranges
 past the end, versions going backwards, applies answered before the buffer is
 sent back, two clicks on Accept. After each, a staged hunk is accepted: the true
 buffer must end either untouched or exactly the person's text plus the hunk.
+
+One server per client kind serves the module (`Shared`, as the races, late-apply and
+versions files do): each test stages its patch on a file of its own (`app<N>.py`) with an
+editor of its own, so no test sees another's buffer, patch, versions or messages, and the
+server must still answer after each test's mischief and exit cleanly at the end.
 """
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import threading
 import time
@@ -28,6 +34,7 @@ from lsprotocol import types
 from deepseek_ls.lsp import names
 from deepseek_ls.patch import PatchStore
 from deepseek_ls.policy import PathPolicy
+from deepseek_ls.store.sessions import SessionStore
 from deepseek_ls.workspace import state_dir
 
 from raw_client import NO_ANSWER, RawServer, capabilities, server_env
@@ -48,6 +55,7 @@ DIFF = """--- a/app.py
  line 21
 """
 TYPED_LINE = "# typed by the person\n"
+QUEUED = "waits for the apply, reject or undo of it under way"  # the server's log line (buffer_sync.lock)
 TYPED = TYPED_LINE + ORIGINAL  # the person's unsaved typing, at the top: every later line moves
 WITH_A = TYPED.replace("line 2\n", "line 2\ninserted A\n")
 WITH_B = TYPED.replace("line 20\n", "line 20\ninserted B\n")
@@ -139,6 +147,7 @@ class World:
     hunks: list[str]
     uri: str
     root: Path
+    name: str = "app.py"  # the file's name in `root`
 
     def accept(self, hunk: int) -> Any:
         return self.server.request(
@@ -165,8 +174,80 @@ def capabilities_for(versioned: bool) -> dict[str, Any]:
     return caps
 
 
+@dataclass
+class Shared:
+    """A module's server for one client kind: each test gets a file of its own (`app<N>.py`,
+    ORIGINAL on disk) with DIFF staged on it, and an editor of its own (`begin`)."""
+
+    server: RawServer
+    root: Path
+    xdg: Path  # the server's user config: patches and sessions are sealed with its key
+    versioned: bool
+    numbers: Iterator[int]
+
+    def begin(self, editor: Editor, monkeypatch: pytest.MonkeyPatch,
+              session: bool = False) -> tuple[str, PatchStore, Any, str | None]:
+        """A fresh file with DIFF staged on it (in a session of its own if `session`), served
+        to `editor`: (its uri, the store, the patch, the session id)."""
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(self.xdg))
+        name = f"app{next(self.numbers)}.py"
+        (self.root / name).write_text(ORIGINAL)
+        session_id = (SessionStore(state_dir(self.root)).create(self.root, prompt="a patch the person reviews").session_id
+                      if session else None)
+        store = PatchStore(self.root, state_dir(self.root), policy=PathPolicy(self.root))
+        patch = store.stage(DIFF.replace("app.py", name), session_id=session_id)
+        with self.server._cond:  # noqa: SLF001 - what the server said during earlier tests is theirs
+            self.server.notifications.clear()
+        editor.server = self.server
+        self.server.on_request = editor.on_request
+        return (self.root / name).as_uri(), store, patch, session_id
+
+    def end(self) -> None:
+        """The server still answers after the test (the old per-test server's clean exit)."""
+        self.server.on_request = lambda message: None
+        reply = self.server.call("deepseek/status", {})
+        assert "result" in reply, (reply, self.server.stderr()[-3000:])
+
+
+def shared_server(tmp: Path, versioned: bool, **env: str) -> Iterator[Shared]:
+    """One server for a module's tests (`Shared`), on a git workspace under `tmp`, shut down
+    cleanly (exit code 0) at the end."""
+    root = tmp / "ws"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    server = RawServer(root, server_env(tmp, **env))
+    try:
+        server.initialize(capabilities_for(versioned))
+        yield Shared(server, root, tmp / "xdg-config", versioned, itertools.count(1))
+        assert server.close() == 0, server.stderr()[-3000:]
+    finally:
+        server.kill()
+
+
+# A server that waits for the editor's buffer: 5 s × 0.2.
+WAIT_SCALE = "0.2"
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["plain-changes", "versioned"])
+def module_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
+    yield from shared_server(tmp_path_factory.mktemp("hostile-buffers"), request.param,
+                             DEEPSEEK_LS_CLIENT_TIMEOUT_SCALE=WAIT_SCALE)
+
+
+@pytest.fixture
+def shared_world(module_server: Shared, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    """A `World` on the module's server: a file, patch and editor of this test's own."""
+    shared = module_server
+    editor = Editor(versioned=shared.versioned)
+    uri, store, patch, _ = shared.begin(editor, monkeypatch)
+    yield World(shared.server, editor, store, patch.patch_id, [h.hunk_id for h in patch.hunks], uri, shared.root,
+                uri.rsplit("/", 1)[1])
+    shared.end()
+
+
 @pytest.fixture(params=[False, True], ids=["plain-changes", "versioned"])
 def world(request: pytest.FixtureRequest, tmp_path: Path, user_config_home: Path) -> Iterator[World]:
+    """A server of the test's own (for tests whose commands reach the whole workspace, as an undo)."""
     root = tmp_path / "ws"
     root.mkdir()
     subprocess.run(["git", "init", "-q", str(root)], check=True)
@@ -174,8 +255,7 @@ def world(request: pytest.FixtureRequest, tmp_path: Path, user_config_home: Path
     store = PatchStore(root, state_dir(root), policy=PathPolicy(root))
     patch = store.stage(DIFF)
     editor = Editor(versioned=request.param)
-    # A server that waits for the editor's buffer: 5 s × 0.2.
-    server = RawServer(root, server_env(tmp_path, DEEPSEEK_LS_CLIENT_TIMEOUT_SCALE="0.2"), on_request=editor.on_request)
+    server = RawServer(root, server_env(tmp_path, DEEPSEEK_LS_CLIENT_TIMEOUT_SCALE=WAIT_SCALE), on_request=editor.on_request)
     editor.server = server
     server.initialize(capabilities_for(request.param))
     uri = (root / "app.py").as_uri()
@@ -281,75 +361,78 @@ STORIES = [
 
 @pytest.mark.parametrize(("story", "version", "knowable"), STORIES)
 def test_never_clobber_after_a_broken_document_sync(
-    world: World, story: Callable[[World], None], version: int, knowable: bool
+    shared_world: World, story: Callable[[World], None], version: int, knowable: bool
 ) -> None:
-    world.editor.buffers[world.uri] = [TYPED, version]  # what the person sees
-    story(world)
-    reply = world.server.answer(world.accept(0))
+    shared_world.editor.buffers[shared_world.uri] = [TYPED, version]  # what the person sees
+    story(shared_world)
+    reply = shared_world.server.answer(shared_world.accept(0))
     assert "result" in reply, reply
     result = reply["result"]
-    final = world.editor.text(world.uri)
+    final = shared_world.editor.text(shared_world.uri)
     assert final in (TYPED, WITH_A), f"the person's buffer was clobbered:\n{final}"
     assert result["applied"] is (final == WITH_A), result
-    assert (world.status(0) == "accepted") is result["applied"]  # recorded only when applied
+    assert (shared_world.status(0) == "accepted") is result["applied"]  # recorded only when applied
     if knowable:
         assert result["applied"] is True, result
     elif not result["applied"]:
-        assert world.editor.edits_received == 0 or world.editor.versioned, "an edit sent against a buffer the server cannot know"
+        assert shared_world.editor.edits_received == 0 or shared_world.editor.versioned, "an edit sent against a buffer the server cannot know"
         assert "buffer" in result["message"], result
-    assert (world.root / "app.py").read_text() == ORIGINAL  # the server never writes the file itself
+    assert (shared_world.root / shared_world.name).read_text() == ORIGINAL  # the server never writes the file itself
 
 
-def test_never_clobber_with_two_quick_accepts_of_one_hunk(world: World) -> None:
+def test_never_clobber_with_two_quick_accepts_of_one_hunk(shared_world: World) -> None:
     """Two clicks on Accept before the editor answered the first edit."""
-    world.editor.buffers[world.uri] = [TYPED, 2]
-    world.open(TYPED, version=2)
-    world.editor.hold = True
-    first = world.accept(0)
-    assert world.editor.wait_held(1)
-    second = world.accept(0)
-    world.editor.wait_held(2, timeout=2)  # an unserialised server sends the second edit at once
-    world.editor.release()
-    world.editor.hold = False
-    replies = [world.server.answer(first), world.server.answer(second)]
-    if world.editor.held:  # a serialised server sends nothing more for an accepted hunk; release anyway
-        world.editor.release()
-    assert world.editor.text(world.uri) == WITH_A, world.editor.text(world.uri)
+    shared_world.editor.buffers[shared_world.uri] = [TYPED, 2]
+    shared_world.open(TYPED, version=2)
+    shared_world.editor.hold = True
+    errors = len(shared_world.server.stderr())
+    first = shared_world.accept(0)
+    assert shared_world.editor.wait_held(1)
+    second = shared_world.accept(0)
+    # A serialised server logs that the second accept waits for the first; an unserialised one
+    # sends the second edit at once (held too, so both are computed against the same text).
+    shared_world.server.wait(lambda: QUEUED in shared_world.server.stderr()[errors:] or len(shared_world.editor.held) > 1)
+    shared_world.editor.release()
+    shared_world.editor.hold = False
+    replies = [shared_world.server.answer(first), shared_world.server.answer(second)]
+    if shared_world.editor.held:  # a serialised server sends nothing more for an accepted hunk; release anyway
+        shared_world.editor.release()
+    assert shared_world.editor.text(shared_world.uri) == WITH_A, shared_world.editor.text(shared_world.uri)
     applied = [r["result"]["applied"] for r in replies if "result" in r]
     assert applied.count(True) == 1, replies
-    assert world.status(0) == "accepted"
+    assert shared_world.status(0) == "accepted"
 
 
-def test_never_clobber_when_the_editor_sends_the_buffer_back_late(world: World) -> None:
+def test_never_clobber_when_the_editor_sends_the_buffer_back_late(shared_world: World) -> None:
     """The editor answers `applied: true` but sends its didChange only later: the next
     accept in that file must not be computed against the text before the first."""
-    world.editor.buffers[world.uri] = [TYPED, 2]
-    world.open(TYPED, version=2)
-    world.editor.send_back = False
-    assert world.server.answer(world.accept(0))["result"]["applied"] is True
-    world.editor.send_back = True
-    second = world.accept(1)
-    late = threading.Timer(0.3, world.editor.send_back_now, args=(world.uri,))  # the late didChange
+    shared_world.editor.buffers[shared_world.uri] = [TYPED, 2]
+    shared_world.open(TYPED, version=2)
+    shared_world.editor.send_back = False
+    assert shared_world.server.answer(shared_world.accept(0))["result"]["applied"] is True
+    shared_world.editor.send_back = True
+    second = shared_world.accept(1)
+    late = threading.Timer(0.3, shared_world.editor.send_back_now, args=(shared_world.uri,))  # the late didChange
     late.start()
-    reply = world.server.answer(second)
+    reply = shared_world.server.answer(second)
     late.join()
-    final = world.editor.text(world.uri)
+    final = shared_world.editor.text(shared_world.uri)
     assert final in (WITH_A, WITH_BOTH), f"the person's buffer was clobbered:\n{final}"
     assert reply["result"]["applied"] is (final == WITH_BOTH), reply
     # Once the buffer came back, accepting again applies exactly.
     if final == WITH_A:
-        again = world.server.answer(world.accept(1))["result"]
+        again = shared_world.server.answer(shared_world.accept(1))["result"]
         assert again["applied"] is True, again
-        assert world.editor.text(world.uri) == WITH_BOTH
+        assert shared_world.editor.text(shared_world.uri) == WITH_BOTH
 
 
-def test_never_clobber_when_the_editor_never_sends_the_buffer_back(world: World) -> None:
-    world.editor.buffers[world.uri] = [TYPED, 2]
-    world.open(TYPED, version=2)
-    world.editor.send_back = False
-    assert world.server.answer(world.accept(0))["result"]["applied"] is True
-    reply = world.server.answer(world.accept(1))["result"]
-    final = world.editor.text(world.uri)
+def test_never_clobber_when_the_editor_never_sends_the_buffer_back(shared_world: World) -> None:
+    shared_world.editor.buffers[shared_world.uri] = [TYPED, 2]
+    shared_world.open(TYPED, version=2)
+    shared_world.editor.send_back = False
+    assert shared_world.server.answer(shared_world.accept(0))["result"]["applied"] is True
+    reply = shared_world.server.answer(shared_world.accept(1))["result"]
+    final = shared_world.editor.text(shared_world.uri)
     assert final in (WITH_A, WITH_BOTH), f"the person's buffer was clobbered:\n{final}"
     assert reply["applied"] is (final == WITH_BOTH), reply
     if not reply["applied"]:

@@ -7,55 +7,40 @@ buffer never comes, refuses (nothing sent) until it does. An undo of the file wa
 
 The real server process over raw JSON-RPC; the editor of `test_hostile_editor_buffers.py`
 holds the applyEdit (as in `test_hostile_editor_races.py`), for a plain-`changes` client and
-a versioned `documentChanges` one. Its late `didChange` arrives once the next Accept is under way.
+a versioned `documentChanges` one, one server for each serving the module's races (a file, patch,
+session and editor per test). Its late `didChange` arrives once the next Accept is under way.
 """
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from test_hostile_editor_buffers import DIFF, ORIGINAL, TYPED, TYPED_LINE, WITH_A, Editor, World, capabilities_for, world  # noqa: F401
-from test_hostile_editor_races import Race, accept_hunk
+from test_hostile_editor_buffers import ORIGINAL, TYPED, TYPED_LINE, WITH_A, Shared, World, shared_server, world  # noqa: F401
+from test_hostile_editor_races import Race, accept_hunk, start_race
 from test_hostile_editor_undo import cli
 
 from deepseek_ls.lsp import names
-from deepseek_ls.patch import PatchStore
-from deepseek_ls.policy import PathPolicy
-from deepseek_ls.store.sessions import SessionStore
-from deepseek_ls.workspace import state_dir
 
-from raw_client import RawServer, encode, server_env
+from raw_client import encode
 
 # applyEdit waits 60 s × 0.15 = 9 s; the next apply waits 5 s × 0.15 = 0.75 s for the buffer.
 SCALE = "0.15"
 WAITING = "document sync: waiting"  # the server's log line when an apply waits for a buffer
 
 
-@pytest.fixture(params=[False, True], ids=["plain-changes", "versioned"])
-def race(request: pytest.FixtureRequest, tmp_path: Path, user_config_home: Path) -> Iterator[Race]:
-    root = tmp_path / "ws"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    (root / "app.py").write_text(ORIGINAL)
-    session = SessionStore(state_dir(root)).create(root, prompt="a patch the person reviews")
-    store = PatchStore(root, state_dir(root), policy=PathPolicy(root))
-    patch = store.stage(DIFF, session_id=session.session_id)
-    editor = Editor(versioned=request.param, hold=True)
-    server = RawServer(root, server_env(tmp_path, DEEPSEEK_LS_CLIENT_TIMEOUT_SCALE=SCALE), on_request=editor.on_request)
-    editor.server = server
-    server.initialize(capabilities_for(request.param))
-    uri = (root / "app.py").as_uri()
-    editor.buffers[uri] = [TYPED, 2]
-    server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 2, "text": TYPED}})
-    try:
-        yield Race(server, editor, store, session.session_id, patch.patch_id, [h.hunk_id for h in patch.hunks], uri, root)
-        assert server.close() == 0, server.stderr()[-3000:]
-    finally:
-        server.kill()
+@pytest.fixture(scope="module", params=[False, True], ids=["plain-changes", "versioned"])
+def module_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
+    yield from shared_server(tmp_path_factory.mktemp("hostile-late-apply"), request.param,
+                             DEEPSEEK_LS_CLIENT_TIMEOUT_SCALE=SCALE)
+
+
+@pytest.fixture
+def race(module_server: Shared, monkeypatch: pytest.MonkeyPatch) -> Iterator[Race]:
+    """A race on the module's server (`test_hostile_editor_races.start_race`)."""
+    yield start_race(module_server, monkeypatch)
+    module_server.end()
 
 
 # How the editor answers the first edit: None = not at all (the server's wait runs out).
@@ -90,7 +75,7 @@ def assert_once(r: Race, again: dict[str, Any]) -> None:
     assert r.editor.text(r.uri) == WITH_A, r.editor.text(r.uri)
     assert again["applied"] is True, again
     assert r.status() == ["accepted", "pending"] and r.events("PatchApplied@v1") == [r.hunks[0]]
-    assert (r.root / "app.py").read_text() == ORIGINAL  # the server never writes the file
+    assert (r.root / r.name).read_text() == ORIGINAL  # the server never writes the file
 
 
 LATE_APPLIES = [

@@ -7,27 +7,25 @@ editor may still apply the hunk. Whichever wins, the answer to each command, the
 status, the session's event log and the text in the editor's buffer all say the same.
 The real server process over raw JSON-RPC; the editor of `test_hostile_editor_buffers.py`
 holds the applyEdit until the test answers it (applied, refused, or a JSON-RPC error).
+One server per client kind serves the module; each test races on a file, patch, session
+and editor of its own (`Shared` in `test_hostile_editor_buffers.py`).
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_hostile_editor_buffers import DIFF, ORIGINAL, TYPED, WITH_A, WITH_B, WITH_BOTH, Editor, capabilities_for
+from test_hostile_editor_buffers import ORIGINAL, TYPED, WITH_A, WITH_B, WITH_BOTH, Editor, Shared, shared_server
 
 from deepseek_ls.lsp import names
 from deepseek_ls.patch import PatchStore
-from deepseek_ls.policy import PathPolicy
-from deepseek_ls.store.sessions import SessionStore
-from deepseek_ls.workspace import state_dir
 
-from raw_client import RawServer, server_env
+from raw_client import RawServer
 
 TEXT_WITH = {frozenset(): TYPED, frozenset({0}): WITH_A, frozenset({1}): WITH_B, frozenset({0, 1}): WITH_BOTH}
 
@@ -42,6 +40,7 @@ class Race:
     hunks: list[str]
     uri: str
     root: Path
+    name: str = "app.py"  # the file's name in `root`
 
     def command(self, name: str, **args: Any) -> Any:
         return self.server.request("workspace/executeCommand", {"command": name, "arguments": [args]})
@@ -61,27 +60,26 @@ class Race:
         return out
 
 
-@pytest.fixture(params=[False, True], ids=["plain-changes", "versioned"])
-def race(request: pytest.FixtureRequest, tmp_path: Path, user_config_home: Path) -> Iterator[Race]:
-    root = tmp_path / "ws"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    (root / "app.py").write_text(ORIGINAL)
-    session = SessionStore(state_dir(root)).create(root, prompt="a patch the person reviews")
-    store = PatchStore(root, state_dir(root), policy=PathPolicy(root))
-    patch = store.stage(DIFF, session_id=session.session_id)
-    editor = Editor(versioned=request.param, hold=True)
-    server = RawServer(root, server_env(tmp_path), on_request=editor.on_request)  # applyEdit waits 60 s
-    editor.server = server
-    server.initialize(capabilities_for(request.param))
-    uri = (root / "app.py").as_uri()
+def start_race(shared: Shared, monkeypatch: pytest.MonkeyPatch) -> Race:
+    """A `Race` on the module's server: DIFF staged in a session on a file of the test's own,
+    open in an editor that holds every applyEdit, its buffer TYPED at version 2."""
+    editor = Editor(versioned=shared.versioned, hold=True)
+    uri, store, patch, session_id = shared.begin(editor, monkeypatch, session=True)
     editor.buffers[uri] = [TYPED, 2]
-    server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 2, "text": TYPED}})
-    try:
-        yield Race(server, editor, store, session.session_id, patch.patch_id, [h.hunk_id for h in patch.hunks], uri, root)
-        assert server.close() == 0, server.stderr()[-3000:]
-    finally:
-        server.kill()
+    shared.server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 2, "text": TYPED}})
+    return Race(shared.server, editor, store, session_id, patch.patch_id, [h.hunk_id for h in patch.hunks], uri,
+                shared.root, uri.rsplit("/", 1)[1])
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["plain-changes", "versioned"])
+def module_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
+    yield from shared_server(tmp_path_factory.mktemp("hostile-races"), request.param)  # applyEdit waits 60 s
+
+
+@pytest.fixture
+def race(module_server: Shared, monkeypatch: pytest.MonkeyPatch) -> Iterator[Race]:
+    yield start_race(module_server, monkeypatch)
+    module_server.end()
 
 
 # The person's commands, by hunk index (0, 1) or scope.
@@ -182,7 +180,7 @@ def test_never_clobber_when_reject_races_accept(
     assert sorted(race.events("PatchApplied@v1")) == sorted(race.hunks[i] for i in accepted)
     assert sorted(race.events("PatchRejected@v1")) == sorted(race.hunks[i] for i in rejected)
     assert race.editor.text(race.uri) == TEXT_WITH[frozenset(accepted)], race.editor.text(race.uri)
-    assert (race.root / "app.py").read_text() == ORIGINAL
+    assert (race.root / race.name).read_text() == ORIGINAL
 
 
 # -- odd answers to the held edit ------------------------------------------------------------
@@ -264,7 +262,7 @@ def test_never_clobber_when_the_file_is_closed_while_the_edit_is_out(race: Race)
     race.server.send({"jsonrpc": "2.0", "id": held["id"], "result": {"applied": True}})
     assert race.server.answer(accepting)["result"]["applied"] is True
     assert race.status()[0] == "accepted"
-    assert (race.root / "app.py").read_text() == ORIGINAL  # the server never writes the file
+    assert (race.root / race.name).read_text() == ORIGINAL  # the server never writes the file
     # The file is opened again from the disk (the unsaved edit is gone with the buffer).
     race.editor.send_back = True
     race.editor.buffers[race.uri] = [ORIGINAL, 1]

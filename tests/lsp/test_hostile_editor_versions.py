@@ -7,7 +7,8 @@ out of order, and a versioned edit would match a buffer it was not made for. The
 then refuses applies to that buffer, saying why, until the editor says again what it
 holds (a `didOpen` after a `didClose`, or a whole text with a version above every one
 seen). The real server process over raw JSON-RPC, with the editor of
-`test_hostile_editor_buffers.py` (plain `changes` and versioned `documentChanges`).
+`test_hostile_editor_buffers.py` (plain `changes` and versioned `documentChanges`), one
+server for each serving the module, a file, patch and editor per test (`shared_world`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from test_hostile_editor_buffers import ORIGINAL, TYPED, TYPED_LINE, WITH_A, World, insert_at, world  # noqa: F401
+from test_hostile_editor_buffers import ORIGINAL, TYPED, TYPED_LINE, WITH_A, World, insert_at, module_server, shared_world  # noqa: F401
 
 DRAFT = "# draft\n"
 
@@ -127,29 +128,29 @@ BACKWARDS = [
 
 @pytest.mark.parametrize(("story", "resync"), BACKWARDS)
 def test_never_clobber_when_document_versions_do_not_increase(
-    world: World, story: Callable[[World], tuple[int, int]], resync: Callable[[World, int], int]
+    shared_world: World, story: Callable[[World], tuple[int, int]], resync: Callable[[World, int], int]
 ) -> None:
-    world.editor.buffers[world.uri] = [TYPED, 0]
-    world.editor.buffers[world.uri][1], highest = story(world)
-    reply = world.server.answer(world.accept(0))
+    shared_world.editor.buffers[shared_world.uri] = [TYPED, 0]
+    shared_world.editor.buffers[shared_world.uri][1], highest = story(shared_world)
+    reply = shared_world.server.answer(shared_world.accept(0))
     result = reply["result"]
     assert result["applied"] is False, result
     assert "version" in result["message"] and "out of sync" in result["message"], result
-    assert world.editor.edits_received == 0, "an edit was sent for a buffer whose versions went backwards"
-    assert world.editor.text(world.uri) == TYPED  # the person's text, untouched
-    assert world.status(0) == "pending"  # nothing recorded
+    assert shared_world.editor.edits_received == 0, "an edit was sent for a buffer whose versions went backwards"
+    assert shared_world.editor.text(shared_world.uri) == TYPED  # the person's text, untouched
+    assert shared_world.status(0) == "pending"  # nothing recorded
     assert any(n["method"] == "window/showMessage" and "version" in n["params"]["message"]
-               for n in world.server.notifications), "the person was not told"
-    hunks = world.server.call("deepseek/hunks", {"uri": world.uri})["result"]
+               for n in shared_world.server.notifications), "the person was not told"
+    hunks = shared_world.server.call("deepseek/hunks", {"uri": shared_world.uri})["result"]
     assert [h["status"] for h in hunks["hunks"]] == ["pending", "pending"]  # still offered
 
     # Once the editor says what it holds, with a version that names it, the accept goes through.
-    world.editor.buffers[world.uri][1] = resync(world, highest)
-    again = world.server.answer(world.accept(0))["result"]
+    shared_world.editor.buffers[shared_world.uri][1] = resync(shared_world, highest)
+    again = shared_world.server.answer(shared_world.accept(0))["result"]
     assert again["applied"] is True, again
-    assert world.editor.text(world.uri) == WITH_A
-    assert world.status(0) == "accepted"
-    assert (world.root / "app.py").read_text() == ORIGINAL  # the server never writes the file itself
+    assert shared_world.editor.text(shared_world.uri) == WITH_A
+    assert shared_world.status(0) == "accepted"
+    assert (shared_world.root / shared_world.name).read_text() == ORIGINAL  # the server never writes the file itself
 
 
 # Versions that do go up: gaps, one version for several changes of one notification,
@@ -180,10 +181,10 @@ def count_restarted_after_close(w: World) -> int:
     pytest.param(several_changes_in_one_notification, id="one-version-several-changes"),
     pytest.param(count_restarted_after_close, id="restarted-after-close"),
 ])
-def test_versions_that_increase_keep_applying(world: World, story: Callable[[World], int]) -> None:
-    world.editor.buffers[world.uri] = [TYPED, 0]
-    world.editor.buffers[world.uri][1] = story(world)
-    result = world.server.answer(world.accept(0))["result"]
+def test_versions_that_increase_keep_applying(shared_world: World, story: Callable[[World], int]) -> None:
+    shared_world.editor.buffers[shared_world.uri] = [TYPED, 0]
+    shared_world.editor.buffers[shared_world.uri][1] = story(shared_world)
+    result = shared_world.server.answer(shared_world.accept(0))["result"]
     assert result["applied"] is True, result
-    assert world.editor.text(world.uri) == WITH_A
-    assert world.status(0) == "accepted"
+    assert shared_world.editor.text(shared_world.uri) == WITH_A
+    assert shared_world.status(0) == "accepted"
