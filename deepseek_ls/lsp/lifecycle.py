@@ -49,7 +49,8 @@ def _root_as_sent(params: types.InitializeParams) -> str | None:
 def initialize(ls: DeepSeekServer, params: types.InitializeParams) -> None:
     """Only what the response needs: the root. Config, settings and services are
     set up in `initialized`, after the response (pydantic and the config files
-    are not on the start-up path)."""
+    are not on the start-up path). Nothing is logged here: the first record loads
+    the redaction rules (~0.2 s, `policy/log_gate.py`), which the answer must not wait for."""
     text_sync.install(ls)  # positions in the negotiated encoding, LSP's line breaks
     ls.root = workspace_root(params)
     sent = _root_as_sent(params)
@@ -57,7 +58,6 @@ def initialize(ls: DeepSeekServer, params: types.InitializeParams) -> None:
     # server sends are spelled the same way, or they would never match the editor's buffers.
     ls.client_root = editor_spelling(sent, ls.root) if sent else None
     ls.feature_state(Initialization).options = params.initialization_options
-    log.info("workspace root %s%s", ls.root, f" (the editor's spelling: {ls.client_root})" if ls.client_root else "")
 
 
 def _set_up(ls: DeepSeekServer) -> tuple[list[str], list[str]]:
@@ -109,6 +109,7 @@ async def _undo_in_editor(ls: DeepSeekServer, checkpoint_ids: list[str]) -> Any:
 
 
 def initialized(ls: DeepSeekServer, params: types.InitializedParams) -> None:
+    log.info("workspace root %s%s", ls.root, f" (the editor's spelling: {ls.client_root})" if ls.client_root else "")
     forward_logs_to_client(ls)
     errors, warnings = _set_up(ls)
     documents.initialized(ls)
