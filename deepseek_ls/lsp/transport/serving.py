@@ -5,8 +5,10 @@ the end of input or a broken pipe; the process's exit code."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import os
+import stat
 import sys
 import threading
 from collections.abc import Awaitable, Callable
@@ -51,6 +53,66 @@ class _StdinSource:
         return await self._queue.get()
 
 
+class _PipeSource(asyncio.Protocol):
+    """Reads stdin on the event loop itself when it is a pipe or a socket (as editors start us):
+    no thread, so a message is not handed from one thread to the other (and the GIL with it)
+    before it is read, ~0.2 ms each on a busy machine. Back-pressure: reading pauses while a few
+    chunks wait for the loop. (A terminal or a file keeps the thread: the loop would make the
+    shared terminal non-blocking.)"""
+
+    MAX_WAITING = 8
+
+    def __init__(self) -> None:
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._ready = asyncio.Event()
+        self._transport: asyncio.ReadTransport | None = None
+        self._paused = False
+
+    @classmethod
+    def usable(cls, stdin: BinaryIO, stdout: BinaryIO | None = None) -> bool:
+        """A pipe or a socket that is not also `stdout` (the loop makes what it reads non-blocking,
+        and stdout is written blocking)."""
+        if sys.platform == "win32":
+            return False
+        try:
+            got = os.fstat(stdin.fileno())
+            out = os.fstat(stdout.fileno()) if stdout is not None else None
+        except (OSError, ValueError):
+            return False
+        if out is not None and (got.st_dev, got.st_ino) == (out.st_dev, out.st_ino):
+            return False
+        return stat.S_ISFIFO(got.st_mode) or stat.S_ISSOCK(got.st_mode)
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self._chunks.append(data)
+        self._ready.set()
+        if len(self._chunks) >= self.MAX_WAITING and self._transport is not None and not self._paused:
+            self._paused = True
+            self._transport.pause_reading()
+
+    def eof_received(self) -> bool | None:
+        self._chunks.append(b"")
+        self._ready.set()
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._chunks.append(b"")  # a read error ends the input as the end of input does
+        self._ready.set()
+
+    async def read(self) -> bytes:
+        while not self._chunks:
+            self._ready.clear()
+            await self._ready.wait()
+        chunk = self._chunks.popleft()
+        if self._paused and len(self._chunks) < self.MAX_WAITING // 2 and self._transport is not None:
+            self._paused = False
+            self._transport.resume_reading()
+        return chunk
+
+
 async def _serve(protocol: HardenedProtocol, read: Callable[[], Awaitable[bytes]], limits: Limits) -> int:
     parser = FrameParser(limits)
     stop = asyncio.Event()
@@ -93,7 +155,13 @@ def serve_stdio(server: LanguageServer, limits: Limits, stdin: BinaryIO | None =
     protocol.set_writer(FrameWriter(out.write, out.flush), include_headers=False)
 
     async def main() -> int:
-        source = _StdinSource(stdin or sys.stdin.buffer, asyncio.get_running_loop())
+        source_file = stdin or sys.stdin.buffer
+        loop = asyncio.get_running_loop()
+        if _PipeSource.usable(source_file, out):
+            pipe = _PipeSource()
+            await loop.connect_read_pipe(lambda: pipe, source_file)
+            return await _serve(protocol, pipe.read, limits)
+        source = _StdinSource(source_file, loop)
         return await _serve(protocol, source.read, limits)
 
     try:
