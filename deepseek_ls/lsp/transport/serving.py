@@ -76,9 +76,12 @@ class _PipeSource(asyncio.Protocol):
             return False
         try:
             got = os.fstat(stdin.fileno())
-            out = os.fstat(stdout.fileno()) if stdout is not None else None
         except (OSError, ValueError):
             return False
+        try:
+            out = os.fstat(stdout.fileno()) if stdout is not None else None
+        except (AttributeError, OSError, ValueError):  # a writer that is no file (tests): not stdin's
+            out = None
         if out is not None and (got.st_dev, got.st_ino) == (out.st_dev, out.st_ino):
             return False
         return stat.S_ISFIFO(got.st_mode) or stat.S_ISSOCK(got.st_mode)
