@@ -17,9 +17,10 @@ the SQL way, which gives the exact rows and error.
 from __future__ import annotations
 
 import sqlite3
+from io import BytesIO
 from typing import Any
 
-from pydantic_core import to_json
+from pydantic_core import from_json, to_json
 
 from deepseek_ls.store.projector import _int, _j, _objects, _step_status, _text
 
@@ -72,7 +73,7 @@ SESSION_COLUMNS = (
 
 
 class Fold:
-    """One session's rows, built from its events in order (`apply`), written by `write`."""
+    """One session's rows, built from its log's lines in order (`feed`), written by `write`."""
 
     def __init__(self, session_id: str) -> None:
         self.sid = session_id
@@ -90,10 +91,34 @@ class Fold:
         self.verifications: dict[int, tuple] = {}
         self.approvals: dict[str, list] = {}
 
-    def apply(self, event: dict[str, Any]) -> None:
-        handler = _HANDLERS.get(event["kind"])
-        if handler is not None:
-            handler(self, event["seq_no"], event.get("payload") or {})
+    def feed(self, data: bytes) -> int:
+        """Fold a log's complete lines in order, count them into the session row and return the
+        offset after the last (a line being written waits). `parse_line` and the dispatch inlined: this
+        loop runs once per line of every log rebuilt. A line `parse_line` would read differently or
+        refuse (its json fallback, a lone surrogate), or that is not an envelope, raises here: the
+        SQL path then reads it and names what is wrong."""
+        handlers, get, parse = _HANDLERS.get, dict.get, from_json
+        created_at = seq = ts = None
+        count = offset = 0
+        # BytesIO shares `data` and hands out one line at a time: a list of every line (split)
+        # would be a second copy of the log in memory, each page of it a fault to the kernel.
+        for line in BytesIO(data):
+            if line[-1] != 10:  # no newline: the line being written
+                break
+            # Keys cached, not values: the same dozen keys on every line; values rarely repeat.
+            event = parse(line, cache_strings="keys")
+            seq, ts = event["seq_no"], event["ts"]
+            if type(seq) is not int:
+                raise Unusual(f"seq_no {seq!r}")
+            created_at = created_at or ts
+            handler = handlers(event["kind"])
+            if handler is not None:
+                handler(self, seq, get(event, "payload") or {})
+            count += 1
+            offset += len(line)
+        self.session.update(event_count=count, created_at=created_at, last_seq=seq or 0, updated_at=ts,
+                            log_offset=offset)
+        return offset
 
     # -- writing -------------------------------------------------------------------------
 

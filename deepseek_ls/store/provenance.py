@@ -81,10 +81,13 @@ def _read_log(log_path: Path) -> bytes | None:
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             return None
+        # The whole file in one read (then one that finds its end): joined chunks would be a
+        # second copy of a log a rebuild reads in full.
         chunks = []
-        while chunk := os.read(fd, 1 << 20):
+        while chunk := os.read(fd, max(st.st_size, 1 << 20)):
             chunks.append(chunk)
         return b"".join(chunks)
     except OSError:

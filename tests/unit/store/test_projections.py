@@ -151,6 +151,16 @@ def test_a_line_being_written_is_not_projected_until_complete(state_dir):
         projections.sync()
         assert projections.dump_session(sid)["session"]["event_count"] == 1
         assert projections.dump_session(sid)["session"]["log_error"] is None
+        # A line whose JSON is whole but whose newline is not written yet: not projected either,
+        # by a sync or by a rebuild's fold, which stop before it at the same offset.
+        with open(path, "ab") as fh:
+            fh.write(b'"ts":"t","kind":"TurnAdded@v1","payload":{"role":"user"}}')
+        projections.sync()
+        synced = projections.db.execute("SELECT * FROM sessions").fetchall()
+        projections._sync_session = None  # the fold alone: no fallback to the SQL path
+        projections.rebuild()
+        assert projections.db.execute("SELECT * FROM sessions").fetchall() == synced
+        assert synced[0][9:11] == (1, path.read_bytes().index(b"\n") + 1)  # event_count, log_offset
 
 
 def test_schema_version_change_rebuilds_from_the_logs(state_dir):
