@@ -7,20 +7,24 @@ entries of what is shown. What it prints goes to the model. Shell and REPL
 histories hold what people typed (`export OPENAI_API_KEY=...`, `mysql -p...`), and build tools
 keep registry passwords in their own files (`~/.m2/settings.xml`, `~/.gradle/gradle.properties`,
 pip's `index-url` with a password); none of them has a format redaction knows. The canary is a
-plain word; the conftest reports each file it could read.
+plain word; the conftest reports each file it could read. One home holds them all, each with
+its own canary, and one run tries them all; each case checks its own file in that run's output.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import sys
 import tempfile
 import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sandbox_kit import SANDBOX, RecordingUI, make_workspace
+from sandbox_kit import SANDBOX, Canaries, RecordingUI, make_workspace
 
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config, PolicyConfig
@@ -49,32 +53,58 @@ for rel in {files!r}:
 """
 
 
-@pytest.mark.skipif(not SANDBOX.available, reason=f"no working bubblewrap here: {SANDBOX.reason}")
-@pytest.mark.parametrize("rel", HOME_FILES)
-async def test_no_leak_home_file_to_unprompted_verification(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                            request: pytest.FixtureRequest, rel: str) -> None:
+@dataclass
+class HomeRun:
+    """One unprompted `python -m pytest -q -s` whose conftest tried every file of a home holding
+    them all, each with its own canary word."""
+    home: Path
+    canaries: dict[str, str]
+    output: str
+    approvals: list
+    workspace_canaries: Canaries
+
+
+@pytest.fixture(scope="module")
+def home_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HomeRun]:
+    # One sandboxed run for the whole corpus (a pytest start is seconds): each case below still
+    # checks its own file, canary and line of the output.
     # Not under /tmp, which the sandbox replaces with an empty tmpfs: a real home stays visible.
     home = Path(tempfile.mkdtemp(prefix="dsls-home-", dir="/var/tmp"))
-    request.addfinalizer(lambda: shutil.rmtree(home, ignore_errors=True))
-    canary = "canary" + uuid.uuid4().hex[:10].translate(str.maketrans("0123456789", "ghijklmnop")) + "zebra"
-    target = home / rel
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(f"mysql -u root -p{canary}\n")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-    root, canaries = make_workspace(tmp_path)
-    (root / "conftest.py").write_text(CONFTEST.format(files=[rel]))
-    ui = RecordingUI("deny")
-    sink = ListSink()
-    config = Config(policy=PolicyConfig(approval_mode="suggest"))
-    host = ToolHost(root, config, sink=sink, ui=ui, overlay=DocumentOverlay(root))
-    world = World(root, config, sink=sink, overlay=host.overlay, patches=None, tools=host)
-    result = await world.run_command("python -m pytest -q -s", 60)
-    assert ui.approvals == []  # it ran unprompted: the sandbox is the layer that must hold
-    assert f"HIDDEN {rel}" in result.output or f"READ {rel} \n" in result.output, result.output
-    assert target.exists()  # there on the host: the sandbox hid it (masked, or absent from its empty home)
-    assert canary not in result.output
-    canaries.assert_intact()
+    try:
+        canaries = {}
+        for rel in HOME_FILES:
+            canaries[rel] = "canary" + uuid.uuid4().hex[:10].translate(str.maketrans("0123456789", "ghijklmnop")) + "zebra"
+            target = home / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(f"mysql -u root -p{canaries[rel]}\n")
+        root, workspace_canaries = make_workspace(tmp_path_factory.mktemp("home-run"))
+        (root / "conftest.py").write_text(CONFTEST.format(files=HOME_FILES))
+        ui = RecordingUI("deny")
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("HOME", str(home))
+            env.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+            # The venv's third-party plugins (pytest-lsp alone imports for seconds) are not what is
+            # tested: the workspace's conftest is.
+            env.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+            sink = ListSink()
+            config = Config(policy=PolicyConfig(approval_mode="suggest"))
+            host = ToolHost(root, config, sink=sink, ui=ui, overlay=DocumentOverlay(root))
+            world = World(root, config, sink=sink, overlay=host.overlay, patches=None, tools=host)
+            result = asyncio.run(world.run_command("python -m pytest -q -s", 60))
+        yield HomeRun(home, canaries, result.output, ui.approvals, workspace_canaries)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.mark.skipif(not SANDBOX.available, reason=f"no working bubblewrap here: {SANDBOX.reason}")
+@pytest.mark.parametrize("rel", HOME_FILES)
+def test_no_leak_home_file_to_unprompted_verification(home_run: HomeRun, rel: str) -> None:
+    assert home_run.approvals == []  # it ran unprompted: the sandbox is the layer that must hold
+    output = home_run.output
+    assert f"HIDDEN {rel}" in output or f"READ {rel} \n" in output, output
+    assert (home_run.home / rel).exists()  # there on the host: the sandbox hid it (masked, or absent from its empty home)
+    assert home_run.canaries[rel] not in output, f"{rel} was read: {output}"
+    home_run.workspace_canaries.assert_intact()
 
 
 @pytest.mark.parametrize("rel", HOME_FILES)
