@@ -167,6 +167,16 @@ def test_host_exec_path_drops_workspace_directories(tmp_path: Path) -> None:
     (root / "bin").mkdir(parents=True)
     link = tmp_path / "l"
     link.symlink_to(root / "bin")
-    value = f"{root}/bin:.:{link}:/usr/bin:{root}/.venv/bin"
-    assert host_exec_path(value, workspace=root) == "/usr/bin"
-    assert base_env({"PATH": value}, workspace=root)["PATH"] == "/usr/bin"
+    value = f"{root}/bin:.:{link}:/usr/bin:{root}/.venv/bin:{root}:{tmp_path}/ws2/bin"
+    # The workspace itself goes too; a sibling whose name starts like it (`ws2`) stays.
+    assert host_exec_path(value, workspace=root) == f"/usr/bin:{tmp_path}/ws2/bin"
+    assert base_env({"PATH": value}, workspace=root)["PATH"] == f"/usr/bin:{tmp_path}/ws2/bin"
+
+
+def test_host_exec_path_drops_directories_of_every_noted_workspace(tmp_path: Path) -> None:
+    """A workspace noted by any sandbox of this process (among hundreds) stays excluded."""
+    for i in range(300):
+        Sandbox(tmp_path / f"other-{i}")
+    Sandbox(tmp_path / "noted")
+    value = f"{tmp_path}/noted/bin:{tmp_path}/noted-not/bin:/usr/bin:{tmp_path}/other-7/node_modules/.bin"
+    assert host_exec_path(value) == f"{tmp_path}/noted-not/bin:/usr/bin"
