@@ -60,10 +60,10 @@ class Race:
         return out
 
 
-def start_race(shared: Shared, monkeypatch: pytest.MonkeyPatch) -> Race:
+def start_race(shared: Shared, monkeypatch: pytest.MonkeyPatch, editor_class: type[Editor] = Editor) -> Race:
     """A `Race` on the module's server: DIFF staged in a session on a file of the test's own,
-    open in an editor that holds every applyEdit, its buffer TYPED at version 2."""
-    editor = Editor(versioned=shared.versioned, hold=True)
+    open in an editor (an `editor_class`) that holds every applyEdit, its buffer TYPED at version 2."""
+    editor = editor_class(versioned=shared.versioned, hold=True)
     uri, store, patch, session_id = shared.begin(editor, monkeypatch, session=True)
     editor.buffers[uri] = [TYPED, 2]
     shared.server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 2, "text": TYPED}})

@@ -15,29 +15,22 @@ becoming exactly the edit's result (it landed as sent), or, for a versioned clie
 later version (a versioned edit cannot apply any more).
 
 The real server over raw JSON-RPC; the editor of `test_hostile_editor_buffers.py`, sending
-incremental changes, for a plain-`changes` client and a versioned `documentChanges` one.
+incremental changes, for a plain-`changes` client and a versioned `documentChanges` one, one
+server for each serving the module (a file, patch, session and editor per test).
 """
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from lsp_harness import editor_apply
 from lsprotocol import types
-from test_hostile_editor_buffers import DIFF, ORIGINAL, TYPED, Editor, capabilities_for
-from test_hostile_editor_races import Race, accept_hunk, reject_hunk
+from test_hostile_editor_buffers import ORIGINAL, Editor, Shared, shared_server
+from test_hostile_editor_races import Race, accept_hunk, reject_hunk, start_race
 
 from deepseek_ls.lsp import names
-from deepseek_ls.patch import PatchStore
-from deepseek_ls.policy import PathPolicy
-from deepseek_ls.store.sessions import SessionStore
-from deepseek_ls.workspace import state_dir
-
-from raw_client import RawServer, server_env
 
 # applyEdit waits 60 s × 0.05 = 3 s.
 SCALE = "0.05"
@@ -83,27 +76,17 @@ class TypingEditor(Editor):
         return True
 
 
-@pytest.fixture(params=[False, True], ids=["plain-changes", "versioned"])
-def race(request: pytest.FixtureRequest, tmp_path: Path, user_config_home: Path) -> Iterator[Race]:
-    root = tmp_path / "ws"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    (root / "app.py").write_text(ORIGINAL)
-    session = SessionStore(state_dir(root)).create(root, prompt="a patch the person reviews")
-    store = PatchStore(root, state_dir(root), policy=PathPolicy(root))
-    patch = store.stage(DIFF, session_id=session.session_id)
-    editor = TypingEditor(versioned=request.param, hold=True)
-    server = RawServer(root, server_env(tmp_path, DEEPSEEK_LS_CLIENT_TIMEOUT_SCALE=SCALE), on_request=editor.on_request)
-    editor.server = server
-    server.initialize(capabilities_for(request.param))
-    uri = (root / "app.py").as_uri()
-    editor.buffers[uri] = [TYPED, 2]
-    server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 2, "text": TYPED}})
-    try:
-        yield Race(server, editor, store, session.session_id, patch.patch_id, [h.hunk_id for h in patch.hunks], uri, root)
-        assert server.close() == 0, server.stderr()[-3000:]
-    finally:
-        server.kill()
+@pytest.fixture(scope="module", params=[False, True], ids=["plain-changes", "versioned"])
+def module_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
+    yield from shared_server(tmp_path_factory.mktemp("hostile-uncertain"), request.param,
+                             DEEPSEEK_LS_CLIENT_TIMEOUT_SCALE=SCALE)
+
+
+@pytest.fixture
+def race(module_server: Shared, monkeypatch: pytest.MonkeyPatch) -> Iterator[Race]:
+    """A race on the module's server with a typing editor (`test_hostile_editor_races.start_race`)."""
+    yield start_race(module_server, monkeypatch, TypingEditor)
+    module_server.end()
 
 
 def unanswered_accept(r: Race, how: str) -> dict[str, Any]:
@@ -215,7 +198,7 @@ def test_never_clobber_when_the_person_types_after_an_unanswered_edit(race: Race
     held = unanswered_accept(race, how)
     race.editor.type_at_top(race.uri, MORE)
     story(race, held)
-    assert (race.root / "app.py").read_text() == ORIGINAL  # the server never writes the file
+    assert (race.root / race.name).read_text() == ORIGINAL  # the server never writes the file
 
 
 def test_an_unanswered_edit_that_lands_as_sent_settles_the_buffer(race: Race) -> None:

@@ -7,7 +7,8 @@ The server's copy of the file is then not what the person sees: an edit computed
 (or from the disk) must not be sent. Percent-encoding is the same name (pygls unquotes
 URIs), and a buffer opened under another spelling that holds exactly the disk's text is
 safe to edit. The real server process over raw JSON-RPC, with the editor of
-`test_hostile_editor_buffers.py` (which applies every edit to the one buffer it has).
+`test_hostile_editor_buffers.py` (which applies every edit to the one buffer it has), one
+server for each client kind serving the module, a file, patch and editor per test (`shared_world`).
 """
 
 from __future__ import annotations
@@ -15,29 +16,29 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from test_hostile_editor_buffers import ORIGINAL, TYPED, TYPED_LINE, WITH_A, World, insert_at, world  # noqa: F401
+from test_hostile_editor_buffers import ORIGINAL, TYPED, TYPED_LINE, WITH_A, World, insert_at, module_server, shared_world  # noqa: F401
 
 
 def upper_case(w: World) -> str:
-    return w.uri.replace("/app.py", "/App.py")
+    return w.uri.replace(f"/{w.name}", f"/{w.name.capitalize()}")
 
 
 def dot_segment(w: World) -> str:
-    return w.uri.replace("/app.py", "/./app.py")
+    return w.uri.replace(f"/{w.name}", f"/./{w.name}")
 
 
 def double_slash(w: World) -> str:
-    return w.uri.replace("/app.py", "//app.py")
+    return w.uri.replace(f"/{w.name}", f"//{w.name}")
 
 
 def through_a_symlink(w: World) -> str:
-    link = w.root.parent / "link-to-ws"
+    link = w.root.parent / f"link-to-ws-for-{w.name}"
     link.symlink_to(w.root, target_is_directory=True)
-    return (link / "app.py").as_uri()
+    return (link / w.name).as_uri()
 
 
 def percent_encoded(w: World) -> str:
-    return w.uri.replace("/app.py", "/%61pp.py")  # the same URI once unquoted
+    return w.uri.replace(f"/{w.name}", f"/%61{w.name[1:]}")  # the same URI once unquoted
 
 
 def change_via_alias(w: World, alias: str) -> str:
@@ -77,20 +78,20 @@ CASES = [
 
 @pytest.mark.parametrize(("spell", "story", "may_apply"), CASES)
 def test_never_clobber_when_the_editor_spells_a_uri_another_way(
-    world: World, spell: Callable[[World], str], story: Callable[[World, str], str], may_apply: bool
+    shared_world: World, spell: Callable[[World], str], story: Callable[[World, str], str], may_apply: bool
 ) -> None:
-    alias = spell(world)
-    before = story(world, alias)
-    world.editor.buffers[world.uri] = [before, 1 if story is not change_via_alias else 2]
-    result = world.server.answer(world.accept(0))["result"]
-    final = world.editor.text(world.uri)
+    alias = spell(shared_world)
+    before = story(shared_world, alias)
+    shared_world.editor.buffers[shared_world.uri] = [before, 1 if story is not change_via_alias else 2]
+    result = shared_world.server.answer(shared_world.accept(0))["result"]
+    final = shared_world.editor.text(shared_world.uri)
     after = WITH_A if before == TYPED else WITH_A.removeprefix(TYPED_LINE)
     assert final in (before, after), f"the person's buffer was clobbered:\n{final}"
     assert result["applied"] is (final == after), result
-    assert (world.status(0) == "accepted") is result["applied"]
+    assert (shared_world.status(0) == "accepted") is result["applied"]
     if may_apply:
         assert result["applied"] is True, result
     else:
-        assert result["applied"] is False and world.editor.edits_received == 0, result
+        assert result["applied"] is False and shared_world.editor.edits_received == 0, result
         assert "URI" in result["message"] or "out of sync" in result["message"], result
-    assert (world.root / "app.py").read_text() == ORIGINAL
+    assert (shared_world.root / shared_world.name).read_text() == ORIGINAL
