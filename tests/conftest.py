@@ -34,7 +34,7 @@ LONGEST_FIRST = (
     "tests/vscode/test_vscode_e2e.py", "tests/install/", "tests/acp/test_hostile_acp_client.py", "tests/vscode/",
     "tests/bench/", "tests/llama/",
     "tests/cli/test_ask.py", "tests/cli/test_no_leak_api_key_cli_ask.py", "tests/cli/test_never_hang_cli_refusals.py",
-    "tests/lsp/test_hostile_editor_buffers.py", "tests/unit/cli/test_config_show_fast.py",
+    "tests/unit/cli/test_config_show_fast.py",
     "tests/unit/cli/test_sessions_cmd.py", "tests/acp/", "tests/cli/", "tests/nvim/", "tests/emacs/", "tests/mcp/",
     "tests/lsp/", "tests/scenarios/",
 )
