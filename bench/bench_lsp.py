@@ -30,7 +30,9 @@ every start while pygls' come compiled from site-packages). Wall time is noisy o
 a loaded machine, so the CPU time the server process had used when its answer
 arrived (Linux: /proc) is printed beside it.
 Targets (issue 7): codeLens and hover p95 < 10 ms; start → initialize < 400 ms;
-(issue 31) start → initialize ≤ 1.2× the bare pygls server's (median wall time).
+(issue 31) start → initialize ≤ 1.2× the bare pygls server's: the median over rounds of
+each start's wall time over the bare server's in the same round (the ratio of medians and of the
+best starts are printed beside it).
 """
 
 from __future__ import annotations
@@ -281,14 +283,18 @@ def start_up(starts: int, smoke: bool = False) -> None:
     print(f"start -> initialize answer: {starts} starts of each server, in turn; "
           f"1-min load {loads[0]:.1f} at the start, {loads[1]:.1f} at the end")
     for name in servers:
-        ratio = statistics.median(wall[name]) / statistics.median(wall[base])
-        line = (f"  {name:<36} median {statistics.median(wall[name]):7.1f} ms  "
-                f"range {min(wall[name]):7.1f}-{max(wall[name]):7.1f} ms  ratio {ratio:4.2f}")
+        ms, bare = wall[name], wall[base]
+        # Judged: the median over rounds of ours / the bare server's start in the same round (the load
+        # drifts between rounds much more than between two starts of one round).
+        paired = statistics.median(ours / theirs for ours, theirs in zip(ms, bare))
+        line = (f"  {name:<36} median {statistics.median(ms):7.1f} ms  range {min(ms):7.1f}-{max(ms):7.1f} ms"
+                f"  ratio: in-round median {paired:4.2f}, of medians {statistics.median(ms) / statistics.median(bare):4.2f},"
+                f" of bests {min(ms) / min(bare):4.2f}")
         if cpu[name] and cpu[base]:
             line += (f" | CPU by the answer median {statistics.median(cpu[name]):6.0f} ms"
-                     f"  ratio {statistics.median(cpu[name]) / statistics.median(cpu[base]):4.2f}")
+                     f" ratio {statistics.median(cpu[name]) / statistics.median(cpu[base]):4.2f}")
         if name != base and not smoke:
-            line += f"  target <= 1.2x bare pygls: {'OK' if ratio <= 1.2 else 'MISSED'}"
+            line += f" | target <= 1.2x bare pygls: {'OK' if paired <= 1.2 else 'MISSED'}"
         print(line)
 
 
