@@ -7,10 +7,15 @@ A canary is what an escaped command would change: a marker file outside the work
 
 from __future__ import annotations
 
+import atexit
+import functools
 import hashlib
 import os
+import shutil
 import subprocess
+import tempfile
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,10 +31,39 @@ requires_sandbox = pytest.mark.skipif(
     not SANDBOX.available and os.geteuid() != 0, reason=f"no working bubblewrap here: {SANDBOX.reason}"
 )
 
+# For a test whose command runs the workspace's pytest: the venv's autoloaded third-party plugins
+# (pytest-lsp alone imports for seconds) are not what it checks; the workspace's conftest still loads.
+NO_PLUGIN_AUTOLOAD = ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
 
 def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
                    capture_output=True, timeout=60)
+
+
+def committed_repo(root: Path, files: Mapping[str, str]) -> Path:
+    """Writes `files` (relative path -> text) under `root` and gives it a `.git` holding them as its
+    one commit: a copy of a repository built once per process for the same files (git init, add and
+    commit are three processes, and the corpora build hundreds of workspaces). The index's stat
+    data is the template's: git re-reads a file before taking it as unchanged."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    shutil.copytree(_template_git(tuple(sorted(files.items()))), root / ".git", symlinks=True)
+    return root
+
+
+@functools.cache
+def _template_git(files: tuple[tuple[str, str], ...]) -> Path:
+    base = Path(tempfile.mkdtemp(prefix="dsls-repo-template-"))
+    atexit.register(shutil.rmtree, base, ignore_errors=True)
+    for rel, text in files:
+        (base / rel).parent.mkdir(parents=True, exist_ok=True)
+        (base / rel).write_text(text)
+    git(base, "init", "-q")
+    git(base, "add", ".")
+    git(base, "commit", "-q", "-m", "init")
+    return base / ".git"
 
 
 def tree_digest(root: Path) -> dict[str, str]:
@@ -74,20 +108,19 @@ class Canaries:
             marker.unlink(missing_ok=True)
 
 
+WORKSPACE_FILES = {  # committed
+    "src/app.py": "def add(a, b):\n    return a + b\n",
+    "tests/test_app.py": "from src.app import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    "pytest.ini": "[pytest]\npythonpath = .\n",
+    "Makefile": "test:\n\t$(X)\n\techo made\n",
+}
+
+
 def make_workspace(tmp_path: Path) -> tuple[Path, Canaries]:
-    root = tmp_path / "ws"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text("def add(a, b):\n    return a + b\n")
-    (root / "tests").mkdir()
-    (root / "tests" / "test_app.py").write_text("from src.app import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n")
-    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n")
+    root = committed_repo(tmp_path / "ws", WORKSPACE_FILES)
     (root / ".env").write_text("API_TOKEN=canary-env-secret\n")
-    (root / "Makefile").write_text("test:\n\t$(X)\n\techo made\n")
     (root / ".deepseek").mkdir()
     (root / ".deepseek" / "config.toml").write_text('[policy]\napproval_mode = "suggest"\n')
-    git(root, "init", "-q")
-    git(root, "add", "src", "tests", "Makefile", "pytest.ini")
-    git(root, "commit", "-q", "-m", "init")
     outside = tmp_path / "outside"
     outside.mkdir()
     tag = uuid.uuid4().hex[:10]
@@ -116,4 +149,5 @@ class RecordingUI:
         return None
 
 
-__all__ = ["SANDBOX", "requires_sandbox", "probe", "make_workspace", "Canaries", "RecordingUI", "git", "tree_digest"]
+__all__ = ["SANDBOX", "requires_sandbox", "probe", "make_workspace", "Canaries", "RecordingUI", "git", "tree_digest",
+           "committed_repo", "NO_PLUGIN_AUTOLOAD"]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sandbox_kit import SANDBOX, Canaries, RecordingUI, make_workspace
+from sandbox_kit import NO_PLUGIN_AUTOLOAD, SANDBOX, Canaries, RecordingUI, make_workspace
 
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config, PolicyConfig
@@ -83,9 +83,7 @@ def home_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HomeRun]:
         with pytest.MonkeyPatch.context() as env:
             env.setenv("HOME", str(home))
             env.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-            # The venv's third-party plugins (pytest-lsp alone imports for seconds) are not what is
-            # tested: the workspace's conftest is.
-            env.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+            env.setenv(*NO_PLUGIN_AUTOLOAD)
             sink = ListSink()
             config = Config(policy=PolicyConfig(approval_mode="suggest"))
             host = ToolHost(root, config, sink=sink, ui=ui, overlay=DocumentOverlay(root))

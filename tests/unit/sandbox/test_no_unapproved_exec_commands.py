@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 import pytest
-from sandbox_kit import RecordingUI, make_workspace
+from sandbox_kit import NO_PLUGIN_AUTOLOAD, RecordingUI, make_workspace
 
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config, PolicyConfig
@@ -279,6 +279,7 @@ async def test_safe_shapes_run_unprompted_in_suggest_verification(tmp_path: Path
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """The other side of the decision: allowlisted commands in a safe shape verify without a prompt
     (they still run inside the sandbox)."""
+    monkeypatch.setenv(*NO_PLUGIN_AUTOLOAD)
     if command.startswith("rg "):  # as for a person who verifies with rg: one on PATH (ours, here)
         monkeypatch.setenv("PATH", f"{Path(rg_binary()).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     root, canaries, ui, host, config, sink = _setup(tmp_path, "suggest")
@@ -316,9 +317,11 @@ async def test_no_unapproved_exec_approved_make_override_is_still_confined(tmp_p
         canaries.cleanup()
 
 
-async def test_no_unapproved_exec_planted_conftest_is_confined_by_the_sandbox(tmp_path: Path) -> None:
+async def test_no_unapproved_exec_planted_conftest_is_confined_by_the_sandbox(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """`pytest -q` is a safe shape and runs unprompted; a conftest.py already in the repository
     runs with it — and can write nothing outside the workspace, nor into .git/ or .deepseek/."""
+    monkeypatch.setenv(*NO_PLUGIN_AUTOLOAD)
     root, canaries, ui, host, config, sink = _setup(tmp_path, "suggest")
     if not (await host.sandbox.astatus()).available:
         pytest.skip("no sandbox here")

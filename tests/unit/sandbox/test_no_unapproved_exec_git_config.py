@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sandbox_kit import RecordingUI, git
+from sandbox_kit import RecordingUI, committed_repo, git
 
 from deepseek_ls.config_models import Config, PolicyConfig, SandboxConfig
 from deepseek_ls.index.reader import ContentReader
@@ -78,15 +78,10 @@ CASES = [
 
 
 def _hostile_repo(tmp_path: Path, case: Case) -> tuple[Path, Path]:
-    root = tmp_path / "ws"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "notes.txt").write_text("first\n")
-    (root / "src" / "app.py").write_text("def add(a, b):\n    return a + b\n")
+    files = {"src/notes.txt": "first\n", "src/app.py": "def add(a, b):\n    return a + b\n"}
     if case.attributes:
-        (root / ".gitattributes").write_text(case.attributes)
-    git(root, "init", "-q")
-    git(root, "add", ".")
-    git(root, "commit", "-q", "-m", "init")
+        files[".gitattributes"] = case.attributes
+    root = committed_repo(tmp_path / "ws", files)
     marker = tmp_path / "outside" / "ran"
     evil = canary.plant(tmp_path / "evil.sh", marker)
     canary.plant_hooks(root / "hooks-evil", ("post-index-change", "pre-auto-gc", "post-checkout",
@@ -144,13 +139,7 @@ async def test_no_unapproved_exec_git_config(tmp_path: Path, case: Case, sandbox
 
 
 def _other_repo(tmp_path: Path) -> Path:
-    other = tmp_path / "private"
-    other.mkdir()
-    (other / "secret.txt").write_text("canary-private-repo-content\n")
-    git(other, "init", "-q")
-    git(other, "add", ".")
-    git(other, "commit", "-q", "-m", "private")
-    return other
+    return committed_repo(tmp_path / "private", {"secret.txt": "canary-private-repo-content\n"})
 
 
 def _gitfile_elsewhere(tmp_path: Path, root: Path, other: Path) -> None:
