@@ -7,7 +7,9 @@ going backwards, a change to a document never opened), the undo is refused, noth
 sent or written, and the checkpoint stays for later; once the editor sends the buffer
 again, the same undo goes through and keeps what the person typed. The real server
 process over raw JSON-RPC with the editor of `test_hostile_editor_buffers.py`; the apply
-to undo is made by the real CLI (`deepseek-ls apply`), on disk.
+to undo is made by the real CLI (`deepseek-ls apply`), on disk. One server for each client kind
+serves the module, a file, patch and editor per test (`shared_world`): `deepseek.undo` takes the
+newest checkpoint, the test's own (each test's undo goes through before it ends).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_hostile_editor_buffers import ORIGINAL, TYPED, TYPED_LINE, WITH_BOTH, World, insert_at, world  # noqa: F401
+from test_hostile_editor_buffers import ORIGINAL, TYPED, TYPED_LINE, WITH_BOTH, World, insert_at, module_server, shared_world  # noqa: F401
 
 from deepseek_ls.lsp import names
 
@@ -63,65 +65,67 @@ STORIES = [
 
 
 @pytest.mark.parametrize("story", STORIES)
-def test_never_clobber_undo_of_a_buffer_out_of_sync(world: World, story: Callable[[World], None]) -> None:
-    applied = cli(world.root, "apply", world.patch_id, "--yes")
+def test_never_clobber_undo_of_a_buffer_out_of_sync(shared_world: World, story: Callable[[World], None]) -> None:
+    earlier = {m["checkpoint_id"] for m in shared_world.store.checkpoints.list()}  # other tests' (restored)
+    applied = cli(shared_world.root, "apply", shared_world.patch_id, "--yes")
     assert applied.returncode == 0, applied.stderr
-    assert (world.root / "app.py").read_text() == APPLIED
-    world.editor.buffers[world.uri] = [WITH_BOTH, 2]
-    story(world)
+    assert (shared_world.root / shared_world.name).read_text() == APPLIED
+    shared_world.editor.buffers[shared_world.uri] = [WITH_BOTH, 2]
+    story(shared_world)
 
-    reply = world.server.call("workspace/executeCommand", {"command": names.CMD_UNDO, "arguments": [{}]})
+    reply = shared_world.server.call("workspace/executeCommand", {"command": names.CMD_UNDO, "arguments": [{}]})
     assert reply.get("error", {}).get("code") == -32803, reply
     message = reply["error"]["message"]
-    assert "undo refused, nothing was changed" in message and "app.py" in message and "out of sync" in message, message
-    assert world.editor.edits_received == 0, "an undo edit was sent for a buffer the server cannot know"
-    assert world.editor.text(world.uri) == WITH_BOTH  # the person's buffer, untouched
-    assert (world.root / "app.py").read_text() == APPLIED  # nor written under it
-    assert [world.status(0), world.status(1)] == ["accepted", "accepted"]
-    assert not any(m.get("restored") for m in world.store.checkpoints.list())  # still there to undo
+    assert "undo refused, nothing was changed" in message and shared_world.name in message and "out of sync" in message, message
+    assert shared_world.editor.edits_received == 0, "an undo edit was sent for a buffer the server cannot know"
+    assert shared_world.editor.text(shared_world.uri) == WITH_BOTH  # the person's buffer, untouched
+    assert (shared_world.root / shared_world.name).read_text() == APPLIED  # nor written under it
+    assert [shared_world.status(0), shared_world.status(1)] == ["accepted", "accepted"]
+    assert not any(m.get("restored") for m in shared_world.store.checkpoints.list()
+                   if m["checkpoint_id"] not in earlier)  # still there to undo
 
     # The editor sends the buffer again: the same undo takes the apply out, the typing stays.
-    world.server.notify("textDocument/didClose", {"textDocument": {"uri": world.uri}})
-    world.open(WITH_BOTH, version=1)
-    world.editor.buffers[world.uri][1] = 1
-    undone = world.server.call("workspace/executeCommand", {"command": names.CMD_UNDO, "arguments": [{}]})
-    assert undone.get("result", {}).get("unsaved") == ["app.py"], undone
-    assert world.editor.text(world.uri) == TYPED
-    assert (world.root / "app.py").read_text() == APPLIED  # the buffer's to save
-    assert [world.status(0), world.status(1)] == ["pending", "pending"]
+    shared_world.server.notify("textDocument/didClose", {"textDocument": {"uri": shared_world.uri}})
+    shared_world.open(WITH_BOTH, version=1)
+    shared_world.editor.buffers[shared_world.uri][1] = 1
+    undone = shared_world.server.call("workspace/executeCommand", {"command": names.CMD_UNDO, "arguments": [{}]})
+    assert undone.get("result", {}).get("unsaved") == [shared_world.name], undone
+    assert shared_world.editor.text(shared_world.uri) == TYPED
+    assert (shared_world.root / shared_world.name).read_text() == APPLIED  # the buffer's to save
+    assert [shared_world.status(0), shared_world.status(1)] == ["pending", "pending"]
 
 
-def test_undo_in_sync_lands_in_the_buffer(world: World) -> None:
+def test_undo_in_sync_lands_in_the_buffer(shared_world: World) -> None:
     """The control: the same undo of a buffer in sync goes through at once."""
-    applied = cli(world.root, "apply", world.patch_id, "--yes")
+    applied = cli(shared_world.root, "apply", shared_world.patch_id, "--yes")
     assert applied.returncode == 0, applied.stderr
-    world.editor.buffers[world.uri] = [WITH_BOTH, 2]
-    world.open(APPLIED, version=1)
-    world.change(2, insert_at(0, 0, TYPED_LINE))
-    undone = world.server.call("workspace/executeCommand", {"command": names.CMD_UNDO, "arguments": [{}]})
-    assert undone.get("result", {}).get("unsaved") == ["app.py"], undone
-    assert world.editor.text(world.uri) == TYPED
+    shared_world.editor.buffers[shared_world.uri] = [WITH_BOTH, 2]
+    shared_world.open(APPLIED, version=1)
+    shared_world.change(2, insert_at(0, 0, TYPED_LINE))
+    undone = shared_world.server.call("workspace/executeCommand", {"command": names.CMD_UNDO, "arguments": [{}]})
+    assert undone.get("result", {}).get("unsaved") == [shared_world.name], undone
+    assert shared_world.editor.text(shared_world.uri) == TYPED
     assert ORIGINAL in TYPED
 
 
-def test_never_clobber_undo_sent_while_an_accept_is_out(world: World) -> None:
+def test_never_clobber_undo_sent_while_an_accept_is_out(shared_world: World) -> None:
     """`deepseek.undo` (of a CLI apply of hunk B) sent right behind an Accept of hunk A whose
     edit the editor still holds: the undo waits for the accept and the buffer it gives, then
     takes only B out — A and the person's typing stay, each line where it belongs."""
-    applied = cli(world.root, "apply", world.patch_id, "--hunk", world.hunks[1], "--yes")
+    applied = cli(shared_world.root, "apply", shared_world.patch_id, "--hunk", shared_world.hunks[1], "--yes")
     assert applied.returncode == 0, applied.stderr
-    with_b = (world.root / "app.py").read_text()
+    with_b = (shared_world.root / shared_world.name).read_text()
     assert "inserted B" in with_b and "inserted A" not in with_b
-    world.editor.buffers[world.uri] = [TYPED_LINE + with_b, 2]
-    world.open(TYPED_LINE + with_b, version=2)
-    world.editor.hold = True
-    accepting = world.accept(0)
-    undoing = world.server.request("workspace/executeCommand", {"command": names.CMD_UNDO, "arguments": [{}]})
-    assert world.editor.wait_held(1)
-    world.editor.hold = False  # later edits (the undo's) are applied at once
-    world.editor.release()
-    assert world.server.answer(accepting)["result"]["applied"] is True
-    undone = world.server.answer(undoing)
-    assert undone.get("result", {}).get("unsaved") == ["app.py"], undone
-    assert world.editor.text(world.uri) == TYPED.replace("line 2\n", "line 2\ninserted A\n"), world.editor.text(world.uri)
-    assert [world.status(0), world.status(1)] == ["accepted", "pending"]
+    shared_world.editor.buffers[shared_world.uri] = [TYPED_LINE + with_b, 2]
+    shared_world.open(TYPED_LINE + with_b, version=2)
+    shared_world.editor.hold = True
+    accepting = shared_world.accept(0)
+    undoing = shared_world.server.request("workspace/executeCommand", {"command": names.CMD_UNDO, "arguments": [{}]})
+    assert shared_world.editor.wait_held(1)
+    shared_world.editor.hold = False  # later edits (the undo's) are applied at once
+    shared_world.editor.release()
+    assert shared_world.server.answer(accepting)["result"]["applied"] is True
+    undone = shared_world.server.answer(undoing)
+    assert undone.get("result", {}).get("unsaved") == [shared_world.name], undone
+    assert shared_world.editor.text(shared_world.uri) == TYPED.replace("line 2\n", "line 2\ninserted A\n"), shared_world.editor.text(shared_world.uri)
+    assert [shared_world.status(0), shared_world.status(1)] == ["accepted", "pending"]
