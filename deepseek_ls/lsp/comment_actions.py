@@ -24,6 +24,7 @@ from lsprotocol import types
 
 from deepseek_ls.lsp import code_actions, commands, names, params
 from deepseek_ls.lsp.server import DeepSeekServer
+from deepseek_ls.lsp.session_views import agent
 from deepseek_ls.lsp.uris import current_text, open_document, uri_to_relpath
 
 _INSTRUCTION = re.compile(r"deepseek\s*:\s*(.*)", re.IGNORECASE | re.DOTALL)
@@ -153,7 +154,9 @@ async def _may_run(ls: DeepSeekServer, session_id: str, plan: dict[str, Any], in
         detail=detail, files=files, session_id=session_id)
     state = ls.feature_state(RunApprovals)
     if state.approvals is None or state.policy is not ls.config.policy:
-        state.approvals, state.policy = Approvals(ls.config.policy, ls.ui), ls.config.policy
+        # The agent's port, not the bare LSP one: it tells the editor the question waits
+        # (`deepseek/attention`: the badge and the notification) and fires the Notification hook.
+        state.approvals, state.policy = Approvals(ls.config.policy, agent(ls).ui), ls.config.policy
     state.approvals.new_action()  # a new request of the person's: a "no" to an earlier one is not this answer
     return await state.approvals.request(request)
 

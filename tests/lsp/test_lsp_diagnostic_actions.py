@@ -191,12 +191,17 @@ async def test_fix_plans_with_the_diagnostic_and_ends_in_pending_hunks(nvim):
     planned(nvim.fake, "reportOperatorIssue")
     nvim.fake.add({"match": {"role": "executor"}, "content": ADD_FIX})
     since = len(nvim.fake.requests)
+    told = len(nvim.state.notifications.get(names.NOTIFY_ATTENTION, []))
     fix, _ = await nvim.actions(uri, PYRIGHT)
     result = await nvim.invoke(fix)
     assert result["ran"] is True and result["step"]["status"] == "staged", result
     (request,) = nvim.asked
     assert "Run DeepSeek's plan for: fix Operator" in request.message and "app.py" in request.message
     assert request.actions[0].title == "Allow once"
+    # The question is a wait like every approval: the editor's badge and notification are told.
+    waits = [a for a in nvim.state.notifications[names.NOTIFY_ATTENTION][told:] if a.kind == "waiting"]
+    assert any(a.message.startswith("waits for your approval: Run DeepSeek's plan for: fix Operator")
+               and a.pending == 1 and a.session_id == result["session_id"] for a in waits), waits
     planner = next(b for b in nvim.bodies(since) if "reportOperatorIssue" in b)
     for said in ('Operator \\"-\\" not supported', "reportOperatorIssue", "Pyright", "    return a - b", "def add(a, b):"):
         assert said in planner, said
