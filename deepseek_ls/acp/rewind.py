@@ -34,7 +34,7 @@ async def rewind_turn(agent: Any, ui: Any, record: Any, text: str) -> str:
         if what not in WHATS or len(words) > 2:
             return USAGE
         target = _target(agent, record, words[0])
-        sessions, ids = agent.rewinder.scope(target)
+        sessions, ids = agent.rewinder.scope(target, what != "conversation")
         files = agent.rewinder.covered(ids) if what != "conversation" else []
         detail = (f"Takes back {len(sessions)} prompt(s)"
                   + (f" and restores {', '.join(files)} (what you typed since is kept)." if files else "."))

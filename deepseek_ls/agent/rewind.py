@@ -123,16 +123,17 @@ class Rewinder:
                                         rewound.get(s.session_id)))
         return out
 
-    def scope(self, session_id: str) -> tuple[list[str], list[str]]:
+    def scope(self, session_id: str, code: bool = True) -> tuple[list[str], list[str]]:
         """(the prompts taken back: `session_id` and every later one, oldest first; their unrestored
-        checkpoints, newest first). Refused when a prompt's applies have no checkpoint any more."""
+        checkpoints, newest first). With `code` (the files are restored), refused when a prompt's
+        applies have no checkpoint (any more); a conversation rewind restores no file."""
         sid = self.agent.store.resolve(session_id)
         later = sorted(s.session_id for s in self.agent.store.list(warn=False) if s.session_id >= sid)
         owners = self._owners()
         manifests = {m["checkpoint_id"]: m for m in self.store.list()}
         held = {(manifests[c].get("meta") or {}).get("patch_id") for c in owners}
         gone, unchecked = [], []
-        for s in later:
+        for s in later if code else []:
             session = self.agent._runtime(s).session
             for rec in session.patches.values():
                 if rec.applied and rec.patch_id not in held:
@@ -182,10 +183,10 @@ class Rewinder:
     async def rewind(self, session_id: str, what: str = "both") -> RewindResult:
         if what not in WHATS:
             raise ValueError(f"rewind what? {what!r}: one of {', '.join(WHATS)}")
-        sessions, ids = await asyncio.to_thread(self.scope, session_id)
+        code = what in ("code", "both")
+        sessions, ids = await asyncio.to_thread(self.scope, session_id, code)
         target = sessions[0]
         rewind_id = new_id()
-        code = what in ("code", "both")
         files = self.covered(ids) if code else []
         meta = {"kind": "rewind", "rewind_id": rewind_id, "to_session": target, "what": what,
                 "sessions": sessions, "checkpoint_ids": ids if code else []}

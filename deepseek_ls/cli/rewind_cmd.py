@@ -43,7 +43,7 @@ def rewind_command(args: argparse.Namespace) -> int:
             result = asyncio.run(agent.redo_rewind(args.redo or None))
         else:
             rewinder = Rewinder(agent)
-            sessions, ids = rewinder.scope(args.rewind)
+            sessions, ids = rewinder.scope(args.rewind, args.restore != "conversation")
             files = rewinder.covered(ids) if args.restore != "conversation" else []
             print(f"rewind {args.restore} to before the prompt of session {sessions[0]}: takes back "
                   f"{len(sessions)} prompt(s)" + (f"; restores {', '.join(files)} (edits made since are kept)"

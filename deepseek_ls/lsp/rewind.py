@@ -37,7 +37,7 @@ async def checkpoints(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
 async def rewind(ls: DeepSeekServer, args: Any) -> dict[str, Any]:
     a = params.parse_args(params.RewindArgs, args)
     ag = agent(ls)
-    sessions, ids = await asyncio.to_thread(ag.rewinder.scope, a.session_id)
+    sessions, ids = await asyncio.to_thread(ag.rewinder.scope, a.session_id, a.what != "conversation")
     files = ag.rewinder.covered(ids) if a.what != "conversation" else []
     if not a.confirmed:
         message = (f"Rewind {a.what} to before this prompt? It takes back {len(sessions)} prompt(s)"

@@ -179,3 +179,8 @@ async def test_a_code_rewind_over_hunks_accepted_in_the_editor_refuses_saying_so
     assert "accepted in the editor" in said and "app.py" in said and "older than" not in said
     assert refused.value.files == ["app.py"] and (workspace / "app.py").read_text() == FIXED
     assert _events(agent, sid, "Rewound@v1") == []
+    # A conversation rewind restores no file, so those hunks do not stop it (seen in VS Code's
+    # "Rewind to here" > Conversation after a Fix accepted from the Quick Fix menu: refused as above).
+    result = await agent.rewind(sid, "conversation")
+    assert (result.what, result.files, result.sessions) == ("conversation", [], [sid])
+    assert (workspace / "app.py").read_text() == FIXED and len(_events(agent, sid, "Rewound@v1")) == 1

@@ -32,7 +32,7 @@ async def _rewind(chat: ChatLike, argument: str) -> None:
         return
     rewinder = chat.agent.rewinder
     try:
-        sessions, ids = rewinder.scope(target)
+        sessions, ids = rewinder.scope(target, what != "conversation")
     except (RewindRefused, LookupError) as exc:
         chat.say(str(exc))
         return
