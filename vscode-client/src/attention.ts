@@ -33,3 +33,24 @@ export async function onAttention(ui: AttentionUI, a: Attention): Promise<void> 
   const chosen = await ui.show(`DeepSeek ${a.message}`, OPEN_PANEL);
   if (chosen === OPEN_PANEL) ui.openPanel();
 }
+
+/** The panel's badge: what waits for the person's answer plus the pending changes to review. */
+export interface PanelBadge {
+  value: number;
+  tooltip: string;
+}
+
+/**
+ * One badge for both counts (VS Code gives a view one badge): a wait is not hidden by a refresh of
+ * the changes, nor the changes by a wait. Value 0 shows no badge (an `undefined` badge does not clear
+ * one already shown in VS Code 1.100), so the value is always set.
+ */
+export function panelBadge(waiting: number, changes: number): PanelBadge {
+  const w = Number.isInteger(waiting) && waiting > 0 ? waiting : 0;
+  const c = Number.isInteger(changes) && changes > 0 ? changes : 0;
+  const said = [
+    ...(w ? [`${w} waiting for you`] : []),
+    ...(c ? [`${c} pending change${c === 1 ? "" : "s"} to review`] : []),
+  ];
+  return { value: w + c, tooltip: said.join(" · ") };
+}

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { declareAttention, onAttention, OPEN_PANEL, type AttentionUI } from "../src/attention";
+import { declareAttention, onAttention, OPEN_PANEL, panelBadge, type AttentionUI } from "../src/attention";
 import { Experimental, type Attention } from "../src/protocol";
 
 function fakeUI(focused: boolean, visible: boolean, choose?: string) {
@@ -63,4 +63,12 @@ test("the capability is declared beside what is there", () => {
   const caps: { experimental?: unknown } = { experimental: { deepseekQuestions: true } };
   declareAttention(caps);
   assert.deepEqual(caps.experimental, { deepseekQuestions: true, [Experimental.attention]: true });
+});
+
+test("the panel's badge counts what waits and the pending changes together, and is cleared by a value of 0", () => {
+  assert.deepEqual(panelBadge(1, 0), { value: 1, tooltip: "1 waiting for you" });
+  assert.deepEqual(panelBadge(1, 2), { value: 3, tooltip: "1 waiting for you · 2 pending changes to review" });
+  assert.deepEqual(panelBadge(0, 1), { value: 1, tooltip: "1 pending change to review" });
+  assert.deepEqual(panelBadge(0, 0), { value: 0, tooltip: "" });
+  assert.deepEqual(panelBadge(-1, Number.NaN), { value: 0, tooltip: "" });
 });

@@ -6,6 +6,7 @@
  * its runStep of the first step, the rest are single commands.
  */
 import * as vscode from "vscode";
+import { panelBadge } from "../attention";
 import { editorContext, reviewUI, rewindUI } from "../commands";
 import { parseSlash } from "../customCommands";
 import { findEventLog } from "../eventLog";
@@ -52,15 +53,14 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     return this.view?.visible ?? false;
   }
 
-  /** The number of approvals and questions waiting, on the panel's icon (none: no badge). */
+  /** The number of approvals and questions waiting, counted in the panel's badge. */
   setBadge(count: number): void {
     this.waiting = count;
-    if (this.view) this.view.badge = count > 0 ? { value: count, tooltip: `${count} waiting for you` } : undefined;
+    this.updateBadge();
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
-    this.setBadge(this.waiting);
     const root = vscode.Uri.joinPath(this.extensionUri, "out", "webview");
     view.webview.options = { enableScripts: true, localResourceRoots: [root] };
     view.webview.html = panelHtml(
@@ -95,9 +95,7 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
 
   private updateBadge(): void {
     if (!this.view) return;
-    const n = pendingCount(this.model.snapshot.changes);
-    // A zero badge is hidden; `undefined` does not clear a badge once shown (VS Code 1.100).
-    this.view.badge = { value: n, tooltip: n ? `${n} pending change${n === 1 ? "" : "s"} to review` : "" };
+    this.view.badge = panelBadge(this.waiting, pendingCount(this.model.snapshot.changes));
   }
 
   // -- server notifications ---------------------------------------------------------
