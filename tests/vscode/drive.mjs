@@ -652,6 +652,277 @@ async function lanes(page) {
   await shot(page, "lanes");
 }
 
+// -- issue 32 in the editor: code actions, Edit selection, Fix, attention, Rewind to here -------------
+
+/** The active editor's text, line by line in screen order (the files here fit on screen). */
+async function editorText(page) {
+  return page.evaluate(() => {
+    const lines = [...document.querySelectorAll(".part.editor .editor-group-container.active .monaco-editor .view-lines .view-line")];
+    return lines
+      .map((l) => ({ top: parseFloat(l.style.top) || 0, text: l.textContent.replace(/\u00a0/g, " ") }))
+      .sort((a, b) => a.top - b.top)
+      .map((l) => l.text)
+      .join("\n");
+  });
+}
+
+/** Wait until the active editor's text includes `want` (and, if given, not `unwanted`); returns it. */
+async function editorShows(page, want, unwanted) {
+  await page.waitForFunction(
+    ([w, u]) => {
+      const text = [...document.querySelectorAll(".part.editor .editor-group-container.active .monaco-editor .view-lines .view-line")]
+        .map((l) => l.textContent.replace(/\u00a0/g, " ")).join("\n");
+      return text.includes(w) && !(u && text.includes(u));
+    },
+    [want, unwanted ?? null],
+    { timeout: T },
+  );
+  return editorText(page);
+}
+
+/** Put the cursor at `at`: a line, or "line:column" (both 1-based), as Go to Line does. */
+async function gotoLine(page, at) {
+  await page.locator(".part.editor .editor-group-container.active .monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+G");
+  await answerInputBox(page, `:${at}`);
+}
+
+/** The rows of VS Code's code action menu (the lightbulb's and Quick Fix's). */
+function actionRows(page) {
+  return page.locator(".action-widget .monaco-list-row.action");
+}
+
+/**
+ * On `at` (a line or "line:column"), open VS Code's Quick Fix menu (Ctrl+.), record what it offers
+ * and choose `title` with the keyboard (a pointer block covers the menu's rows while it is open).
+ * A menu asked before VS Code has the diagnostics' actions at the cursor says "No code actions
+ * available": it is asked again (bounded by T); `result.quickFixTries` counts the asks.
+ */
+async function codeAction(page, at, title) {
+  await gotoLine(page, at);
+  const rows = actionRows(page);
+  const none = page.locator(".part.editor .monaco-editor-overlaymessage", { hasText: "No code actions" }).first();
+  const deadline = Date.now() + T;
+  result.quickFixTries = result.quickFixTries ?? {};
+  for (let tries = 1; ; tries++) {
+    result.quickFixTries[title] = tries;
+    await page.keyboard.press("Control+.");
+    const row = rows.filter({ hasText: title }).first();
+    await Promise.race([row.waitFor({ state: "visible", timeout: T }), none.waitFor({ state: "visible", timeout: T })]);
+    if (await row.isVisible()) break;
+    if (Date.now() > deadline) throw new Error(`Quick Fix offered no "${title}" on ${at} within ${T} ms`);
+    await page.keyboard.press("Escape");
+    await none.waitFor({ state: "hidden", timeout: T });
+    await page.waitForTimeout(250);
+  }
+  const offered = await rows.evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") || e.textContent.trim()));
+  for (let i = 0; i <= offered.length * 2; i++) {
+    const focused = await page.locator(".action-widget .monaco-list-row.action.focused").first().getAttribute("aria-label").catch(() => null);
+    if (focused === title) break;
+    if (i === offered.length * 2) throw new Error(`could not move to "${title}" in the Quick Fix menu: ${JSON.stringify(offered)}`);
+    await page.keyboard.press("ArrowDown");
+  }
+  await page.keyboard.press("Enter");
+  await page.locator(".action-widget").first().waitFor({ state: "hidden", timeout: T });
+  return offered;
+}
+
+/** The Problems panel's rows (opened on first use), as text. */
+async function problems(page) {
+  if (!(await page.locator(".markers-panel").first().isVisible())) {
+    await palette(page, "View: Focus Problems");
+    await page.locator(".markers-panel").first().waitFor({ state: "visible", timeout: T });
+  }
+  return (await page.locator(".markers-panel .monaco-list-row").allTextContents()).map((t) => t.trim());
+}
+
+/** Wait until `fn(rows of the Problems panel)` holds; returns the rows. */
+async function problemsUntil(page, fn, what) {
+  const deadline = Date.now() + T;
+  let rows = await problems(page);
+  while (!fn(rows)) {
+    if (Date.now() > deadline) throw new Error(`Problems panel: ${what}; it shows ${JSON.stringify(rows)}`);
+    await page.waitForTimeout(100);
+    rows = await problems(page);
+  }
+  return rows;
+}
+
+function toast(page, text) {
+  return page.locator(".notifications-toasts .notification-list-item", { hasText: text }).first();
+}
+
+/** Wait for a toast saying `text`; returns its message. */
+async function toastSays(page, text) {
+  const item = toast(page, text);
+  await item.waitFor({ state: "visible", timeout: T });
+  return (await item.locator(".notification-list-item-message").textContent()).trim();
+}
+
+/**
+ * Choose `button` (if given) on the notification saying `text`, as a toast or, once VS Code has hidden the toast
+ * (15 s in a focused window, even while the message waits for its answer), in the notification
+ * center, where the person finds it then. Returns its text.
+ */
+async function answerNotification(page, text, button) {
+  const center = page.locator(".notifications-center").first();
+  const inToasts = toast(page, text);
+  const inCenter = center.locator(".notification-list-item", { hasText: text }).first();
+  const deadline = Date.now() + T;
+  let item = null;
+  while (!item) {
+    if (await inToasts.isVisible()) item = inToasts;
+    else if (await inCenter.isVisible()) item = inCenter;
+    else if (!(await center.isVisible())) await palette(page, "Notifications: Show Notifications");
+    else if (Date.now() > deadline) throw new Error(`no notification saying "${text}" within ${T} ms`);
+    else await page.waitForTimeout(100);
+  }
+  const said = (await item.locator(".notification-list-item-message").textContent()).trim();
+  if (button) await item.locator(".monaco-button", { hasText: button }).first().click();
+  if (await center.isVisible()) {
+    await palette(page, "Notifications: Hide Notifications");
+    await center.waitFor({ state: "hidden", timeout: T });
+  }
+  return said;
+}
+
+async function saveActive(page) {
+  await page.locator(".part.editor .editor-group-container.active .monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+S");
+  await page.waitForFunction(() => !document.querySelector(".editor-group-container .tab.active.dirty"), null, { timeout: T });
+}
+
+/** The panel resolved once, then out of view (the Explorer in the side bar instead). */
+async function panelOutOfView(page) {
+  await openPanel(page);
+  await palette(page, "View: Show Explorer");
+  await page.locator(".part.sidebar .pane-header", { hasText: /Explorer|Folders|ws/i }).first().waitFor({ state: "visible", timeout: T });
+}
+
+async function editorActions(page) {
+  const ws = config.workspace;
+  await panelOutOfView(page);
+  step("panel-out-of-view");
+  await openFile(page, config.file);
+  step("file-open");
+
+  // 2. Edit Selection with DeepSeek…: dismissed once (nothing sent, nothing changed), then answered.
+  await page.locator(".part.editor .monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+A");
+  await palette(page, "DeepSeek: Edit Selection with DeepSeek…");
+  await page.waitForFunction(() => {
+    const el = document.querySelector(".quick-input-widget input");
+    return el && el.offsetParent !== null && !el.value.startsWith(">");
+  }, null, { timeout: T });
+  result.editPrompt = (await page.locator(".quick-input-widget .quick-input-message, .quick-input-widget input").first().evaluate(
+    (el) => el.getAttribute("placeholder") || el.textContent || "")).trim();
+  await page.keyboard.press("Escape");
+  await page.locator(".quick-input-widget").first().waitFor({ state: "hidden", timeout: T });
+  result.afterEditDismissed = { text: await editorText(page), lenses: await lensTitles(page) };
+  step("edit-input-dismissed");
+
+  await page.locator(".part.editor .monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+A");
+  await palette(page, "DeepSeek: Edit Selection with DeepSeek…");
+  await answerInputBox(page, config.instruction);
+  // 4. The plan's approval waits while the panel is out of view: a notification with Open panel
+  // (deepseek/attention) and the panel's badge counting it, beside VS Code's own approval message.
+  result.editAttention = await toastSays(page, `waits for your approval: Run DeepSeek's plan for: ${config.instruction}`);
+  result.editAttentionButtons = (await toast(page, `waits for your approval: Run DeepSeek's plan for: ${config.instruction}`).locator(".monaco-button").allTextContents()).map((t) => t.trim());
+  result.badgeWhileWaiting = await badgeShows(page, "1");
+  step("attention-while-approval-waits");
+  await shot(page, "edit-approval");
+  result.editApproval = await answerNotification(page, "Run DeepSeek's plan for", "Allow once");
+  step("edit-approved");
+
+  // 1. The step's two hunks: diagnostics in Problems, settled from the code action menu.
+  result.hunkProblems = await problemsUntil(page, (rows) => rows.filter((r) => r.includes("DeepSeek proposes")).length === 2,
+    "two pending-change diagnostics");
+  result.badgeWithHunks = await badgeShows(page, "2");
+  step("hunk-diagnostics");
+  await shot(page, "hunk-problems");
+  result.acceptOffered = await codeAction(page, config.acceptLine, config.acceptTitle);
+  result.afterAccept = await editorShows(page, config.acceptedText);
+  result.problemsAfterAccept = await problemsUntil(page, (rows) => rows.filter((r) => r.includes("DeepSeek proposes")).length === 1,
+    "one pending-change diagnostic after the accept");
+  step("hunk-accepted-by-code-action");
+  result.rejectOffered = await codeAction(page, config.rejectLine, config.rejectTitle);
+  result.problemsAfterReject = await problemsUntil(page, (rows) => !rows.some((r) => r.includes("DeepSeek proposes")),
+    "no pending-change diagnostic once both hunks are settled");
+  // The lenses follow (a refresh after the diagnostics): no Accept / Reject left.
+  await page.waitForFunction(() => ![...document.querySelectorAll(".part.editor .monaco-editor .codelens-decoration a")].some((a) => /^(Accept|Reject)/.test(a.textContent.trim())), null, { timeout: T });
+  result.lensesAfterSettled = await lensTitles(page);
+  result.afterReject = await editorText(page);
+  step("hunk-rejected-by-code-action");
+  await saveActive(page);
+  step("app-saved");
+  await shot(page, "hunks-settled");
+
+  // 3. DeepSeek: Fix <message> on another extension's diagnostic (VS Code's JSON support).
+  await openFile(page, config.jsonFile);
+  result.jsonProblems = await problemsUntil(page, (rows) => rows.some((r) => r.includes(config.jsonMessage)),
+    `the JSON extension's "${config.jsonMessage}"`);
+  step("json-diagnostic");
+  result.fixOffered = await codeAction(page, config.jsonLine, `DeepSeek: Fix ${config.jsonMessage}`);
+  result.fixAttention = await toastSays(page, "waits for your approval: Run DeepSeek's plan for: fix");
+  result.badgeWhileFixWaits = await badgeShows(page, "1");
+  result.fixApproval = await answerNotification(page, "Run DeepSeek's plan for", "Allow once");
+  step("fix-approved");
+  result.fixProblems = await problemsUntil(page, (rows) => rows.some((r) => r.includes("DeepSeek proposes")),
+    "the fix's pending-change diagnostic");
+  result.fixAcceptOffered = await codeAction(page, config.jsonLine, config.fixAcceptTitle);
+  result.afterFix = await editorShows(page, config.fixedText, config.brokenText);
+  result.problemsAfterFix = await problemsUntil(page,
+    (rows) => !rows.some((r) => r.includes("DeepSeek proposes") || r.includes(config.jsonMessage)),
+    "neither the JSON error nor a pending change once the fix is accepted");
+  await saveActive(page);
+  result.jsonDiskAfterFix = fs.readFileSync(path.join(ws, config.jsonFile), "utf8");
+  step("fix-accepted-and-saved");
+  await shot(page, "fixed");
+
+  // 5. Rewind to here on the Fix's prompt in the agent panel: the pick dismissed (nothing sent);
+  // Code refused, naming the file (its hunk was accepted in the editor: no checkpoint, docs/agent.md);
+  // Conversation: the server's question cancelled (nothing), then confirmed (rewound, with Redo).
+  await openPanel(page);
+  const frame = panelFrame(page);
+  result.rewindPrompt = await inPanel(page, () => {
+    const turn = [...document.querySelectorAll("#turns .turn.user")].find((t) => t.querySelector('button[data-action="rewindTo"]'));
+    return turn ? turn.querySelector(".md").textContent.trim() : null;
+  });
+  step("rewind-offered");
+  await panelShot(page, "panel-rewind");
+  const rewindButton = frame.locator('#turns .turn.user button[data-action="rewindTo"]').first();
+  const choice = (label) => page.locator(".quick-input-widget .monaco-list-row", { hasText: new RegExp(`^${label}`) }).first();
+  const rewindTo = async (label) => {
+    await rewindButton.click();
+    await choice(label ?? "Code").waitFor({ state: "visible", timeout: T });
+    result.rewindChoices = (await page.locator(".quick-input-widget .monaco-list-row").allTextContents()).map((t) => t.trim());
+    if (label) await choice(label).click();
+  };
+  await rewindTo(null);
+  await page.keyboard.press("Escape");
+  await page.locator(".quick-input-widget").first().waitFor({ state: "hidden", timeout: T });
+  step("rewind-pick-dismissed");
+
+  await rewindTo("Code(?! and)");
+  result.codeRewindRefused = await answerNotification(page, "rewind refused");
+  result.jsonDiskAfterRefusal = fs.readFileSync(path.join(ws, config.jsonFile), "utf8");
+  step("code-rewind-refused");
+
+  await rewindTo("Conversation");
+  result.rewindQuestion = await answerNotification(page, "Rewind conversation to before this prompt", "Cancel");
+  result.rewindDeclined = await toastSays(page, "not rewound");
+  step("rewind-question-cancelled");
+
+  await rewindTo("Conversation");
+  await answerNotification(page, "Rewind conversation to before this prompt", "Rewind");
+  result.rewound = await toastSays(page, "DeepSeek: rewound conversation");
+  result.rewoundButtons = (await toast(page, "DeepSeek: rewound conversation").locator(".monaco-button").allTextContents()).map((t) => t.trim());
+  result.jsonDiskAfterRewind = fs.readFileSync(path.join(ws, config.jsonFile), "utf8");
+  step("conversation-rewound");
+  await shot(page, "rewound");
+}
+
 const browser = await chromium.launch({
   executablePath: config.chromium,
   headless: true,
@@ -679,6 +950,9 @@ try {
   } else if (config.scenario === "panel") {
     await smoke(page);
     await panelFlow(page);
+  } else if (config.scenario === "editorActions") {
+    await smoke(page);
+    await editorActions(page);
   } else if (config.scenario === "cancel") {
     await smoke(page);
     await cancelFlow(page);
@@ -692,6 +966,13 @@ try {
   result.lensesAtFailure = await lensTitles(page).catch(() => []);
   result.toasts = await page.$$eval(".notifications-toasts .notification-list-item", (els) => els.map((e) => e.textContent.trim())).catch(() => []);
   await shot(page, "failure").catch(() => {});
+  // Toasts hide after a while; the notification center keeps them all.
+  result.notificationCenter = await (async () => {
+    await page.keyboard.press("Escape");
+    await palette(page, "Notifications: Show Notifications");
+    await page.locator(".notifications-center").first().waitFor({ state: "visible", timeout: 5000 });
+    return page.$$eval(".notifications-center .notification-list-item", (els) => els.map((e) => e.textContent.trim()));
+  })().catch((e) => [`(could not read: ${String(e).slice(0, 200)})`]);
 } finally {
   console.log(`RESULT ${JSON.stringify(result)}`);
   await browser.close();
