@@ -699,20 +699,20 @@ function actionRows(page) {
  * available": it is asked again (bounded by T); `result.quickFixTries` counts the asks.
  */
 async function codeAction(page, at, title) {
-  await gotoLine(page, at);
   const rows = actionRows(page);
   const none = page.locator(".part.editor .monaco-editor-overlaymessage", { hasText: "No code actions" }).first();
   const deadline = Date.now() + T;
   result.quickFixTries = result.quickFixTries ?? {};
   for (let tries = 1; ; tries++) {
     result.quickFixTries[title] = tries;
+    await gotoLine(page, at); // moving the cursor also takes an earlier "No code actions" message away
+    await none.waitFor({ state: "hidden", timeout: T });
     await page.keyboard.press("Control+.");
     const row = rows.filter({ hasText: title }).first();
     await Promise.race([row.waitFor({ state: "visible", timeout: T }), none.waitFor({ state: "visible", timeout: T })]);
     if (await row.isVisible()) break;
     if (Date.now() > deadline) throw new Error(`Quick Fix offered no "${title}" on ${at} within ${T} ms`);
     await page.keyboard.press("Escape");
-    await none.waitFor({ state: "hidden", timeout: T });
     await page.waitForTimeout(250);
   }
   const offered = await rows.evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") || e.textContent.trim()));
@@ -752,44 +752,51 @@ function toast(page, text) {
   return page.locator(".notifications-toasts .notification-list-item", { hasText: text }).first();
 }
 
-/** Wait for a toast saying `text`; returns its message. */
-async function toastSays(page, text) {
-  const item = toast(page, text);
-  await item.waitFor({ state: "visible", timeout: T });
-  return (await item.locator(".notification-list-item-message").textContent()).trim();
-}
-
 /**
  * Choose `button` (if given) on the notification saying `text`, as a toast or, once VS Code has hidden the toast
  * (15 s in a focused window, even while the message waits for its answer), in the notification
- * center, where the person finds it then. Returns its text.
+ * center, where the person finds it then (and where a notification goes while the center is open).
+ * Returns its message and its buttons.
  */
 async function answerNotification(page, text, button) {
   const center = page.locator(".notifications-center").first();
-  const inToasts = toast(page, text);
-  const inCenter = center.locator(".notification-list-item", { hasText: text }).first();
+  // With a button: the notification that has it (an attention notice may quote the same words).
+  const withButton = (items) => (button ? items.filter({ has: page.locator(".monaco-button", { hasText: button }) }) : items);
+  const inToasts = withButton(page.locator(".notifications-toasts .notification-list-item", { hasText: text })).first();
+  const inCenter = withButton(center.locator(".notification-list-item", { hasText: text })).first();
   const deadline = Date.now() + T;
   let item = null;
   while (!item) {
     if (await inToasts.isVisible()) item = inToasts;
     else if (await inCenter.isVisible()) item = inCenter;
-    else if (!(await center.isVisible())) await palette(page, "Notifications: Show Notifications");
+    else if (!(await center.isVisible())) {
+      await palette(page, "Notifications: Show Notifications");
+      await center.waitFor({ state: "visible", timeout: T });
+      await page.keyboard.press("Home"); // the newest first: the list may open scrolled to a focused older one
+    }
     else if (Date.now() > deadline) throw new Error(`no notification saying "${text}" within ${T} ms`);
     else await page.waitForTimeout(100);
   }
   const said = (await item.locator(".notification-list-item-message").textContent()).trim();
+  const buttons = (await item.locator(".monaco-button").allTextContents()).map((t) => t.trim());
   if (button) await item.locator(".monaco-button", { hasText: button }).first().click();
   if (await center.isVisible()) {
     await palette(page, "Notifications: Hide Notifications");
     await center.waitFor({ state: "hidden", timeout: T });
   }
-  return said;
+  return { said, buttons };
 }
 
 async function saveActive(page) {
   await page.locator(".part.editor .editor-group-container.active .monaco-editor .view-lines").first().click();
   await page.keyboard.press("Control+S");
   await page.waitForFunction(() => !document.querySelector(".editor-group-container .tab.active.dirty"), null, { timeout: T });
+}
+
+/** Clear the notifications (none waits for an answer here), so the center lists only what comes next. */
+async function clearNotifications(page) {
+  await palette(page, "Notifications: Clear All Notifications");
+  await page.locator(".notifications-toasts .notification-list-item").first().waitFor({ state: "hidden", timeout: T });
 }
 
 /** The panel resolved once, then out of view (the Explorer in the side bar instead). */
@@ -827,12 +834,13 @@ async function editorActions(page) {
   await answerInputBox(page, config.instruction);
   // 4. The plan's approval waits while the panel is out of view: a notification with Open panel
   // (deepseek/attention) and the panel's badge counting it, beside VS Code's own approval message.
-  result.editAttention = await toastSays(page, `waits for your approval: Run DeepSeek's plan for: ${config.instruction}`);
-  result.editAttentionButtons = (await toast(page, `waits for your approval: Run DeepSeek's plan for: ${config.instruction}`).locator(".monaco-button").allTextContents()).map((t) => t.trim());
+  const attention = await answerNotification(page, `waits for your approval: Run DeepSeek's plan for: ${config.instruction}`);
+  result.editAttention = attention.said;
+  result.editAttentionButtons = attention.buttons;
   result.badgeWhileWaiting = await badgeShows(page, "1");
   step("attention-while-approval-waits");
   await shot(page, "edit-approval");
-  result.editApproval = await answerNotification(page, "Run DeepSeek's plan for", "Allow once");
+  result.editApproval = (await answerNotification(page, "Run DeepSeek's plan for", "Allow once")).said;
   step("edit-approved");
 
   // 1. The step's two hunks: diagnostics in Problems, settled from the code action menu.
@@ -859,14 +867,15 @@ async function editorActions(page) {
   await shot(page, "hunks-settled");
 
   // 3. DeepSeek: Fix <message> on another extension's diagnostic (VS Code's JSON support).
+  await clearNotifications(page);
   await openFile(page, config.jsonFile);
   result.jsonProblems = await problemsUntil(page, (rows) => rows.some((r) => r.includes(config.jsonMessage)),
     `the JSON extension's "${config.jsonMessage}"`);
   step("json-diagnostic");
   result.fixOffered = await codeAction(page, config.jsonLine, `DeepSeek: Fix ${config.jsonMessage}`);
-  result.fixAttention = await toastSays(page, "waits for your approval: Run DeepSeek's plan for: fix");
+  result.fixAttention = (await answerNotification(page, "waits for your approval: Run DeepSeek's plan for: fix")).said;
   result.badgeWhileFixWaits = await badgeShows(page, "1");
-  result.fixApproval = await answerNotification(page, "Run DeepSeek's plan for", "Allow once");
+  result.fixApproval = (await answerNotification(page, "Run DeepSeek's plan for", "Allow once")).said;
   step("fix-approved");
   result.fixProblems = await problemsUntil(page, (rows) => rows.some((r) => r.includes("DeepSeek proposes")),
     "the fix's pending-change diagnostic");
@@ -883,6 +892,7 @@ async function editorActions(page) {
   // 5. Rewind to here on the Fix's prompt in the agent panel: the pick dismissed (nothing sent);
   // Code refused, naming the file (its hunk was accepted in the editor: no checkpoint, docs/agent.md);
   // Conversation: the server's question cancelled (nothing), then confirmed (rewound, with Redo).
+  await clearNotifications(page);
   await openPanel(page);
   const frame = panelFrame(page);
   result.rewindPrompt = await inPanel(page, () => {
@@ -905,19 +915,20 @@ async function editorActions(page) {
   step("rewind-pick-dismissed");
 
   await rewindTo("Code(?! and)");
-  result.codeRewindRefused = await answerNotification(page, "rewind refused");
+  result.codeRewindRefused = (await answerNotification(page, "rewind refused")).said;
   result.jsonDiskAfterRefusal = fs.readFileSync(path.join(ws, config.jsonFile), "utf8");
   step("code-rewind-refused");
 
   await rewindTo("Conversation");
-  result.rewindQuestion = await answerNotification(page, "Rewind conversation to before this prompt", "Cancel");
-  result.rewindDeclined = await toastSays(page, "not rewound");
+  result.rewindQuestion = (await answerNotification(page, "Rewind conversation to before this prompt", "Cancel")).said;
+  result.rewindDeclined = (await answerNotification(page, "not rewound")).said;
   step("rewind-question-cancelled");
 
   await rewindTo("Conversation");
   await answerNotification(page, "Rewind conversation to before this prompt", "Rewind");
-  result.rewound = await toastSays(page, "DeepSeek: rewound conversation");
-  result.rewoundButtons = (await toast(page, "DeepSeek: rewound conversation").locator(".monaco-button").allTextContents()).map((t) => t.trim());
+  const rewound = await answerNotification(page, "DeepSeek: rewound conversation");
+  result.rewound = rewound.said;
+  result.rewoundButtons = rewound.buttons;
   result.jsonDiskAfterRewind = fs.readFileSync(path.join(ws, config.jsonFile), "utf8");
   step("conversation-rewound");
   await shot(page, "rewound");
