@@ -65,6 +65,14 @@ def _opt_key(value: Any) -> str | None:
     return None if value is None else _key(value)
 
 
+# NULL in a row to be written. Python's sqlite3 passes None through its adapter registry (a
+# tuple built, a dict looked up, two attribute lookups) before binding it, a float it binds at
+# once, and SQLite stores a NaN as NULL (sqlite3VdbeMemSetDouble): the same row for half the
+# cost, and a rebuild binds a few NULLs per event. Only in rows nothing reads before `write`
+# (the session row, whose columns the handlers compare with None, keeps None).
+NULL = float("nan")
+
+
 # Column order of each table (projector.SCHEMA), as the rows below are built.
 SESSION_COLUMNS = (
     "session_id", "workspace_root", "mode", "prompt", "baseline_commit", "state", "created_at", "updated_at",
@@ -168,8 +176,8 @@ def _state_changed(f: Fold, seq: int, p: dict) -> None:
 
 def _turn_added(f: Fold, seq: int, p: dict) -> None:
     _new(f.transcript, seq)
-    f.transcript[seq] = (f.sid, seq, p["role"], p.get("content", ""), p.get("reasoning_content"),
-                         _enc(p.get("tool_calls") or []), p.get("tool_call_id"), p.get("agent_role"))
+    f.transcript[seq] = (f.sid, seq, p["role"], p.get("content", ""), p.get("reasoning_content", NULL),
+                         _enc(p.get("tool_calls") or []), p.get("tool_call_id", NULL), p.get("agent_role", NULL))
 
 
 def _put_plan(f: Fold, seq: int, plan: dict[str, Any], version: int) -> None:
@@ -206,7 +214,7 @@ def _step_marked(f: Fold, seq: int, p: dict) -> None:
         return
     steps = f.steps.setdefault(plan_id, {})
     position = max((r[0] for r in steps.values()), default=-1) + 1
-    steps[step_id] = [position, None, status, reason, seq]
+    steps[step_id] = [position, NULL, status, reason, seq]
 
 
 def _router_decision(f: Fold, seq: int, p: dict) -> None:
@@ -226,32 +234,33 @@ def _llm_call(f: Fold, seq: int, p: dict) -> None:
     _new(f.llm_calls, seq)
     f.llm_calls[seq] = (
         f.sid, seq, p["call_id"], p["role"], p["profile"], p["model"], _enc(p.get("usage") or {}),
-        p.get("ttft_ms"), p.get("total_ms"), p.get("retries", 0), p.get("error"), p.get("model_entry"),
-        p.get("started_at"))
+        p.get("ttft_ms", NULL), p.get("total_ms", NULL), p.get("retries", 0), p.get("error", NULL),
+        p.get("model_entry", NULL), p.get("started_at", NULL))
 
 
 # tool_invocations: session_id, call_id, tool, arguments, approval, ok, value, error, proposed_seq, result_seq
 def _tool_proposed(f: Fold, seq: int, p: dict) -> None:
     call_id = _key(p["call_id"])
     f.tools.pop(call_id, None)  # INSERT OR REPLACE
-    f.tools[call_id] = [f.sid, call_id, _ok(p["tool"]), _enc(p.get("arguments") or {}), None, None, None, None, seq, None]
+    f.tools[call_id] = [f.sid, call_id, _ok(p["tool"]), _enc(p.get("arguments") or {}), NULL, NULL, NULL, NULL, seq,
+                        NULL]
 
 
 def _tool_approved(f: Fold, seq: int, p: dict) -> None:
     call_id, tool, answer = _key(p["call_id"]), _ok(p["tool"]), _ok(p["answer"])
     row = f.tools.get(call_id)
     if row is None:
-        f.tools[call_id] = [f.sid, call_id, tool, "{}", answer, None, None, None, seq, None]
+        f.tools[call_id] = [f.sid, call_id, tool, "{}", answer, NULL, NULL, NULL, seq, NULL]
     else:
         row[4] = answer
 
 
 def _tool_result(f: Fold, seq: int, p: dict) -> None:
     call_id, tool = _key(p["call_id"]), _ok(p["tool"])
-    ok, value, error = int(bool(p["ok"])), _enc(p.get("value")), _ok(p.get("error"))
+    ok, value, error = int(bool(p["ok"])), _enc(p.get("value")), _ok(p.get("error", NULL))
     row = f.tools.get(call_id)
     if row is None:
-        f.tools[call_id] = [f.sid, call_id, tool, "{}", None, ok, value, error, seq, seq]
+        f.tools[call_id] = [f.sid, call_id, tool, "{}", NULL, ok, value, error, seq, seq]
     else:
         row[5:8] = [ok, value, error]
         row[9] = seq
@@ -262,7 +271,7 @@ def _patch_staged(f: Fold, seq: int, p: dict) -> None:
     patch_id = _key(p["patch_id"])
     row = (f.sid, patch_id, _enc(p["files"]), _ok(p.get("diff", "")), seq)
     rows = [(_text(hunk.get("hunk_id") or hunk.get("id") or f"h{position + 1}"),
-             [position, _opt_key(_text(hunk.get("file"))), _text(hunk.get("status") or "pending"), None, None, _enc(hunk),
+             [position, _opt_key(_text(hunk.get("file"))), _text(hunk.get("status") or "pending"), NULL, NULL, _enc(hunk),
               seq])
             for position, hunk in enumerate(_objects(p["hunks"]))]
     f.patches.pop(patch_id, None)
@@ -290,9 +299,10 @@ def _named_hunks(f: Fold, p: dict, statuses: tuple[str, ...] | None) -> list[lis
 
 
 def _patch_applied(f: Fold, seq: int, p: dict) -> None:
-    via, checkpoint = _ok(p.get("via")), _opt_key(p.get("checkpoint_id"))
+    via, checkpoint = _ok(p.get("via", NULL)), _opt_key(p.get("checkpoint_id"))
+    applied = ["applied", via, NULL if checkpoint is None else checkpoint]
     for row in _named_hunks(f, p, None):
-        row[2:5] = ["applied", via, checkpoint]
+        row[2:5] = applied
         row[6] = seq
 
 
@@ -321,8 +331,8 @@ def _checkpoint_restored(f: Fold, seq: int, p: dict) -> None:
 
 def _verification_run(f: Fold, seq: int, p: dict) -> None:
     _new(f.verifications, seq)
-    f.verifications[seq] = (f.sid, seq, p["command"], p.get("exit_code"), int(bool(p["ok"])), p.get("duration_ms"),
-                            p.get("fingerprint"))
+    f.verifications[seq] = (f.sid, seq, p["command"], p.get("exit_code", NULL), int(bool(p["ok"])),
+                            p.get("duration_ms", NULL), p.get("fingerprint", NULL))
 
 
 def _failure_classified(f: Fold, seq: int, p: dict) -> None:
@@ -332,8 +342,8 @@ def _failure_classified(f: Fold, seq: int, p: dict) -> None:
 def _approval_requested(f: Fold, seq: int, p: dict) -> None:
     request_id = _key(p["request_id"])
     f.approvals.pop(request_id, None)
-    f.approvals[request_id] = [f.sid, request_id, _ok(p["kind"]), _ok(p["title"]), _ok(p.get("detail", "")), None,
-                               seq, None]
+    f.approvals[request_id] = [f.sid, request_id, _ok(p["kind"]), _ok(p["title"]), _ok(p.get("detail", "")), NULL,
+                               seq, NULL]
 
 
 def _approval_resolved(f: Fold, seq: int, p: dict) -> None:
