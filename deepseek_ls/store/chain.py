@@ -58,38 +58,35 @@ def head(data: bytes) -> str:
     return seal.digest(data)
 
 
-def _hmac_sha256(key: bytes) -> Callable[[bytes], bytes]:
-    """`hmac.digest(key, msg, "sha256")` as a function of `msg`, its key schedule done once: the
-    inner and outer hashes of RFC 2104 keyed here and copied per message. `hmac.digest` keys
-    OpenSSL's HMAC again on every call, which is most of its cost on a log line."""
+def _hmac_sha256(key: bytes) -> tuple[Callable[[], "hashlib._Hash"], Callable[[], "hashlib._Hash"]]:
+    """`hmac.digest(key, msg, "sha256")` keyed once: copies of RFC 2104's inner and outer hashes
+    (`first_break` updates a copy of each per message). `hmac.digest` keys OpenSSL's HMAC again
+    on every call, which is most of its cost on a log line."""
     block = hashlib.sha256().block_size
     key = (hashlib.sha256(key).digest() if len(key) > block else key).ljust(block, b"\0")
     inner, outer = hashlib.sha256(bytes(b ^ 0x36 for b in key)), hashlib.sha256(bytes(b ^ 0x5C for b in key))
-
-    def digest(msg: bytes) -> bytes:
-        i, o = inner.copy(), outer.copy()
-        i.update(msg)
-        o.update(i.digest())
-        return o.digest()
-
-    return digest
+    return inner.copy, outer.copy
 
 
 def first_break(key: bytes, data: bytes, start: int) -> tuple[int, bytes] | None:
     """Check the chain of the complete lines of `data` from offset `start` (a line boundary);
     None when every one carries the right mac, else (offset, line) of the first that does not."""
-    # `split` and `mac_of` inlined: this loop runs once per line of every log checked.
+    # `split` and `mac_of` inlined, and the HMAC too: this loop runs once per line of every log checked.
     prev = head(data[:start]).encode("ascii")
     pos, end = start, len(data)
-    find, digest, same = data.find, _hmac_sha256(key), hmac.compare_digest
+    find, same = data.find, hmac.compare_digest
+    inner, outer = _hmac_sha256(key)
     while pos < end:
         newline = find(b"\n", pos)
         if newline < 0:
             return None  # an incomplete last line: torn, the writer's repair cuts it
         cut = newline + 1 - SUFFIX_LEN  # where the line's mac suffix starts
         mac = data[cut + len(_OPEN):newline - 2]
+        i, o = inner(), outer()
+        i.update(prev + b"\n" + data[pos:cut])
+        o.update(i.digest())
         if (cut <= pos or data[cut:cut + len(_OPEN)] != _OPEN or data[newline - 2:newline + 1] != _CLOSE
-                or not same(mac, digest(prev + b"\n" + data[pos:cut]).hex().encode("ascii"))):
+                or not same(mac, o.hexdigest().encode("ascii"))):
             return pos, data[pos:newline + 1]
         prev = mac
         pos = newline + 1

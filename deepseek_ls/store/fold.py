@@ -269,24 +269,23 @@ def _tool_result(f: Fold, seq: int, p: dict) -> None:
 # hunks after (session_id, patch_id, hunk_id): position, file, status, applied_via, checkpoint_id, data, updated_seq
 def _patch_staged(f: Fold, seq: int, p: dict) -> None:
     patch_id = _key(p["patch_id"])
-    row = (f.sid, patch_id, _enc(p["files"]), _ok(p.get("diff", "")), seq)
-    rows = [(_text(hunk.get("hunk_id") or hunk.get("id") or f"h{position + 1}"),
-             [position, _opt_key(_text(hunk.get("file"))), _text(hunk.get("status") or "pending"), NULL, NULL, _enc(hunk),
-              seq])
-            for position, hunk in enumerate(_objects(p["hunks"]))]
     f.patches.pop(patch_id, None)
-    f.patches[patch_id] = row
+    f.patches[patch_id] = (f.sid, patch_id, _enc(p["files"]), _ok(p.get("diff", "")), seq)
     hunks = f.hunks.setdefault(patch_id, {})
-    for hunk_id, hunk in rows:
+    for position, hunk in enumerate(_objects(p["hunks"])):
+        get = hunk.get
+        hunk_id = _text(get("hunk_id") or get("id") or f"h{position + 1}")
+        file = get("file")
         hunks.pop(hunk_id, None)
-        hunks[hunk_id] = hunk
+        hunks[hunk_id] = [position, file if type(file) is str else _opt_key(_text(file)),
+                          _text(get("status") or "pending"), NULL, NULL, _enc(hunk), seq]
 
 
 def _named_hunks(f: Fold, p: dict, statuses: tuple[str, ...] | None) -> list[list]:
     """The hunks an event names (projector._hunk_filter): its hunk_ids, else its files, else all."""
     hunks = f.hunks.get(_key(p["patch_id"]), {})
-    if p.get("hunk_ids"):
-        wanted = {_key(h) for h in list(p["hunk_ids"])}
+    if ids := p.get("hunk_ids"):
+        wanted = {_key(h) for h in list(ids)}
         rows = [row for hunk_id, row in hunks.items() if hunk_id in wanted]
     elif p.get("files") or p.get("file"):
         files = {_key(x) for x in list(p.get("files") or [p["file"]])}
