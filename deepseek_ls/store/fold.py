@@ -4,7 +4,7 @@
 `Projections.sync` needs: a few new events on top of many rows). A rebuild starts from no rows, so
 here each event updates plain dicts keyed by the tables' primary keys (an upsert is a dict
 update, a row is written once however often it changed) and `Fold.write` inserts each table with
-one `executemany`. The rows must be the ones `projector.py` gives (tests/unit/store/
+a few multi-row INSERTs. The rows must be the ones `projector.py` gives (tests/unit/store/
 test_projections.py compares every table): each handler below mirrors its namesake there.
 
 Anything this path is not sure to answer exactly as SQLite would raises `Unusual`: a handler's
@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import sqlite3
 from io import BytesIO
-from typing import Any
+from itertools import chain, islice
+from typing import Any, Iterable, Sequence
 
 from pydantic_core import from_json, to_json
 
@@ -136,20 +137,36 @@ class Fold:
         s = self.session
         db.execute(f"INSERT INTO sessions VALUES ({','.join('?' * len(SESSION_COLUMNS))})",
                    tuple(s[c] for c in SESSION_COLUMNS))
-        many = db.executemany
-        many("INSERT INTO transcript VALUES (?,?,?,?,?,?,?,?)", self.transcript.values())
-        many("INSERT INTO plans VALUES (?,?,?,?,?,?)", self.plans.values())
-        many("INSERT INTO plan_steps VALUES (?,?,?,?,?,?,?,?)",
-             [(sid, plan_id, step_id, *row) for plan_id, steps in self.steps.items() for step_id, row in steps.items()])
-        many("INSERT INTO patches VALUES (?,?,?,?,?)", self.patches.values())
-        many("INSERT INTO hunks VALUES (?,?,?,?,?,?,?,?,?,?)",
-             [(sid, patch_id, hunk_id, *row) for patch_id, hunks in self.hunks.items() for hunk_id, row in hunks.items()])
-        many("INSERT INTO tool_invocations VALUES (?,?,?,?,?,?,?,?,?,?)", self.tools.values())
-        many("INSERT INTO router_decisions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", self.decisions.values())
-        many("INSERT INTO router_escalations VALUES (?,?,?,?,?,?)", self.escalations.values())
-        many("INSERT INTO llm_calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", self.llm_calls.values())
-        many("INSERT INTO verifications VALUES (?,?,?,?,?,?,?)", self.verifications.values())
-        many("INSERT INTO approvals VALUES (?,?,?,?,?,?,?,?)", self.approvals.values())
+        _insert(db, "transcript", 8, self.transcript.values())
+        _insert(db, "plans", 6, self.plans.values())
+        _insert(db, "plan_steps", 8,
+                [(sid, plan_id, step_id, *row) for plan_id, steps in self.steps.items() for step_id, row in steps.items()])
+        _insert(db, "patches", 5, self.patches.values())
+        _insert(db, "hunks", 10,
+                [(sid, patch_id, hunk_id, *row) for patch_id, hunks in self.hunks.items() for hunk_id, row in hunks.items()])
+        _insert(db, "tool_invocations", 10, self.tools.values())
+        _insert(db, "router_decisions", 14, self.decisions.values())
+        _insert(db, "router_escalations", 6, self.escalations.values())
+        _insert(db, "llm_calls", 13, self.llm_calls.values())
+        _insert(db, "verifications", 7, self.verifications.values())
+        _insert(db, "approvals", 8, self.approvals.values())
+
+
+# Rows per INSERT statement: one statement of many rows costs SQLite and Python's sqlite3 about
+# half of what `executemany` of one-row statements does per row (a step, a reset and a bind
+# call each). 64 rows of the widest table (14 columns) stay under SQLite's oldest limit of
+# 999 parameters.
+_BATCH = 64
+
+
+def _insert(db: sqlite3.Connection, table: str, width: int, rows: Iterable[Sequence[Any]]) -> None:
+    """INSERT `rows` (each `width` values) into `table`, `_BATCH` rows per statement, in order."""
+    one = f"({','.join('?' * width)})"
+    full = f"INSERT INTO {table} VALUES {','.join([one] * _BATCH)}"
+    execute, rows = db.execute, iter(rows)
+    while batch := tuple(islice(rows, _BATCH)):
+        sql = full if len(batch) == _BATCH else f"INSERT INTO {table} VALUES {','.join([one] * len(batch))}"
+        execute(sql, tuple(chain.from_iterable(batch)))
 
 
 def _new(table: dict, key: Any) -> None:

@@ -433,3 +433,21 @@ def test_a_rebuild_folds_every_event_kind_into_the_rows_the_incremental_path_wri
     projections.sync()
     assert [h["status"] for h in _tables(projections)["hunks"] if h["hunk_id"] == "k1"] == ["applied", "rejected"]
     projections.close()
+
+
+def test_a_rebuild_writes_tables_longer_than_one_insert_statement_whole(state_dir):
+    from deepseek_ls.store.fold import _BATCH
+
+    store = SessionStore(state_dir, durable=False)
+    projections = Projections(state_dir)
+    with store.create("/ws", "agent", "long") as log:
+        for i in range(2 * _BATCH + 3):  # two full statements and a short one
+            log.append("TurnAdded@v1", {"role": "user", "content": f"turn {i}"})
+            log.append("ToolProposed@v1", {"call_id": f"t{i}", "tool": "fs.read", "arguments": {"n": i}})
+    projections.sync()
+    live = _tables(projections)
+    assert len(live["transcript"]) == 2 * _BATCH + 3 and len(live["tool_invocations"]) == 2 * _BATCH + 3
+    projections._sync_session = None  # the fold alone: no fallback to the SQL path
+    projections.rebuild()
+    assert _tables(projections) == live
+    projections.close()
