@@ -267,6 +267,8 @@ def main() -> int:
         help="parent of the scratch dir (default: the cwd, i.e. the disk a workspace's .deepseek/ is on)",
     )
     parser.add_argument("--rebuild-only", action="store_true", help="measure the projection rebuild only")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rebuild rounds, each in turn with the json.loads baseline (more: steadier on a busy machine)")
     add_smoke_option(parser)
     args = parser.parse_args()
     smoke_sizes(args, appends=50, events=500, requests=20)
@@ -279,7 +281,7 @@ def main() -> int:
         if not args.rebuild_only:
             bench_append(root, args.appends)
             bench_loop_while_logging(root, args.requests)
-        bench_rebuild(root, args.events)
+        bench_rebuild(root, args.events, args.rounds)
     return 0
 
 
