@@ -202,6 +202,7 @@ def agent_env(fake, tmp: Path) -> dict[str, str]:
         "DEEPSEEK_LS_INDEX__ENABLED": "false",
         "DEEPSEEK_LS_LLM__MAX_RETRIES": "0",
         "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",  # verification's pytest: the venv's plugins cost seconds
     }
 
 

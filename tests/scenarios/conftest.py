@@ -33,6 +33,9 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (root / "pytest.ini").write_text("[pytest]\npythonpath = .\naddopts = -p no:cacheprovider\n")
     # Verification runs `python -m pytest`: the venv's python must come first on PATH.
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    # ... without the venv's autoloaded third-party plugins, which this workspace's tests do not use
+    # (pytest-lsp's import alone made each verification run seconds longer).
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     return root
 
 
