@@ -3,6 +3,12 @@
 A canary is what an escaped command would change: a marker file outside the workspace (under
 /tmp and under /var/tmp, both of which the sandbox replaces with its own tmpfs), a snapshot of
 `.git/` and of `.deepseek/`. `Canaries.assert_intact()` proves that nothing happened.
+
+A fake home for the never-leak tests must lie where the sandbox would show it but for the home's
+own hiding (`scratch_home()`): under /tmp, /var/tmp or the runtime directory the sandbox hides it
+anyway, and a test whose home is there passes with the home's tmpfs and the masks turned off. A
+control file beside the home, with its own canary, must be read inside the sandbox
+(`ScratchHome.assert_control_read`): that proves the place is visible and the hiding is the home's.
 """
 
 from __future__ import annotations
@@ -22,7 +28,9 @@ from pathlib import Path
 import pytest
 
 from deepseek_ls.config_models import SandboxConfig
+from deepseek_ls.policy import sandbox_home, sandbox_sockets
 from deepseek_ls.policy.sandbox import Sandbox, probe
+from deepseek_ls.testkit.canary import plant_secret
 from deepseek_ls.ui_port import ApprovalDecision, ApprovalRequest
 
 SANDBOX = Sandbox(Path("/"), config=SandboxConfig()).status()
@@ -128,6 +136,64 @@ def make_workspace(tmp_path: Path) -> tuple[Path, Canaries]:
     return root, canaries.snapshot()
 
 
+CHECKOUT = Path(__file__).resolve().parents[3]
+SCRATCH = ".sandbox-scratch"  # under the checkout; gitignored
+
+
+def _hidden_places() -> list[Path]:
+    """Where the sandbox hides everything whatever the test checks: its own /tmp and /run, /var/tmp,
+    the runtime directory, and the homes it hides (this process's $HOME and the account's own)."""
+    places = [sandbox_home.TMP, Path("/run"), *sandbox_sockets.ALWAYS_HIDDEN, *sandbox_home.home_dirs(Path.home())]
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if os.path.isabs(runtime):
+        places.append(Path(runtime))
+    return [Path(os.path.realpath(p)) for p in places]
+
+
+def visible_scratch() -> Path:
+    """A writable directory the sandbox shows (it binds `/` read-only): `.sandbox-scratch` in this
+    checkout when the checkout is in no hidden place, else, as root (CI), one under /var/lib or
+    /srv; else the test is skipped, saying why."""
+    hidden = _hidden_places()
+    candidates = [CHECKOUT / SCRATCH]
+    if os.geteuid() == 0:
+        candidates += [Path("/var/lib/deepseek-ls-tests"), Path("/srv/deepseek-ls-tests")]
+    for candidate in candidates:
+        where = Path(os.path.realpath(candidate))
+        if any(where.is_relative_to(h) for h in hidden) or not os.access(where.parent, os.W_OK):
+            continue
+        where.mkdir(exist_ok=True)
+        return where
+    pytest.skip(f"no writable place the sandbox shows for a fake home: the checkout {CHECKOUT} lies under one it "
+                f"hides ({', '.join(map(str, hidden))}) and /var/lib needs root")
+
+
+@dataclass
+class ScratchHome:
+    """A fake home (`home`) in a visible place, and beside it (same parent) a control file holding
+    its own canary word, which a sandboxed command must be able to read."""
+    home: Path
+    control: Path
+    control_word: str
+
+    def assert_control_read(self, output: str) -> None:
+        assert self.control_word in output, (
+            f"the test's premise broke: {self.control}, beside the fake home, was not readable in the sandbox, "
+            f"so the home's files being hidden proves nothing about the home's hiding. Output:\n{output}")
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.home.parent, ignore_errors=True)
+
+
+def scratch_home(prefix: str = "dsls-home-") -> ScratchHome:
+    """A new `ScratchHome` under `visible_scratch()`; the caller calls `cleanup()`."""
+    parent = Path(tempfile.mkdtemp(prefix=prefix, dir=visible_scratch()))
+    home = parent / "home"
+    home.mkdir()
+    control = parent / "control.txt"
+    return ScratchHome(home, control, plant_secret(control, label="control"))
+
+
 class RecordingUI:
     """Answers every approval with `answer` and records the requests."""
 
@@ -150,4 +216,4 @@ class RecordingUI:
 
 
 __all__ = ["SANDBOX", "requires_sandbox", "probe", "make_workspace", "Canaries", "RecordingUI", "git", "tree_digest",
-           "committed_repo", "NO_PLUGIN_AUTOLOAD"]
+           "committed_repo", "NO_PLUGIN_AUTOLOAD", "ScratchHome", "scratch_home", "visible_scratch"]

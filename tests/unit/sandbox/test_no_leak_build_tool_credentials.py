@@ -8,22 +8,23 @@ registry passwords redaction does not recognise. `policy.sandbox.build_caches` n
 caches only (`~/.m2/repository`, `~/.npm/_cacache`, Gradle's `caches/modules-2` as its read-only
 dependency cache); the credential files are deny-listed should a wider path be listed.
 
-Each case: a file under a real home (not under /tmp, which the sandbox replaces) holding a
-canary word; a sandboxed probe reads it where the build tool would look for it.
+Each case: a file under a fake home holding a canary word; a sandboxed probe reads it where the
+build tool would look for it. The home lies where the sandbox shows it but for the home's hiding
+(not under /tmp or /var/tmp, which it hides whole), and the probe also reads a control file beside
+the home, which it must see (sandbox_kit.scratch_home).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
+import shlex
 import subprocess
 import sys
-import tempfile
 import uuid
 from pathlib import Path
 
 import pytest
-from sandbox_kit import make_workspace, requires_sandbox
+from sandbox_kit import make_workspace, requires_sandbox, scratch_home
 
 from deepseek_ls.config_models import Config, SandboxConfig
 from deepseek_ls.policy.sandbox import Sandbox
@@ -59,6 +60,7 @@ try:
         print("READ", fh.read())
 except OSError as exc:
     print("HIDDEN", exc.strerror)
+print("CONTROL", open(sys.argv[2]).read())
 """
 
 
@@ -67,8 +69,9 @@ except OSError as exc:
 def test_no_leak_build_tool_credentials_while_caches_are_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                request: pytest.FixtureRequest, rel: str,
                                                                shown: bool, readable: list[str]) -> None:
-    home = Path(tempfile.mkdtemp(prefix="dsls-home-", dir="/var/tmp"))
-    request.addfinalizer(lambda: shutil.rmtree(home, ignore_errors=True))
+    scratch = scratch_home()
+    request.addfinalizer(scratch.cleanup)
+    home = scratch.home
     canary = "canary" + uuid.uuid4().hex[:10].translate(str.maketrans("0123456789", "ghijklmnop")) + "zebra"
     for other in {p.values[0] for p in FILES}:  # every file there, as on a real machine
         (home / other).parent.mkdir(parents=True, exist_ok=True)
@@ -80,8 +83,9 @@ def test_no_leak_build_tool_credentials_while_caches_are_shown(tmp_path: Path, m
     probe = root / "probe.py"
     probe.write_text(PROBE)
     sandbox = Sandbox(root, deny_paths=Config().policy.deny_paths, config=SandboxConfig(readable_paths=readable))
-    out = subprocess.run(sandbox.wrap([sys.executable, str(probe), rel]), capture_output=True, text=True,
-                         timeout=60, stdin=subprocess.DEVNULL)
+    out = subprocess.run(sandbox.wrap([sys.executable, str(probe), rel, str(scratch.control)]), capture_output=True,
+                         text=True, timeout=60, stdin=subprocess.DEVNULL)
+    scratch.assert_control_read(out.stdout + out.stderr)
     if shown:
         assert canary in out.stdout, (out.stdout, out.stderr)
     else:
@@ -93,8 +97,9 @@ def test_no_leak_build_tool_credentials_while_caches_are_shown(tmp_path: Path, m
 def test_gradle_cache_view_stays_read_only_and_build_caches_can_be_turned_off(tmp_path: Path,
                                                                               monkeypatch: pytest.MonkeyPatch,
                                                                               request: pytest.FixtureRequest) -> None:
-    home = Path(tempfile.mkdtemp(prefix="dsls-home-", dir="/var/tmp"))
-    request.addfinalizer(lambda: shutil.rmtree(home, ignore_errors=True))
+    scratch = scratch_home()
+    request.addfinalizer(scratch.cleanup)
+    home = scratch.home
     artifact = home / ".m2/repository/org/acme/lib.pom"
     artifact.parent.mkdir(parents=True)
     artifact.write_text("artifact\n")
@@ -110,7 +115,8 @@ def test_gradle_cache_view_stays_read_only_and_build_caches_can_be_turned_off(tm
     assert out.stdout.strip() == "REFUSED", (out.stdout, out.stderr)
     assert list((home / ".gradle/caches/modules-2").iterdir()) == []
     off = Sandbox(root, config=SandboxConfig(build_caches=[]))
-    seen = subprocess.run(off.wrap(["cat", str(artifact)]), capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL)
+    seen = subprocess.run(off.wrap(["sh", "-c", f"cat {shlex.quote(str(scratch.control))}; cat {shlex.quote(str(artifact))}"]),
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    scratch.assert_control_read(seen.stdout)
     assert seen.returncode != 0 and "artifact" not in seen.stdout
     assert os.environ.get("GRADLE_RO_DEP_CACHE") is None

@@ -9,22 +9,22 @@ keep registry passwords in their own files (`~/.m2/settings.xml`, `~/.gradle/gra
 pip's `index-url` with a password); none of them has a format redaction knows. The canary is a
 plain word; the conftest reports each file it could read. One home holds them all, each with
 its own canary, and one run tries them all; each case checks its own file in that run's output.
+The home lies where the sandbox shows it but for the home's hiding, and a control file beside it
+must be read in the same run (sandbox_kit.scratch_home).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import sys
-import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sandbox_kit import NO_PLUGIN_AUTOLOAD, SANDBOX, Canaries, RecordingUI, make_workspace
+from sandbox_kit import NO_PLUGIN_AUTOLOAD, SANDBOX, Canaries, RecordingUI, ScratchHome, make_workspace, scratch_home
 
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config, PolicyConfig
@@ -50,6 +50,7 @@ for rel in {files!r}:
             print("READ", rel, fh.read())
     except OSError as exc:
         print("HIDDEN", rel, exc.strerror)
+print("CONTROL", open({control!r}).read())
 """
 
 
@@ -58,6 +59,7 @@ class HomeRun:
     """One unprompted `python -m pytest -q -s` whose conftest tried every file of a home holding
     them all, each with its own canary word."""
     home: Path
+    scratch: ScratchHome
     canaries: dict[str, str]
     output: str
     approvals: list
@@ -68,8 +70,9 @@ class HomeRun:
 def home_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HomeRun]:
     # One sandboxed run for the whole corpus (a pytest start is seconds): each case below still
     # checks its own file, canary and line of the output.
-    # Not under /tmp, which the sandbox replaces with an empty tmpfs: a real home stays visible.
-    home = Path(tempfile.mkdtemp(prefix="dsls-home-", dir="/var/tmp"))
+    # Not under /tmp or /var/tmp, which the sandbox hides whole: there the test could not fail.
+    scratch = scratch_home()
+    home = scratch.home
     try:
         canaries = {}
         for rel in HOME_FILES:
@@ -78,7 +81,7 @@ def home_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HomeRun]:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(f"mysql -u root -p{canaries[rel]}\n")
         root, workspace_canaries = make_workspace(tmp_path_factory.mktemp("home-run"))
-        (root / "conftest.py").write_text(CONFTEST.format(files=HOME_FILES))
+        (root / "conftest.py").write_text(CONFTEST.format(files=HOME_FILES, control=str(scratch.control)))
         ui = RecordingUI("deny")
         with pytest.MonkeyPatch.context() as env:
             env.setenv("HOME", str(home))
@@ -89,9 +92,9 @@ def home_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HomeRun]:
             host = ToolHost(root, config, sink=sink, ui=ui, overlay=DocumentOverlay(root))
             world = World(root, config, sink=sink, overlay=host.overlay, patches=None, tools=host)
             result = asyncio.run(world.run_command("python -m pytest -q -s", 60))
-        yield HomeRun(home, canaries, result.output, ui.approvals, workspace_canaries)
+        yield HomeRun(home, scratch, canaries, result.output, ui.approvals, workspace_canaries)
     finally:
-        shutil.rmtree(home, ignore_errors=True)
+        scratch.cleanup()
 
 
 @pytest.mark.skipif(not SANDBOX.available, reason=f"no working bubblewrap here: {SANDBOX.reason}")
@@ -99,6 +102,7 @@ def home_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HomeRun]:
 def test_no_leak_home_file_to_unprompted_verification(home_run: HomeRun, rel: str) -> None:
     assert home_run.approvals == []  # it ran unprompted: the sandbox is the layer that must hold
     output = home_run.output
+    home_run.scratch.assert_control_read(output)  # the home's place is visible: the home's hiding hid it
     assert f"HIDDEN {rel}" in output or f"READ {rel} \n" in output, output
     assert (home_run.home / rel).exists()  # there on the host: the sandbox hid it (masked, or absent from its empty home)
     assert home_run.canaries[rel] not in output, f"{rel} was read: {output}"

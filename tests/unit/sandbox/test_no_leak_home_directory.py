@@ -6,22 +6,22 @@ toolchains it runs with.
 deny-list masks known secret names at the top of the home; it cannot know another project's
 `.env` two levels down, or a token in a file with an ordinary name. So the home is an empty
 tmpfs in the sandbox, with only the toolchains on PATH bound back (policy/sandbox_home.py).
-Each case plants a canary word under a fake HOME (under /var/tmp: /tmp is replaced by the
-sandbox anyway, so a home there would prove nothing) and the conftest prints what it can read.
+Each case plants a canary word under a fake HOME and the conftest prints what it can read. The
+home lies where the sandbox shows it but for the home's hiding (not under /tmp or /var/tmp, which
+it hides whole: a home there would prove nothing), and a control file beside it must be read in
+the same run (sandbox_kit.scratch_home).
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
-from sandbox_kit import SANDBOX, RecordingUI, make_workspace
+from sandbox_kit import SANDBOX, RecordingUI, ScratchHome, make_workspace, scratch_home
 
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config, PolicyConfig, SandboxConfig
@@ -54,13 +54,20 @@ for rel in {files!r}:
     except OSError as exc:
         print("HIDDEN", rel, exc.strerror)
 print("WORKSPACE", open("src/app.py").read().split()[1])
+print("CONTROL", open({control!r}).read())
 """
 
 
 @pytest.fixture
-def home(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = Path(tempfile.mkdtemp(prefix="dsls-home-", dir="/var/tmp"))
-    request.addfinalizer(lambda: shutil.rmtree(home, ignore_errors=True))
+def scratch(request: pytest.FixtureRequest) -> ScratchHome:
+    scratch = scratch_home()
+    request.addfinalizer(scratch.cleanup)
+    return scratch
+
+
+@pytest.fixture
+def home(scratch: ScratchHome, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = scratch.home
     monkeypatch.setenv("HOME", str(home))
     # A toolchain under the home on PATH (rustup's layout): it must stay usable.
     tool = home / ".cargo" / "bin" / "cargo-canary-tool"
@@ -74,10 +81,11 @@ def home(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Pat
 
 @requires_bwrap
 @pytest.mark.parametrize("rel", SECRETS)
-async def test_no_leak_home_files_to_unprompted_verification(tmp_path: Path, home: Path, rel: str) -> None:
+async def test_no_leak_home_files_to_unprompted_verification(tmp_path: Path, scratch: ScratchHome, home: Path,
+                                                             rel: str) -> None:
     word = plant_secret(home / rel)
     root, canaries = make_workspace(home / "code")  # the workspace lives in the home, as usual
-    (root / "conftest.py").write_text(CONFTEST.format(files=[rel]))
+    (root / "conftest.py").write_text(CONFTEST.format(files=[rel], control=str(scratch.control)))
     ui = RecordingUI("deny")
     sink = ListSink()
     config = Config(policy=PolicyConfig(approval_mode="suggest"))
@@ -86,6 +94,7 @@ async def test_no_leak_home_files_to_unprompted_verification(tmp_path: Path, hom
     result = await world.run_command("python -m pytest -q -s", 60)
     assert ui.approvals == []  # it ran unprompted: the sandbox is the layer that must hold
     assert "WORKSPACE add(a," in result.output, result.output  # it ran, in the workspace
+    scratch.assert_control_read(result.output)  # the home's place is visible: the home's hiding hid it
     assert f"HIDDEN {rel}" in result.output or f"READ {rel} \n" in result.output, result.output
     assert word not in result.output
     assert word in (home / rel).read_text()  # still there on the host: hidden, not gone
@@ -98,14 +107,16 @@ def _run(sandbox: Sandbox, script: str) -> subprocess.CompletedProcess[str]:
 
 
 @requires_bwrap
-def test_toolchains_under_the_home_stay_usable(tmp_path: Path, home: Path) -> None:
+def test_toolchains_under_the_home_stay_usable(tmp_path: Path, scratch: ScratchHome, home: Path) -> None:
     word = plant_secret(home / "other-project" / ".env")
     root, _ = make_workspace(home / "code")
     out = _run(Sandbox(root, deny_paths=Config().policy.deny_paths),
                f"cargo-canary-tool; {shlex.quote(sys.executable)} -c 'print(\"PY-RAN\")'; cat src/app.py; "
-               "cat ~/other-project/.env; echo scratch > ~/.cache-file && echo HOME-WRITABLE")
+               f"cat ~/other-project/.env {shlex.quote(str(scratch.control))}; "
+               "echo scratch > ~/.cache-file && echo HOME-WRITABLE")
     assert "TOOL-RAN" in out.stdout and "PY-RAN" in out.stdout, out  # PATH toolchain and our interpreter
     assert "def add" in out.stdout
+    scratch.assert_control_read(out.stdout)
     assert "HOME-WRITABLE" in out.stdout  # a scratch home: tools may write their caches
     assert word not in out.stdout + out.stderr
     assert not (home / ".cache-file").exists()  # ... and nothing of it reaches the real home
@@ -133,15 +144,16 @@ def test_toolchains_under_tmp_stay_usable(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 @requires_bwrap
-def test_readable_paths_show_more_of_the_home(tmp_path: Path, home: Path) -> None:
+def test_readable_paths_show_more_of_the_home(tmp_path: Path, scratch: ScratchHome, home: Path) -> None:
     # Not a default build cache (~/.m2/repository is: test_no_leak_build_tool_credentials.py).
     cache = home / ".ivy2" / "cache" / "lib.jar"
     cache.parent.mkdir(parents=True)
     cache.write_text("JAR")
     root, _ = make_workspace(home / "code")
-    hidden = _run(Sandbox(root), "cat ~/.ivy2/cache/lib.jar")
+    hidden = _run(Sandbox(root), f"cat ~/.ivy2/cache/lib.jar {shlex.quote(str(scratch.control))}")
     shown = _run(Sandbox(root, config=SandboxConfig(readable_paths=["~/.ivy2/cache"])),
                  "cat ~/.ivy2/cache/lib.jar; echo x > ~/.ivy2/cache/new || echo READ-ONLY")
+    scratch.assert_control_read(hidden.stdout)
     assert "JAR" not in hidden.stdout
     assert "JAR" in shown.stdout and "READ-ONLY" in shown.stdout, shown
     assert not (cache.parent / "new").exists()
