@@ -142,8 +142,8 @@ async def test_no_unapproved_exec_acp_edit_permission_refused(acp: Acp, answer: 
 @pytest.mark.parametrize("answer", ANSWERS)
 async def test_no_unapproved_exec_acp_verification_permission_refused(acp: Acp, answer: str) -> None:
     tag = uuid.uuid4().hex[:6]
-    marker = Path("/var/tmp") / f"dsls-acp-deny-{tag}"
     root = acp.workspace()
+    marker = root / f"ran-{tag}"  # in the workspace (bound writable): were it run, the host would see it
     (root / "Makefile").write_text(f"test:\n\ttouch {marker}\n")
     acp.fake.add({"match": {"role": "planner", "contains": tag},
                   "content": plan_json((f"Check add {tag}", ["app.py"]), verification=["make test X=1"])})

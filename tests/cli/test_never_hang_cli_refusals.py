@@ -146,8 +146,8 @@ def test_never_hang_cli_verification_refused(fake, tmp_path, typed, answer):
     """The bug users hit: the step needs no change, the loop verifies, `n`: the old loop asked again
     and again. Resuming (`run --session`) asks once more and stops the same way."""
     tag = uuid.uuid4().hex[:6]
-    marker = Path("/var/tmp") / f"dsls-cli-deny-{tag}"
     root = workspace(tmp_path)
+    marker = root / f"ran-{tag}"  # in the workspace (bound writable): were it run, the host would see it
     (root / "Makefile").write_text(f"test:\n\ttouch {marker}\n")
     fake.add({"match": {"role": "planner", "contains": tag},
               "content": plan_json((f"Check add {tag}", ["app.py"]), verification=["make test X=1"])})

@@ -146,7 +146,7 @@ def paused_on(case: Lsp, session_id: str, kind: str, answer: str) -> str:
 @pytest.mark.parametrize("answer", ANSWERS)
 async def test_no_unapproved_exec_lsp_verification_refused(case: Lsp, answer: str | None) -> None:
     tag = uuid.uuid4().hex[:6]
-    marker = Path("/var/tmp") / f"dsls-lsp-deny-{tag}"
+    marker = case.root / f"ran-{tag}"  # in the workspace (bound writable): were it run, the host would see it
     (case.root / "Makefile").write_text(f"test:\n\ttouch {marker}\n")
     case.fake.add({"match": {"role": "planner", "contains": tag}, "content": "```json\n" + json.dumps({
         "goal": "check", "steps": [{"title": f"Check add {tag}", "intent": "edit", "files": ["app.py"]}],

@@ -134,7 +134,7 @@ async def test_no_unapproved_exec_patch_apply_refused(make_agent, fake_deepseek,
 async def test_never_hang_verification_refused_is_asked_once_per_run(make_agent, fake_deepseek, workspace, answer):
     """The step needs no change, so the loop goes straight to verifying (where the old loop asked
     without end); running the session again is the person's new action: asked once more, no more."""
-    marker = Path("/var/tmp") / f"dsls-deny-{uuid.uuid4().hex[:8]}"
+    marker = workspace / f"ran-{uuid.uuid4().hex[:8]}"  # in the workspace (bound writable): were it run, the host would see it
     (workspace / "Makefile").write_text(f"test:\n\ttouch {marker}\n")
     fake_deepseek.add({"match": {"role": "planner"},
                        "content": plan_json(("Check add", ["app.py"]), verification=["make test X=1"])})
