@@ -150,22 +150,24 @@ def _hidden_places() -> list[Path]:
     return [Path(os.path.realpath(p)) for p in places]
 
 
-def visible_scratch() -> Path:
+def visible_scratch(room: int = 0) -> Path:
     """A writable directory the sandbox shows (it binds `/` read-only): `.sandbox-scratch` in this
     checkout when the checkout is in no hidden place, else, as root (CI), one under /var/lib or
-    /srv; else the test is skipped, saying why."""
+    /srv; else the test is skipped, saying why. `room`: characters a test appends to the path (a
+    Unix socket's path must stay under 108 bytes), a longer candidate is passed over."""
     hidden = _hidden_places()
     candidates = [CHECKOUT / SCRATCH]
     if os.geteuid() == 0:
         candidates += [Path("/var/lib/deepseek-ls-tests"), Path("/srv/deepseek-ls-tests")]
     for candidate in candidates:
         where = Path(os.path.realpath(candidate))
-        if any(where.is_relative_to(h) for h in hidden) or not os.access(where.parent, os.W_OK):
+        if (any(where.is_relative_to(h) for h in hidden) or not os.access(where.parent, os.W_OK)
+                or len(str(where)) + room > 107):
             continue
         where.mkdir(exist_ok=True)
         return where
     pytest.skip(f"no writable place the sandbox shows for a fake home: the checkout {CHECKOUT} lies under one it "
-                f"hides ({', '.join(map(str, hidden))}) and /var/lib needs root")
+                f"hides ({', '.join(map(str, hidden))}) or is too long by {room} characters, and /var/lib needs root")
 
 
 @dataclass
@@ -185,9 +187,9 @@ class ScratchHome:
         shutil.rmtree(self.home.parent, ignore_errors=True)
 
 
-def scratch_home(prefix: str = "dsls-home-") -> ScratchHome:
-    """A new `ScratchHome` under `visible_scratch()`; the caller calls `cleanup()`."""
-    parent = Path(tempfile.mkdtemp(prefix=prefix, dir=visible_scratch()))
+def scratch_home(prefix: str = "dsls-home-", room: int = 0) -> ScratchHome:
+    """A new `ScratchHome` under `visible_scratch(room + its own names)`; the caller calls `cleanup()`."""
+    parent = Path(tempfile.mkdtemp(prefix=prefix, dir=visible_scratch(room + len(prefix) + 15)))
     home = parent / "home"
     home.mkdir()
     control = parent / "control.txt"

@@ -5,21 +5,21 @@ network (`--unshare-net`) and a read-only system do not stop `connect()` to a Un
 is a path, and a read-only mount does not make a socket unwritable. Docker Desktop, Colima,
 Lima, Rancher Desktop and OrbStack keep theirs under the home directory, and talking to a
 docker daemon is running anything as root (`docker run -v /:/host`). Each case listens on a
-real socket at such a place; the conftest tries to connect and send a request.
+real socket at such a place; the conftest tries to connect and send a request. The home lies
+where the sandbox shows it but for the home's hiding (under /var/tmp, hidden whole, the test
+could not fail), and the conftest must read a control file beside it (sandbox_kit.scratch_home).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import sys
-import tempfile
 import threading
 from pathlib import Path
 
 import pytest
-from sandbox_kit import SANDBOX, RecordingUI, make_workspace
+from sandbox_kit import SANDBOX, RecordingUI, make_workspace, scratch_home
 
 from deepseek_ls.agent.world import World
 from deepseek_ls.config_models import Config, PolicyConfig
@@ -46,6 +46,7 @@ try:
     print("CONNECTED")
 except OSError as exc:
     print("BLOCKED", exc.strerror)
+print("CONTROL", open({control!r}).read())
 """
 
 
@@ -53,9 +54,10 @@ except OSError as exc:
 @pytest.mark.parametrize("rel", SOCKETS)
 async def test_no_unapproved_exec_through_a_daemon_socket(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                           request: pytest.FixtureRequest, rel: str) -> None:
-    # Not under /tmp, which the sandbox replaces: a real home stays visible.
-    home = Path(tempfile.mkdtemp(prefix="dsls-home-", dir="/var/tmp"))
-    request.addfinalizer(lambda: shutil.rmtree(home, ignore_errors=True))
+    # Not under /tmp or /var/tmp, which the sandbox hides whole: there the test could not fail.
+    scratch = scratch_home(room=len(rel) + 1)
+    request.addfinalizer(scratch.cleanup)
+    home = scratch.home
     path = home / rel
     path.parent.mkdir(parents=True)
     server = socket.socket(socket.AF_UNIX)
@@ -79,7 +81,7 @@ async def test_no_unapproved_exec_through_a_daemon_socket(tmp_path: Path, monkey
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
     root, canaries = make_workspace(tmp_path)
-    (root / "conftest.py").write_text(CONFTEST.format(path=str(path)))
+    (root / "conftest.py").write_text(CONFTEST.format(path=str(path), control=str(scratch.control)))
     ui = RecordingUI("deny")
     sink = ListSink()
     config = Config(policy=PolicyConfig(approval_mode="suggest"))
@@ -92,6 +94,7 @@ async def test_no_unapproved_exec_through_a_daemon_socket(tmp_path: Path, monkey
         thread.join(5)
         server.close()
     assert ui.approvals == []  # it ran unprompted: the sandbox is what must hold
+    scratch.assert_control_read(result.output)  # the home's place is visible: the sandbox hid the socket
     assert "BLOCKED" in result.output and "CONNECTED" not in result.output, result.output
     assert received == []
     canaries.assert_intact()

@@ -9,13 +9,16 @@ scrubbed environment. Without a sandbox, every command needs an explicit approva
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
 import socket
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
 import pytest
-from sandbox_kit import RecordingUI, make_workspace, requires_sandbox
+from sandbox_kit import RecordingUI, make_workspace, requires_sandbox, visible_scratch
 
 from deepseek_ls.config_models import Config, PolicyConfig, SandboxConfig
 from deepseek_ls.policy.sandbox import Sandbox
@@ -204,8 +207,6 @@ async def test_no_leak_environment_is_scrubbed(tmp_path: Path, monkeypatch: pyte
 @requires_sandbox
 async def test_always_answers_timeout_kills_setsid_and_double_fork_children(tmp_path: Path) -> None:
     root, _ = make_workspace(tmp_path)
-    survivor = Path("/var/tmp") / f"dsls-survivor-{os.getpid()}"
-    survivor.unlink(missing_ok=True)
     # The workspace is shared with the host: a child that outlives the sandbox could still write here.
     code = (
         "import os, subprocess, time\n"
@@ -273,15 +274,19 @@ async def test_sandbox_off_is_said_and_asks(tmp_path: Path) -> None:
 @requires_sandbox
 async def test_writable_paths_setting_opens_only_that_path(tmp_path: Path) -> None:
     root, _ = make_workspace(tmp_path)
-    cache = Path("/var/tmp") / f"dsls-cache-{os.getpid()}"
-    cache.mkdir(exist_ok=True)
+    # The path and its sibling where the sandbox shows them (under /var/tmp, hidden whole, a write
+    # beside the path could never reach the host, whatever the sandbox opened).
+    parent = Path(tempfile.mkdtemp(prefix="dsls-writable-", dir=visible_scratch()))
+    cache, other = parent / "cache", parent / "other"
+    cache.mkdir()
     try:
         sandbox = sandbox_for(root, writable_paths=[str(cache)])
-        await run(root, ["touch", str(cache / "ok"), f"/var/tmp/dsls-other-{os.getpid()}"], sandbox=sandbox)
-        assert (cache / "ok").exists() and not Path(f"/var/tmp/dsls-other-{os.getpid()}").exists()
+        result = await run(root, ["sh", "-c", f"touch {shlex.quote(str(cache / 'ok'))}; touch {shlex.quote(str(other))}"],
+                           sandbox=sandbox)
+        assert (cache / "ok").exists(), result
+        assert "Read-only file system" in result.stdout + result.stderr and not other.exists(), result
     finally:
-        (cache / "ok").unlink(missing_ok=True)
-        cache.rmdir()
+        shutil.rmtree(parent, ignore_errors=True)
 
 
 @requires_sandbox
