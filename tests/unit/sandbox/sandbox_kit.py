@@ -1,7 +1,8 @@
 """Helpers for the sandbox and command-approval tests: a git workspace with canaries around it.
 
 A canary is what an escaped command would change: a marker file outside the workspace (under
-/tmp and under /var/tmp, both of which the sandbox replaces with its own tmpfs), a snapshot of
+/tmp, which the sandbox replaces with its own tmpfs, and in `visible_scratch()`, which it shows
+read-only, so a write that escaped would reach the host), a snapshot of
 `.git/` and of `.deepseek/`. `Canaries.assert_intact()` proves that nothing happened.
 
 A fake home for the never-leak tests must lie where the sandbox would show it but for the home's
@@ -132,7 +133,10 @@ def make_workspace(tmp_path: Path) -> tuple[Path, Canaries]:
     outside = tmp_path / "outside"
     outside.mkdir()
     tag = uuid.uuid4().hex[:10]
-    canaries = Canaries(root, markers=[outside / "marker", Path("/var/tmp") / f"dsls-canary-{tag}"])
+    # Outside the workspace where the sandbox shows it (read-only): a sandboxed write there would
+    # reach the host. (Under /var/tmp, hidden whole, only where no such place exists.)
+    shown = _visible_scratch() or Path("/var/tmp")
+    canaries = Canaries(root, markers=[outside / "marker", shown / f"dsls-canary-{tag}"])
     return root, canaries.snapshot()
 
 
@@ -155,6 +159,15 @@ def visible_scratch(room: int = 0) -> Path:
     checkout when the checkout is in no hidden place, else, as root (CI), one under /var/lib or
     /srv; else the test is skipped, saying why. `room`: characters a test appends to the path (a
     Unix socket's path must stay under 108 bytes), a longer candidate is passed over."""
+    found = _visible_scratch(room)
+    if found is not None:
+        return found
+    hidden = _hidden_places()
+    pytest.skip(f"no writable place the sandbox shows for a fake home: the checkout {CHECKOUT} lies under one it "
+                f"hides ({', '.join(map(str, hidden))}) or is too long by {room} characters, and /var/lib needs root")
+
+
+def _visible_scratch(room: int = 0) -> Path | None:
     hidden = _hidden_places()
     candidates = [CHECKOUT / SCRATCH]
     if os.geteuid() == 0:
@@ -166,8 +179,7 @@ def visible_scratch(room: int = 0) -> Path:
             continue
         where.mkdir(exist_ok=True)
         return where
-    pytest.skip(f"no writable place the sandbox shows for a fake home: the checkout {CHECKOUT} lies under one it "
-                f"hides ({', '.join(map(str, hidden))}) or is too long by {room} characters, and /var/lib needs root")
+    return None
 
 
 @dataclass
