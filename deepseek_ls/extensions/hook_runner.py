@@ -13,6 +13,7 @@ the recorded tool results and requests.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import time
@@ -135,7 +136,7 @@ class Hooks:
         env.update({"CLAUDE_PROJECT_DIR": str(self.root), "DEEPSEEK_PROJECT_DIR": str(self.root)})
         argv = ["/bin/sh", "-c", spec.command]
         sandbox = self._sandbox_for()
-        sandboxed = False
+        sandboxed, rewrap = False, None
         started = time.perf_counter()
         try:
             if sandbox is not None:
@@ -144,10 +145,11 @@ class Hooks:
                     return HookVerdict("not_run", reason=f"was not run: hooks run only in the OS sandbox, and "
                                        f"{status.describe()}"), record
                 env["TMPDIR"] = "/tmp"
-                argv, sandboxed = sandbox.wrap(argv, cwd=self.root, exec_path=env.get("PATH")), True
+                rewrap = functools.partial(sandbox.wrap, argv, cwd=self.root, exec_path=env.get("PATH"))
+                argv, sandboxed = rewrap(), True
             out = await proc.run_bounded(argv, cwd=self.root, env=env, timeout=timeout,
                                          max_output_bytes=int(self.config.max_output_bytes), sandboxed=sandboxed,
-                                         stdin=json.dumps(payload, ensure_ascii=False).encode())
+                                         stdin=json.dumps(payload, ensure_ascii=False).encode(), rewrap=rewrap)
         except (OSError, RuntimeError) as exc:  # ProgramNotRun is a RuntimeError
             return HookVerdict("not_run", reason=f"could not start: {exc}"), record
         record["duration_ms"] = round((time.perf_counter() - started) * 1000)

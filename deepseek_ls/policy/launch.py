@@ -29,6 +29,7 @@ import stat
 # bwrap's own messages: every one starts with this (bubblewrap's die()), and it then exits 1.
 _BWRAP = "bwrap: "
 _EXECVP = re.compile(r"^bwrap: execvp (?P<program>.*?): (?P<why>[^:]+)$")
+_BWRAP_ROOTS = ("/newroot", "/oldroot")  # where bwrap mounts the new and the host's root while it sets up
 _SYSTEM_DIRS = ("/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/etc/")
 _INSTALL_HINT = "install it, or check the path and PATH deepseek-ls runs with"
 
@@ -37,14 +38,18 @@ class ProgramNotRun(RuntimeError):
     """The program a tool or a verification needs could not run (or was killed), so it answered
     nothing about the question asked. `str()` says what happened and what to do."""
 
-    def __init__(self, program: str, reason: str, remedy: str = "", *, task: str | None = None) -> None:
+    def __init__(self, program: str, reason: str, remedy: str = "", *, task: str | None = None,
+                 raced: bool = False) -> None:
         self.program, self.reason, self.remedy, self.task = program, reason, remedy, task
+        # The sandbox failed on a path that vanished while it started (nothing ran): a command line
+        # built afresh may start (`tools/proc.py` tries once more).
+        self.raced = raced
         text = f"{program} could not run: {reason}" + (f"; {remedy}" if remedy else "")
         super().__init__(f"{task} failed: {text}" if task else text)
 
     def during(self, task: str) -> ProgramNotRun:
         """The same failure, said as the failure of `task` ("search failed: rg could not run: ...")."""
-        return ProgramNotRun(self.program, self.reason, self.remedy, task=task)
+        return ProgramNotRun(self.program, self.reason, self.remedy, task=task, raced=self.raced)
 
 
 def program_of(argv: list[str], *, sandboxed: bool) -> str:
@@ -93,13 +98,31 @@ def sandbox_failure(program: str, exit_code: int | None, stdout: bytes, stderr: 
     if exit_code == 1 and not stdout.strip() and lines and all(line.startswith(_BWRAP) for line in lines):
         match = _EXECVP.match(lines[-1])
         if match is None:
-            return ProgramNotRun(program, f"the OS sandbox could not start it ({lines[-1][len(_BWRAP):]})",
-                                 "check that bubblewrap works here (docs/tools.md, \"OS sandbox\")")
+            said = lines[-1][len(_BWRAP):]
+            return ProgramNotRun(program, f"the OS sandbox could not start it ({said})",
+                                 "check that bubblewrap works here (docs/tools.md, \"OS sandbox\")",
+                                 raced=any(not os.path.lexists(path) for path in _paths_named(said)))
         return _hidden(match["program"], match["why"])
     if exit_code in (126, 127) and not stdout.strip() and os.sep in program and _not_loadable(program):
         return ProgramNotRun(program, "it is not a program this machine can run (neither a binary for it nor a "
                              "script with a #! line)", "reinstall it for this platform")
     return None
+
+
+def _paths_named(said: str) -> list[str]:
+    """The host paths a bwrap setup failure names ("Can't mkdir parents for /a/b: Read-only file
+    system", "Can't bind mount /oldroot/a on /newroot/b: ..."), without bwrap's own prefixes."""
+    head = said.rsplit(": ", 1)[0]  # the last part is strerror
+    paths = []
+    for part in head.split(" on "):
+        start = part.find("/") if part.startswith("/") else part.find(" /") + 1
+        if start > 0 or part.startswith("/"):
+            path = part[start:]
+            for prefix in _BWRAP_ROOTS:
+                if path == prefix or path.startswith(prefix + "/"):
+                    path = path[len(prefix):] or "/"
+            paths.append(path)
+    return paths
 
 
 def killed_by(exit_code: int | None, *, sandboxed: bool) -> str | None:

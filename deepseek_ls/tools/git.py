@@ -12,6 +12,7 @@ status, diff or "no commits yet" (`policy/launch.py`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import platform
 import re
 import subprocess
@@ -76,10 +77,9 @@ async def _git(ctx: ToolContext, safe: SafeGit, *args: str, check: bool = True, 
     timeout = ctx.config.policy.command_timeout_seconds
     argv = safe.argv(*args)
     sandboxed = ctx.sandbox is not None and (await ctx.sandbox.astatus()).available
-    if sandboxed:
-        argv = ctx.sandbox.wrap(argv, cwd=safe.cwd)
-    result = await run_bounded(argv, cwd=safe.cwd, env=safe.env, timeout=timeout, max_output_bytes=cap,
-                               sandboxed=sandboxed)
+    rewrap = functools.partial(ctx.sandbox.wrap, argv, cwd=safe.cwd) if sandboxed else None
+    result = await run_bounded(rewrap() if rewrap else argv, cwd=safe.cwd, env=safe.env, timeout=timeout,
+                               max_output_bytes=cap, sandboxed=sandboxed, rewrap=rewrap)
     if result.timed_out:
         raise ValueError(f"git {args[0]} took more than {timeout:g} s and was stopped")
     signal = killed_by(result.exit_code, sandboxed=sandboxed)

@@ -17,15 +17,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from deepseek_ls.policy.launch import ProgramNotRun, check_program, exec_error, program_of, sandbox_failure
 
 __all__ = ["ProcessOutput", "ProgramNotRun", "check_ran", "run_bounded", "spawn", "stop"]
+
+log = logging.getLogger(__name__)
 
 # After a kill, how long to wait for the pipes to close and the process to be reaped.
 KILL_GRACE_SECONDS = 5.0
@@ -215,13 +219,29 @@ async def _settle(process: asyncio.subprocess.Process, readers: list[asyncio.Fut
 
 async def run_bounded(
     argv: list[str], *, cwd: Path, env: dict[str, str] | None, timeout: float, max_output_bytes: int,
-    sandboxed: bool = False, stdin: bytes | None = None,
+    sandboxed: bool = False, stdin: bytes | None = None, rewrap: Callable[[], list[str]] | None = None,
 ) -> ProcessOutput:
     """Run `argv` to completion or `timeout`; never waits longer than timeout + 2 x KILL_GRACE_SECONDS
     + PIPE_GRACE_SECONDS. Cancelling the caller kills the process group. Raises `ProgramNotRun` when
     the program could not run (`sandboxed`: `argv` is a `Sandbox.wrap` command line). `stdin`: bytes
     written to the program's standard input, then closed (a program that never reads them does not
-    hold the caller: the write is one of the bounded readers)."""
+    hold the caller: the write is one of the bounded readers). `rewrap`: builds the sandbox's command
+    line afresh; given, a start that failed on a path which vanished meanwhile is tried once more."""
+    try:
+        return await _run_once(argv, cwd=cwd, env=env, timeout=timeout, max_output_bytes=max_output_bytes,
+                               sandboxed=sandboxed, stdin=stdin)
+    except ProgramNotRun as error:
+        if not (sandboxed and error.raced and rewrap is not None):
+            raise
+        log.info("the sandbox could not start %s (%s); trying once more", error.program, error.reason)
+    return await _run_once(rewrap(), cwd=cwd, env=env, timeout=timeout, max_output_bytes=max_output_bytes,
+                           sandboxed=sandboxed, stdin=stdin)
+
+
+async def _run_once(
+    argv: list[str], *, cwd: Path, env: dict[str, str] | None, timeout: float, max_output_bytes: int,
+    sandboxed: bool, stdin: bytes | None,
+) -> ProcessOutput:
     start = time.perf_counter()
     proc = await spawn(argv, cwd=cwd, env=env, sandboxed=sandboxed,
                        stdin=asyncio.subprocess.DEVNULL if stdin is None else asyncio.subprocess.PIPE)

@@ -90,17 +90,30 @@ async def _search(ctx: ToolContext, args: SearchArgs) -> dict:
     argv += rg_exclude_args(ctx.paths.deny_patterns)  # after the model's globs: the last match wins
     argv += ["-e", args.query, "--", "."]
     sandboxed = ctx.sandbox is not None and (await ctx.sandbox.astatus()).available
-    if sandboxed:
-        argv = ctx.sandbox.wrap(argv)
+    open_docs = set(ctx.overlay.open_paths())
+    try:
+        matches = await _run_rg(ctx, ctx.sandbox.wrap(argv) if sandboxed else argv, sandboxed, args.limit, open_docs)
+    except ProgramNotRun as error:
+        if not (sandboxed and error.raced):
+            raise
+        # A path the sandbox was to cover vanished while it started (nothing ran): once more, afresh.
+        matches = await _run_rg(ctx, ctx.sandbox.wrap(argv), sandboxed, args.limit, open_docs)
+    matches, withheld = await _withhold_unread(ctx, matches)
+    matches += _search_buffers(ctx, args, open_docs)
+    matches.sort(key=lambda m: (m["path"], m["line"]))
+    return {"matches": matches[: args.limit], "truncated": len(matches) > args.limit, **withheld}
+
+
+async def _run_rg(ctx: ToolContext, argv: list[str], sandboxed: bool, limit: int, open_docs: set[str]) -> list[dict]:
+    """rg's matches (up to `limit` + 1); raises when rg could not run, failed or took too long."""
     process = await proc.spawn(argv, cwd=ctx.root, env=scrubbed_env(), sandboxed=sandboxed)
     # stderr is drained all along: a full stderr pipe would stall rg (and this search) otherwise.
     err = proc.Capped(16_000)
     err_task = asyncio.ensure_future(proc.drain(process.stderr, err))
-    open_docs = set(ctx.overlay.open_paths())
     stopped_early = True
     try:
         matches, stopped_early = await asyncio.wait_for(
-            _read_matches(ctx, process, open_docs, args.limit + 1), timeout=SEARCH_TIMEOUT_SECONDS
+            _read_matches(ctx, process, open_docs, limit + 1), timeout=SEARCH_TIMEOUT_SECONDS
         )
     except asyncio.TimeoutError:
         raise TimeoutError(f"search failed: rg took more than {SEARCH_TIMEOUT_SECONDS:g} s and was stopped; "
@@ -111,10 +124,7 @@ async def _search(ctx: ToolContext, args: SearchArgs) -> dict:
         await proc.stop(process, kill=stopped_early, drains=[out_task, err_task])
     if not stopped_early:
         _check_exit(argv, process.returncode, err.value(), sandboxed)
-    matches, withheld = await _withhold_unread(ctx, matches)
-    matches += _search_buffers(ctx, args, open_docs)
-    matches.sort(key=lambda m: (m["path"], m["line"]))
-    return {"matches": matches[: args.limit], "truncated": len(matches) > args.limit, **withheld}
+    return matches
 
 
 async def _withhold_unread(ctx: ToolContext, matches: list[dict]) -> tuple[list[dict], dict]:

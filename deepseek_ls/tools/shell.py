@@ -11,6 +11,7 @@ shape, or no working sandbox, needs an explicit approval in every mode.
 from __future__ import annotations
 
 import asyncio
+import functools
 import shlex
 import uuid
 from pathlib import Path
@@ -87,9 +88,9 @@ async def run_command(
     sandboxed = sandbox is not None and (await sandbox.astatus()).available
     if sandboxed:
         env["TMPDIR"] = "/tmp"
-        run_argv = sandbox.wrap(run_argv, cwd=cwd, exec_path=env.get("PATH"))
-    out = await proc.run_bounded(run_argv, cwd=cwd, env=env, timeout=timeout, max_output_bytes=max_output_bytes,
-                                 sandboxed=sandboxed)
+    rewrap = functools.partial(sandbox.wrap, run_argv, cwd=cwd, exec_path=env.get("PATH")) if sandboxed else None
+    out = await proc.run_bounded(rewrap() if rewrap else run_argv, cwd=cwd, env=env, timeout=timeout,
+                                 max_output_bytes=max_output_bytes, sandboxed=sandboxed, rewrap=rewrap)
     stdout = _text(out.stdout, out.stdout_omitted, max_output_bytes)
     stderr = _text(out.stderr, out.stderr_omitted, max_output_bytes)
     if is_git_command(argv) and looks_like_patch(stdout):
