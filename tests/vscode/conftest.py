@@ -1,6 +1,6 @@
 """Fixtures for the VS Code end-to-end tests: the tools (installed by
-scripts/setup-vscode.sh from npm/apt), the built .vsix, a git workspace and
-code-server with the extension installed (see vscode_harness.py)."""
+scripts/setup-vscode.sh from npm/apt), the built .vsix installed once per process,
+a git workspace and code-server with a fresh user-data-dir (see vscode_harness.py)."""
 
 from __future__ import annotations
 
@@ -9,18 +9,22 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from vscode_harness import ARTIFACTS, CHROMIUM_CANDIDATES, CODE_SERVER, REPO, CodeServer, Tools, built_vsix
+from vscode_harness import (
+    ARTIFACTS, CHROMIUM_CANDIDATES, CODE_SERVER, REPO, CodeServer, Tools, built_vsix, install_extension,
+)
 
 
 @pytest.fixture(scope="session")
 def vscode_tools(tmp_path_factory: pytest.TempPathFactory) -> Tools:
-    """Install what is missing (idempotent) and this process's copy of the built .vsix."""
+    """Install what is missing (idempotent), this process's copy of the built .vsix and the
+    extensions dir it is installed in, shared by every window this process starts."""
     vsix = built_vsix(tmp_path_factory.mktemp("vsix"))
     chromium = next((c for c in CHROMIUM_CANDIDATES if os.access(c, os.X_OK)), None)
     assert chromium, "chromium is missing although setup-vscode.sh ran"
     server = REPO / ".venv" / "bin" / "deepseek-ls"
     assert server.exists(), f"{server} is missing: run `.venv/bin/pip install -e '.[test]'`"
-    return Tools(CODE_SERVER, chromium, vsix, server)
+    extensions = install_extension(CODE_SERVER, vsix, tmp_path_factory.mktemp("vsix-install") / "extensions")
+    return Tools(CODE_SERVER, chromium, vsix, server, extensions)
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
-"""The VS Code end-to-end harness: code-server with the built .vsix installed in
-a fresh user-data-dir, and the playwright-core driver (drive.mjs)."""
+"""The VS Code end-to-end harness: code-server with the built .vsix installed (once per
+process, see install_extension) and a fresh user-data-dir per window, and the
+playwright-core driver (drive.mjs)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ class Tools:
     chromium: str
     vsix: Path
     server_command: Path
+    # An extensions dir the .vsix is already installed in, shared by the windows of one process
+    # (one at a time); None: each CodeServer installs into its own.
+    extensions: Path | None = None
 
 
 def run_checked(argv: list[str], cwd: Path, timeout: float) -> None:
@@ -71,6 +75,16 @@ def built_vsix(into: Path) -> Path:
         return Path(shutil.copy2(CLIENT / "deepseek-ls.vsix", into / "deepseek-ls.vsix"))
 
 
+def install_extension(code_server: Path, vsix: Path, extensions: Path) -> Path:
+    """Install `vsix` into `extensions` (a code-server run of several seconds, more under load).
+    Done once per process and shared: the extension's state lives in each window's own
+    user-data-dir, and no test installs or removes extensions."""
+    scratch = extensions.parent / f"{extensions.name}-install-data"
+    run_checked([str(code_server), "--extensions-dir", str(extensions), "--user-data-dir", str(scratch),
+                 "--install-extension", str(vsix), "--force"], extensions.parent, timeout=120)
+    return extensions
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -78,7 +92,7 @@ def _free_port() -> int:
 
 
 class CodeServer:
-    """code-server with the built .vsix installed in a fresh user-data-dir."""
+    """code-server with the built .vsix installed, in a fresh user-data-dir."""
 
     def __init__(self, tools: Tools, workspace: Path, home: Path, env: dict[str, str], log: Path,
                  settings: dict | None = None) -> None:
@@ -101,7 +115,7 @@ class CodeServer:
         return f"http://127.0.0.1:{self.port}/?folder={self.workspace}"
 
     def _dirs(self) -> tuple[Path, Path]:
-        return self.home / "extensions", self.home / "user-data"
+        return self.tools.extensions or self.home / "extensions", self.home / "user-data"
 
     def start(self, timeout: float = 60.0) -> "CodeServer":
         extensions, data = self._dirs()
@@ -130,7 +144,8 @@ class CodeServer:
         }
         self.settings_file.write_text(json.dumps(settings, indent=2))
         base = [str(self.tools.code_server), "--extensions-dir", str(extensions), "--user-data-dir", str(data)]
-        run_checked([*base, "--install-extension", str(self.tools.vsix), "--force"], self.home, timeout=120)
+        if self.tools.extensions is None:
+            install_extension(self.tools.code_server, self.tools.vsix, extensions)
         config = self.home / "code-server.yaml"
         config.write_text("auth: none\ncert: false\n")
         argv = [*base, "--config", str(config), "--auth", "none", "--bind-addr", f"127.0.0.1:{self.port}",
