@@ -29,7 +29,14 @@ import httpx
 
 from deepseek_ls.config_models import LLMConfig
 from deepseek_ls.llm import history
-from deepseek_ls.llm.errors import BadRequestError, CallTimeoutError, ContextLengthError, InterruptedResponse, LLMError
+from deepseek_ls.llm.errors import (
+    BadRequestError,
+    BudgetSpent,
+    CallTimeoutError,
+    ContextLengthError,
+    InterruptedResponse,
+    LLMError,
+)
 from deepseek_ls.llm.fit import FitReport, fit_messages, measure_messages, prompt_budget, strip_tags
 from deepseek_ls.llm.http_errors import error_from_status, error_from_transport, unsupported_param, without_secret
 from deepseek_ls.llm.models import DROPPABLE_PARAMS, sends_reasoning_back
@@ -314,6 +321,9 @@ class LLMClient:
                             trace.body = {k: v for k, v in trace.body.items() if k != name}
                             trace.dropped_params.append(name)
                         except LLMError as exc:
+                            if isinstance(exc, BudgetSpent) and trace.last_error is not None:
+                                # The budget cut the last attempt short: the server's own error stands.
+                                raise self._out_of_budget(trace.last_error, trace.attempts) from exc
                             if exc.retryable and (tries <= self.config.max_retries or time.monotonic() >= budget_end):
                                 raise self._out_of_budget(exc, trace.attempts) from exc
                             raise

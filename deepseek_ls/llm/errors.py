@@ -64,6 +64,12 @@ class NetworkError(LLMError):
     kind = "network"
 
 
+class BudgetSpent(NetworkError):
+    """An attempt cut short because the call's retry budget (`llm.retry_budget_seconds`) ran out before
+    its first token: the client reports the previous attempt's error instead, when there was one (the
+    server's 503, not our own deadline)."""
+
+
 class BadRequestError(LLMError):
     exit_code = 8
     kind = "bad_request"

@@ -25,7 +25,14 @@ import httpx
 from httpx_sse import EventSource
 
 from deepseek_ls.llm.assembly import MalformedChunk, StreamAssembler, completion_from_body
-from deepseek_ls.llm.errors import CallTimeoutError, ContextLengthError, InterruptedResponse, NetworkError, ServerError
+from deepseek_ls.llm.errors import (
+    BudgetSpent,
+    CallTimeoutError,
+    ContextLengthError,
+    InterruptedResponse,
+    NetworkError,
+    ServerError,
+)
 from deepseek_ls.llm.http_errors import error_from_transport, html_page_text
 from deepseek_ls.llm.types import Completion, StreamDelta
 
@@ -77,6 +84,9 @@ class _Capped:
 
 
 # Repeated in every chunk and useless for replay once the first chunk has them.
+# How early a deadline may fire against the budget's own end and still count as the budget's.
+_CLOCK_SLACK = 0.005
+
 _ENVELOPE = ("id", "object", "created", "model", "system_fingerprint")
 
 
@@ -127,6 +137,11 @@ class StreamReader:
         """The error for the client's deadline running out during this attempt."""
         if self._data_seen:
             return self._failure(self.assembler, f"no data for {self._idle:g}s (idle timeout)")
+        if self.latest is not None and asyncio.get_running_loop().time() >= self.latest - _CLOCK_SLACK:
+            # Cut by the call's retry budget, not by this server's first-token timeout: say so (the
+            # client reports the error of the attempt before, when there was one).
+            return BudgetSpent(f"{self._base_url}: no answer before the retry budget ran out",
+                               detail="retry budget spent")
         reason = f"no answer within {self._first:g}s"
         if self._first_explicit:  # sized for this server on purpose: sending the same prompt again would not help
             size = f" for a prompt of about {self._prompt_tokens} tokens" if self._prompt_tokens else ""

@@ -38,6 +38,7 @@ class CallTrace:
     chunks: list[Any] = field(default_factory=list)  # the raw chunks of the last attempt
     attempts: int = 0
     retry_errors: list[str] = field(default_factory=list)  # why each retried attempt failed
+    last_error: LLMError | None = None  # the last retried attempt's error
     first_delta_at: float | None = None
     fit: dict[str, Any] | None = None  # what fitting the prompt into the window did (`FitReport`)
     dropped_params: list[str] = field(default_factory=list)  # sent, rejected by the server, dropped
@@ -45,6 +46,8 @@ class CallTrace:
     def note_retry(self, error: BaseException | None, wait: float) -> None:
         message = getattr(error, "user_message", None) or repr(error)
         self.retry_errors.append(f"{message} (waited {wait:.2f}s)")
+        if isinstance(error, LLMError):
+            self.last_error = error
 
     def mark_first_delta(self) -> None:
         if self.first_delta_at is None:

@@ -73,6 +73,29 @@ async def test_retry_budget_keeps_the_kind_of_other_errors(fake_deepseek, make_c
     assert len(fake_deepseek.requests) <= 2
 
 
+async def test_an_attempt_cut_by_the_retry_budget_reports_the_error_before_it(fake_deepseek, make_client):
+    # A 503 asking for 0.3 s, then a server that would answer only after 5 s: the budget (2 s) cuts
+    # the second attempt short. What the user hears is the server's 503, not a stall of our own making.
+    fake_deepseek.add({"fault": {"status": 503, "retry_after": 0.3}})
+    fake_deepseek.add({"fault": {"status": 503, "delay_before_first_byte": 5.0}, "repeat": True})
+    llm = make_client(retry_budget_seconds=2.0, retry_max_seconds=5.0, max_retries=10, idle_timeout_seconds=10.0)
+    with pytest.raises(ServerError, match="retry budget") as caught:
+        await _ask(llm, [])
+    assert caught.value.attempts == 2
+    assert caught.value.status == 503
+    assert "before the retry budget ran out" not in caught.value.user_message
+    assert not getattr(caught.value, "model_down", False)
+
+
+async def test_a_first_attempt_cut_by_the_retry_budget_says_the_budget_ran_out(fake_deepseek, make_client):
+    # No earlier error to report: the budget itself is the reason, named with its setting.
+    fake_deepseek.add({"fault": {"status": 503, "delay_before_first_byte": 5.0}, "repeat": True})
+    llm = make_client(retry_budget_seconds=0.3, max_retries=10, idle_timeout_seconds=10.0)
+    with pytest.raises(CallTimeoutError, match=r"before the retry budget ran out.*llm\.retry_budget_seconds") as caught:
+        await _ask(llm, [])
+    assert caught.value.attempts == 1
+
+
 async def test_long_reasoning_that_streams_is_not_cut_by_the_retry_budget(fake_deepseek, make_client):
     # Queued a while (keep-alives), then thinks aloud for longer than the whole budget: data keeps
     # the call alive; only the idle timeout (between data events) and the entry's total cap apply.
