@@ -58,6 +58,15 @@ def head(data: bytes) -> str:
     return seal.digest(data)
 
 
+def _head_at(data: bytes, end: int) -> str:
+    """`head(data[:end])` without copying the bytes before `end`."""
+    if end:
+        parts = split(data[data.rfind(b"\n", 0, end - 1) + 1:end])
+        if parts is not None:
+            return parts[1]
+    return seal.digest(memoryview(data)[:end])
+
+
 def _hmac_sha256(key: bytes) -> tuple[Callable[[], "hashlib._Hash"], Callable[[], "hashlib._Hash"]]:
     """`hmac.digest(key, msg, "sha256")` keyed once: copies of RFC 2104's inner and outer hashes
     (`first_break` updates a copy of each per message). `hmac.digest` keys OpenSSL's HMAC again
@@ -72,7 +81,7 @@ def first_break(key: bytes, data: bytes, start: int) -> tuple[int, bytes] | None
     """Check the chain of the complete lines of `data` from offset `start` (a line boundary);
     None when every one carries the right mac, else (offset, line) of the first that does not."""
     # `split` and `mac_of` inlined, and the HMAC too: this loop runs once per line of every log checked.
-    prev = head(data[:start]).encode("ascii")
+    prev = _head_at(data, start).encode("ascii")
     pos, end = start, len(data)
     find, same = data.find, hmac.compare_digest
     inner, outer = _hmac_sha256(key)

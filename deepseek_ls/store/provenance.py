@@ -9,6 +9,9 @@ durable, a marker `session.seal` is written beside the log, sealed with the per-
 line). Every later line carries a mac chained from there (`store/chain.py`), so the seal
 covers the whole log. A session is ours when its marker verifies here and its log's chain
 is unbroken; any other session directory is ignored, with the reason `why_not_ours` gives.
+A check that found a long stretch of chain unbroken leaves `session.checked` beside the
+marker (sealed too): a later process starts from the prefix it names when the log still
+begins with exactly those bytes, and checks every line when the record does not hold.
 
 What it covers: logs a repository (or another user or machine) ships, a marker copied to
 another session id or another workspace, a log swapped under a marker, lines inserted,
@@ -28,8 +31,10 @@ records the adoption in the audit file beside the key (`seal.record_adoption`).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import stat
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,11 +42,15 @@ from deepseek_ls.store import chain, seal
 from deepseek_ls.store.log import CorruptLog, SessionNotFound, parse_line
 
 MARKER_NAME = "session.seal"
+CHECKED_NAME = "session.checked"  # how far an earlier check found the chain unbroken (sealed too)
 LOG_NAME = "events.jsonl"
 _KIND = "deepseek-ls session"
+_CHECKED_KIND = "deepseek-ls session check"
 _VERSION = 2
 _MARKER_MAX = 4096
 _verdicts: dict[tuple, str | None] = {}
+
+log = logging.getLogger(__name__)
 
 
 class NotOurSession(SessionNotFound):
@@ -111,14 +120,14 @@ def _read_marker(path: Path) -> str:
     return data.decode("utf-8")
 
 
-def _write_marker(session_dir: Path, record: dict, durable: bool) -> None:
-    tmp = session_dir / f".{MARKER_NAME}.{os.getpid()}.tmp"
+def _write_marker(session_dir: Path, record: dict, durable: bool, name: str = MARKER_NAME) -> None:
+    tmp = session_dir / f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(json.dumps(seal.sealed(record), sort_keys=True))
         if durable:
             fh.flush()
             os.fsync(fh.fileno())
-    os.replace(tmp, session_dir / MARKER_NAME)
+    os.replace(tmp, session_dir / name)
     if durable:
         fd = os.open(session_dir, os.O_RDONLY)
         try:
@@ -194,15 +203,60 @@ def _why_not_ours(session_dir: Path, session_id: str) -> str | None:
     if (not isinstance(covered, int) or isinstance(covered, bool) or not 0 < covered <= len(data)
             or seal.digest(data[:covered]) != record.get("covered_sha256")):
         return "its event log is not the one that was sealed (its beginning differs)"
-    broken = chain.first_break(seal.key(), data, covered)
+    start = _checked_until(session_dir, session_id, workspace, record, data) or covered
+    broken = chain.first_break(seal.key(), data, start)
+    end = _complete(data)
     if broken is not None:
         pos, line = broken
-        if pos + len(line) == _complete(data) and not _is_event(line):
-            return None  # a torn or zeroed last line (a crash mid-write): the log's repair cuts it
-        line_no = data.count(b"\n", 0, pos) + 1
-        return (f"its event log was altered after it was written (line {line_no} is not the line "
-                "deepseek-ls appended there)")
+        if pos + len(line) != end or _is_event(line):
+            line_no = data.count(b"\n", 0, pos) + 1
+            return (f"its event log was altered after it was written (line {line_no} is not the line "
+                    "deepseek-ls appended there)")
+        end = pos  # a torn or zeroed last line (a crash mid-write): the log's repair cuts it
+    _note_checked(session_dir, session_id, workspace, record, data, start, end)
     return None
+
+
+# A log whose chain was checked through more than this since the last record gets a new one.
+_CHECK_RECORD_MIN = 1 << 20
+
+
+def _checked_until(session_dir: Path, session_id: str, workspace: str, marker: dict, data: bytes) -> int | None:
+    """Where the chain check of `data` may start instead of the marker's coverage: the end of
+    the prefix an earlier check found unbroken (`CHECKED_NAME`), when `data` still begins with
+    exactly those bytes; None when there is no such record, or it does not hold here."""
+    try:
+        record = json.loads(_read_marker(session_dir / CHECKED_NAME))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None  # none, or not one of ours: only the faster start is lost
+    if (seal.why_not_ours(record, "session_id", session_id, workspace) is not None
+            or record.get("kind") != _CHECKED_KIND or record.get("workspace") != workspace
+            or record.get("path") != _log_rel(session_id) or record.get("marker") != marker.get("seal")):
+        return None
+    until = record.get("checked_bytes")
+    if (not isinstance(until, int) or isinstance(until, bool) or not 0 < until <= len(data)
+            or data[until - 1] != 0x0A or seal.digest(memoryview(data)[:until]) != record.get("checked_sha256")):
+        return None
+    return until
+
+
+def _note_checked(session_dir: Path, session_id: str, workspace: str, marker: dict, data: bytes,
+                  start: int, end: int) -> None:
+    """Record that the chain of `data` is unbroken up to `end` (its complete lines but the last),
+    when that is well past `start`: a later process then checks one sha256 of that prefix and
+    the chain of what was appended since, not every line again. The last line stays out: a
+    writer whose sync fails takes its line back. Never durable, never an error: a lost or
+    damaged record only costs the next check its head start."""
+    end = data.rfind(b"\n", 0, max(end - 1, 0)) + 1
+    if end - start < _CHECK_RECORD_MIN:
+        return
+    record = {"kind": _CHECKED_KIND, "session_id": session_id, "path": _log_rel(session_id),
+              "workspace": workspace, "marker": marker.get("seal"), "checked_bytes": end,
+              "checked_sha256": seal.digest(memoryview(data)[:end])}
+    try:
+        _write_marker(session_dir, record, durable=False, name=CHECKED_NAME)
+    except OSError as exc:
+        log.debug("%s: cannot record its checked chain (%s)", session_dir, exc)
 
 
 def _complete(data: bytes) -> int:

@@ -164,5 +164,5 @@ def record_adoption(entry: dict) -> Path:
     return path
 
 
-def digest(data: bytes) -> str:
+def digest(data: bytes | memoryview) -> str:
     return hashlib.sha256(data).hexdigest()
