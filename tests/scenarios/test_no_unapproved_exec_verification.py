@@ -69,9 +69,12 @@ async def test_safe_verification_runs_unprompted_and_a_planted_conftest_stays_co
         import pytest
 
         pytest.skip("no sandbox here: verification would ask")
-    marker = Path("/var/tmp") / f"dsls-e2e-{uuid.uuid4().hex[:8]}"
+    # Outside the workspace, where a planted conftest.py would persist: a system directory any user
+    # can write, and this user's home (its shell start-up files). The sandbox shows neither writable.
+    name = f"dsls-e2e-{uuid.uuid4().hex[:8]}"
+    markers = [Path("/var/tmp") / name, Path.home() / name]
     (workspace / "conftest.py").write_text(
-        f"import pathlib\nfor p in [{str(marker)!r}, '.git/hooks/pre-commit']:\n"
+        f"import pathlib\nfor p in [{', '.join(repr(str(m)) for m in markers)}, '.git/hooks/pre-commit']:\n"
         "    try:\n        pathlib.Path(p).write_text('#evil')\n    except OSError:\n        pass\n"
     )
     _repo(workspace)
@@ -85,10 +88,11 @@ async def test_safe_verification_runs_unprompted_and_a_planted_conftest_stays_co
         view = await agent.run("Fix add")
         assert view["state"] == "Completed", view["last_error"]
         assert [a.kind for a in ui.approvals] == ["patch.apply"]  # verification ran without a prompt
-        assert not marker.exists()
+        assert [m for m in markers if m.exists()] == []
         assert _git_snapshot(workspace) == git_before
     finally:
-        marker.unlink(missing_ok=True)
+        for m in markers:
+            m.unlink(missing_ok=True)
 
 
 async def test_no_unapproved_exec_agents_md_telling_the_model_to_run_a_command(make_agent, fake_deepseek, workspace):
