@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import inspect
 import json
 import logging
 import uuid
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import cattrs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.protocol import LanguageServerProtocol
 
 from deepseek_ls.lsp.transport.client_requests import ClientAnswerError, ask_client
@@ -369,18 +370,44 @@ class HardenedProtocol(LanguageServerProtocol):
         super()._send_response(msg_id, result, error)
 
     def _send_data(self, data: Any) -> None:
-        # pygls logs an answer it cannot encode and sends nothing, and the client waits forever
-        # (never a hang): an answer that does not encode becomes an error to the same request.
-        if getattr(data, "result", None) is not None and not hasattr(data, "method"):
-            try:
-                json.dumps(data, default=self._serialize_message)
-            except Exception as exc:
-                log.exception("transport: the answer to request %s could not be encoded", cap(repr(data.id), 60))
-                data = types.ResponseErrorMessage(id=data.id, error=types.ResponseError(
-                    code=types.ErrorCodes.InternalError.value,
-                    message=cap(f"deepseek-ls could not encode its answer ({type(exc).__name__}: {exc}); "
-                                "this is a bug in deepseek-ls: the server log has the details")))
-        super()._send_data(data)
+        """pygls' send with the message encoded once (pygls' own encodes it again after any check
+        of ours). An answer that does not encode becomes an error to the same request: pygls would
+        log it and send nothing, and the client would wait forever (never a hang)."""
+        if not data:
+            return
+        try:
+            body = json.dumps(data, default=self._serialize_message)
+        except Exception as exc:
+            if getattr(data, "result", None) is None or hasattr(data, "method"):
+                super()._send_data(data)  # not an answer: pygls logs and reports it, as before
+                return
+            log.exception("transport: the answer to request %s could not be encoded", cap(repr(data.id), 60))
+            body = json.dumps(types.ResponseErrorMessage(id=data.id, error=types.ResponseError(
+                code=types.ErrorCodes.InternalError.value,
+                message=cap(f"deepseek-ls could not encode its answer ({type(exc).__name__}: {exc}); "
+                            "this is a bug in deepseek-ls: the server log has the details"))),
+                default=self._serialize_message)
+        self._write_body(body)
+
+    def _write_body(self, body: str) -> None:
+        """One encoded message to the client, framed as pygls frames it."""
+        if self.writer is None:
+            log.error("transport: no connection to send to")
+            return
+        payload = body.encode(self.CHARSET)
+        if self._include_headers:
+            payload = (f"Content-Length: {len(payload)}\r\nContent-Type: {self.CONTENT_TYPE}; "
+                       f"charset={self.CHARSET}\r\n\r\n").encode("ascii") + payload
+        try:
+            res = self.writer.write(payload)
+            if inspect.isawaitable(res):
+                asyncio.ensure_future(res)
+        except BrokenPipeError:
+            log.exception("transport: the client's end of the connection is closed")
+            raise
+        except Exception as error:
+            log.exception("transport: a message could not be sent")
+            self._server._report_server_error(error, JsonRpcInternalError)
 
     def send_request(self, method: str, params: Any | None = None, callback: Any = None, msg_id: Any = None) -> Any:
         msg_id = msg_id if msg_id is not None else str(uuid.uuid4())
