@@ -51,6 +51,13 @@ const REQUEST_FAILED = -32803;
 /** A command that was cancelled (deepseek.cancel, $/cancelRequest): the person asked for it. */
 export class CommandCancelled extends Error {}
 
+/** A request the person (or the server, for them) cancelled, however the client reports it. */
+function isCancellation(error: unknown): boolean {
+  if (error instanceof vscode.CancellationError) return true;
+  return error instanceof ResponseError
+    && (error.code === LSPErrorCodes.RequestCancelled || error.code === LSPErrorCodes.ServerCancelled);
+}
+
 /** A command the server refused or failed, and already told the person about. */
 export class CommandFailed extends Error {}
 
@@ -103,6 +110,21 @@ export class ServerManager implements ServerApi, vscode.Disposable {
       initializationOptions: initializationOptions(settings),
       outputChannel: this.output,
       traceOutputChannel: this.trace,
+      middleware: {
+        // A server command run from a code lens or the palette that the person cancelled answers
+        // RequestCancelled; vscode-languageclient turns that into a CancellationError, which VS Code
+        // shows as a bare "Canceled" error toast beside the server's own "DeepSeek: cancelled.".
+        // A cancel is not a failure: logged, not shown.
+        executeCommand: async (command, args, next) => {
+          try {
+            return await next(command, args);
+          } catch (error) {
+            if (!isCancellation(error)) throw error;
+            this.output.appendLine(`DeepSeek: ${command} cancelled`);
+            return undefined;
+          }
+        },
+      },
     };
     this.output.appendLine(`DeepSeek: starting ${[cmd.command, ...cmd.args].join(" ")} (from ${cmd.source})`);
     this.stateChanged.fire("starting");
@@ -201,7 +223,7 @@ export class ServerManager implements ServerApi, vscode.Disposable {
       return (await client.sendRequest(ExecuteCommandRequest.type, { command: name, arguments: [arg] })) as T;
     } catch (error) {
       if (error instanceof ResponseError && error.code === REQUEST_FAILED) throw new CommandFailed(error.message);
-      if (error instanceof ResponseError && error.code === LSPErrorCodes.RequestCancelled) throw new CommandCancelled(error.message);
+      if (isCancellation(error)) throw new CommandCancelled(error instanceof Error ? error.message : String(error));
       throw error;
     }
   }
