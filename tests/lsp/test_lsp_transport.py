@@ -320,8 +320,9 @@ def staged_module(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Ra
             return encode({"jsonrpc": "2.0", "id": message["id"], "result": {"applied": True}, "error": {"code": 1, "message": "x"}})
         return value
 
-    # applyEdit waits 60 s × 0.01: the no-answer case times out in 0.6 s.
-    server = RawServer(root, server_env(tmp, DEEPSEEK_LS_CLIENT_TIMEOUT_SCALE="0.01"), on_request=on_request)
+    # applyEdit waits 60 s × 0.05: the no-answer case times out in 3 s. (0.6 s was once too short for
+    # the module's first, prompt answer while a full run started code-server beside it.)
+    server = RawServer(root, server_env(tmp, DEEPSEEK_LS_CLIENT_TIMEOUT_SCALE="0.05"), on_request=on_request)
     server.initialize()
     yield server, store, patch.patch_id, patch.hunks[0].hunk_id, answer
     server.kill()
