@@ -406,7 +406,10 @@ async function badgeShows(page, want) {
 
 async function openPanel(page) {
   await palette(page, "DeepSeek: Open Agent Panel");
-  await inPanel(page, () => document.activeElement?.id === "prompt" || document.getElementById("prompt") !== null);
+  // The prompt is in the page's HTML before the panel's script runs; the header is filled only once
+  // the script has run and the first state arrived. A prompt filled before that was reset by the
+  // script (its saved draft) and the click found no listener: the ask was never sent.
+  await inPanel(page, () => document.getElementById("prompt") !== null && document.getElementById("header")?.textContent.trim() !== "");
 }
 
 async function submitFromPanel(page, text, button) {
