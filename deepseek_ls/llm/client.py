@@ -321,9 +321,9 @@ class LLMClient:
                             trace.body = {k: v for k, v in trace.body.items() if k != name}
                             trace.dropped_params.append(name)
                         except LLMError as exc:
-                            if isinstance(exc, BudgetSpent) and trace.last_error is not None:
+                            if isinstance(exc, BudgetSpent):
                                 # The budget cut the last attempt short: the server's own error stands.
-                                raise self._out_of_budget(trace.last_error, trace.attempts) from exc
+                                raise self._out_of_budget(trace.last_error or exc, trace.attempts) from exc
                             if exc.retryable and (tries <= self.config.max_retries or time.monotonic() >= budget_end):
                                 raise self._out_of_budget(exc, trace.attempts) from exc
                             raise

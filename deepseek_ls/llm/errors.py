@@ -67,7 +67,9 @@ class NetworkError(LLMError):
 class BudgetSpent(NetworkError):
     """An attempt cut short because the call's retry budget (`llm.retry_budget_seconds`) ran out before
     its first token: the client reports the previous attempt's error instead, when there was one (the
-    server's 503, not our own deadline)."""
+    server's 503, not our own deadline). Never retried: no budget is left for another attempt."""
+
+    retryable = False
 
 
 class BadRequestError(LLMError):
