@@ -83,10 +83,10 @@ class _Capped:
             yield text
 
 
-# Repeated in every chunk and useless for replay once the first chunk has them.
 # How early a deadline may fire against the budget's own end and still count as the budget's.
 _CLOCK_SLACK = 0.005
 
+# Repeated in every chunk and useless for replay once the first chunk has them.
 _ENVELOPE = ("id", "object", "created", "model", "system_fingerprint")
 
 

@@ -47,19 +47,11 @@ def split(line: bytes) -> tuple[bytes, str] | None:
         return None
 
 
-def head(data: bytes) -> str:
-    """What the next line chains from, given the log's complete lines `data` so far: the last
-    line's mac, else (no line has one yet) the sha256 of `data`."""
-    if data:
-        start = data.rfind(b"\n", 0, len(data) - 1) + 1
-        parts = split(data[start:])
-        if parts is not None:
-            return parts[1]
-    return seal.digest(data)
-
-
-def _head_at(data: bytes, end: int) -> str:
-    """`head(data[:end])` without copying the bytes before `end`."""
+def head(data: bytes, end: int | None = None) -> str:
+    """What the next line chains from, given the log's complete lines `data[:end]` so far (all of
+    `data` by default; the bytes before `end` are not copied): the last line's mac, else (no line
+    has one yet) the sha256 of those bytes."""
+    end = len(data) if end is None else end
     if end:
         parts = split(data[data.rfind(b"\n", 0, end - 1) + 1:end])
         if parts is not None:
@@ -81,7 +73,7 @@ def first_break(key: bytes, data: bytes, start: int) -> tuple[int, bytes] | None
     """Check the chain of the complete lines of `data` from offset `start` (a line boundary);
     None when every one carries the right mac, else (offset, line) of the first that does not."""
     # `split` and `mac_of` inlined, and the HMAC too: this loop runs once per line of every log checked.
-    prev = _head_at(data, start).encode("ascii")
+    prev = head(data, start).encode("ascii")
     pos, end = start, len(data)
     find, same = data.find, hmac.compare_digest
     inner, outer = _hmac_sha256(key)
